@@ -1,0 +1,137 @@
+/*
+ * analysis/summary.c - counts, time span and peak live bytes over the event
+ * stream.  Live bytes are the granted sizes of block-level allocations
+ * (alloc, preexisting) not yet freed; a free takes back what its alloc gave.
+ */
+#include "analysis/summary.h"
+#include "util/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mp_summary_init(struct mp_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void mp_summary_free(struct mp_summary *s)
+{
+	int i;
+
+	for (i = 0; i < s->n_live_sets; i++)
+		mp_intmap_free(&s->live_sets[i].live);
+	free(s->live_sets);
+	s->live_sets = NULL;
+	s->n_live_sets = 0;
+}
+
+/* Allocation ids are per process: each process has its own live set. */
+static struct mp_intmap *live_set(struct mp_summary *s, int64_t process_id)
+{
+	struct mp_live_set *sets;
+	int i;
+
+	for (i = s->n_live_sets - 1; i >= 0; i--)
+		if (s->live_sets[i].process_id == process_id)
+			return &s->live_sets[i].live;
+	sets = realloc(s->live_sets, (size_t)(s->n_live_sets + 1) * sizeof(*sets));
+	if (!sets)
+		return NULL;
+	s->live_sets = sets;
+	sets[s->n_live_sets].process_id = process_id;
+	mp_intmap_init(&sets[s->n_live_sets].live);
+	return &sets[s->n_live_sets++].live;
+}
+
+static struct mp_device_peak *device_slot(struct mp_summary *s, int32_t device)
+{
+	int i;
+
+	for (i = 0; i < s->n_devices; i++)
+		if (s->devices[i].device == device)
+			return &s->devices[i];
+	if (s->n_devices == MP_SUMMARY_MAX_DEVICES) {
+		s->devices_truncated = 1;
+		return NULL;
+	}
+	memset(&s->devices[s->n_devices], 0, sizeof(s->devices[0]));
+	s->devices[s->n_devices].device = device;
+	return &s->devices[s->n_devices++];
+}
+
+static void account(struct mp_summary *s, const struct memprof_event *ev, int64_t delta)
+{
+	struct mp_device_peak *d = device_slot(s, ev->device);
+
+	s->live_bytes += delta;
+	if (s->live_bytes > s->peak_bytes) {
+		s->peak_bytes = s->live_bytes;
+		s->peak_ts_ns = ev->ts_ns;
+		s->peak_seq = ev->seq;
+	}
+	if (!d)
+		return;
+	d->live_bytes += delta;
+	if (d->live_bytes > d->peak_bytes) {
+		d->peak_bytes = d->live_bytes;
+		d->peak_ts_ns = ev->ts_ns;
+		d->peak_seq = ev->seq;
+	}
+}
+
+static int on_record(void *ctx, const struct memprof_record *rec)
+{
+	struct mp_summary *s = ctx;
+	const struct memprof_event *ev = &rec->ev;
+	struct mp_intmap *live;
+	uint64_t size, key = (uint64_t)ev->alloc_id;
+
+	if (s->n_events == 0)
+		s->first_ts_ns = ev->ts_ns;
+	s->last_ts_ns = ev->ts_ns;
+	s->n_events++;
+	if (ev->op >= MEMPROF_OP_MIN && ev->op <= MEMPROF_OP_MAX)
+		s->n_by_op[ev->op]++;
+	if (ev->op != MEMPROF_OP_ALLOC && ev->op != MEMPROF_OP_PREEXISTING &&
+	    ev->op != MEMPROF_OP_FREE)
+		return 0;
+	live = live_set(s, ev->process_id);
+	if (!live)
+		return MP_ENOMEM;
+	switch (ev->op) {
+	case MEMPROF_OP_ALLOC:
+	case MEMPROF_OP_PREEXISTING:
+		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
+			return MP_ENOMEM;
+		account(s, ev, ev->size_bytes);
+		break;
+	case MEMPROF_OP_FREE:
+		if (!mp_intmap_get(live, key, &size)) {
+			s->n_unmatched_frees++;
+			break;
+		}
+		mp_intmap_del(live, key);
+		account(s, ev, -(int64_t)size);
+		break;
+	}
+	return 0;
+}
+
+static int on_end(void *ctx)
+{
+	struct mp_summary *s = ctx;
+
+	int i;
+
+	s->n_live_at_end = 0;
+	for (i = 0; i < s->n_live_sets; i++)
+		s->n_live_at_end += (int64_t)s->live_sets[i].live.n;
+	return 0;
+}
+
+struct mp_consumer mp_summary_consumer(struct mp_summary *s)
+{
+	struct mp_consumer c = { "summary", s, 0, on_record, on_end };
+
+	return c;
+}

@@ -1,0 +1,50 @@
+/*
+ * cmd/cmd.h - what every subcommand provides and the helpers they share.
+ *
+ * Adding a subcommand: a file src/cmd/<name>.c ending with one const
+ * struct mp_cmd; its declaration below; its entry in the table in
+ * src/main.c; its line in Makefile.am; man/memprof-<name>.1; a CLI test in
+ * tests/cli/; a line in README.md.  Only cmd/ and main.c print to the user
+ * and choose exit statuses.  Nothing outside cmd/ and main.c includes this.
+ */
+#ifndef MP_CMD_CMD_H
+#define MP_CMD_CMD_H
+
+#include <stdio.h>
+
+#include "util/error.h"
+
+enum {
+	MP_EXIT_OK = 0,
+	MP_EXIT_ERROR = 1,
+	MP_EXIT_USAGE = 2,
+	MP_EXIT_THRESHOLD = 3, /* a CI threshold was exceeded */
+};
+
+struct mp_cmd {
+	const char *name;
+	const char *summary; /* one line for 'memprof --help' */
+	const char *usage;   /* "memprof import [options] FILE" */
+	void (*help)(FILE *out);
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+extern const struct mp_cmd mp_cmd_import;
+extern const struct mp_cmd mp_cmd_export;
+extern const struct mp_cmd mp_cmd_info;
+
+/* "memprof <cmd>: <message>" on stderr; returns MP_EXIT_ERROR. */
+int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a library error, with a hint line when one is known. */
+int mp_cmd_fail(const struct mp_cmd *c, const struct mp_error *e);
+/* A usage error: message, then "try 'memprof <cmd> --help'"; returns MP_EXIT_USAGE. */
+int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report what getopt_long returned for a bad option: ch is '?' (unknown) or
+ * ':' (missing argument; option strings start with ':').  Returns MP_EXIT_USAGE. */
+int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);
+
+/* The whole command line, joined by spaces, for the meta table (static buffer). */
+const char *mp_cmd_line(void);
+void mp_cmd_set_line(int argc, char **argv);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * cmd/common.c - error and usage messages shared by the subcommands, in the
+ * house format "memprof <cmd>: <problem> '<subject>': <cause>" plus hints.
+ */
+#include "cmd/cmd.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <string.h>
+
+static char command_line[4096];
+
+int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "memprof %s: ", c->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return MP_EXIT_ERROR;
+}
+
+static const char *hint_for(const struct mp_error *e)
+{
+	switch (e->code) {
+	case MP_ENEWER:
+		return "this trace was written by a newer memprof; install that version to read it";
+	case MP_ENOTTRACE:
+		return "memprof reads traces made by 'memprof record' or 'memprof import'";
+	case MP_EFULL:
+		return "free some space or write the trace elsewhere; nothing was written";
+	default:
+		return NULL;
+	}
+}
+
+int mp_cmd_fail(const struct mp_cmd *c, const struct mp_error *e)
+{
+	const char *hint = hint_for(e);
+
+	fprintf(stderr, "memprof %s: %s\n", c->name, e->msg[0] ? e->msg : "unknown error");
+	if (hint)
+		fprintf(stderr, "hint: %s\n", hint);
+	return MP_EXIT_ERROR;
+}
+
+int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "memprof %s: ", c->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: %s\ntry 'memprof %s --help'\n", c->usage, c->name);
+	return MP_EXIT_USAGE;
+}
+
+int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch)
+{
+	const char *arg = argv[optind - 1];
+
+	if (ch == ':')
+		return mp_cmd_usage(c, "option '%s' needs a value", arg);
+	if (optopt && strncmp(arg, "--", 2) != 0)
+		return mp_cmd_usage(c, "invalid option '-%c'", optopt);
+	return mp_cmd_usage(c, "invalid option '%s'", arg);
+}
+
+void mp_cmd_set_line(int argc, char **argv)
+{
+	size_t len = 0;
+	int i;
+
+	command_line[0] = '\0';
+	for (i = 0; i < argc && len + 2 < sizeof(command_line); i++) {
+		int n = snprintf(command_line + len, sizeof(command_line) - len, "%s%s",
+				 i ? " " : "", argv[i]);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len >= sizeof(command_line))
+		command_line[sizeof(command_line) - 1] = '\0';
+}
+
+const char *mp_cmd_line(void)
+{
+	return command_line;
+}

@@ -1,0 +1,176 @@
+/*
+ * import/csv_import.c - the importer of memprof's own CSV format: rows from
+ * import/csv.c become events, with names, stacks, processes and devices
+ * interned through the writer.  Checks that allocation ids pair up.
+ */
+#include "import/csv.h"
+#include "import/import.h"
+#include "util/intmap.h"
+#include "util/stack_text.h"
+#include "util/strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct csv_import {
+	struct mp_writer *w;
+	const char *path;
+	struct mp_intmap live_blocks;   /* alloc id -> size */
+	struct mp_intmap live_segments; /* segment id -> size */
+	struct mp_intmap processes;     /* pid -> process id */
+	struct mp_intmap devices;       /* process id << 32 | ordinal -> 1 */
+	struct mp_strmap stacks;        /* stack text -> stack id */
+	struct mp_frame_list frames;
+	struct mp_import_stats *st;
+};
+
+static int64_t process_id(struct csv_import *ci, int64_t pid)
+{
+	struct memprof_process p = { 0, pid, 0, NULL, -1, -1, -1, NULL };
+	uint64_t id;
+
+	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id))
+		return (int64_t)id;
+	if (mp_writer_process(ci->w, &p) < 0 ||
+	    mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0)
+		return -1;
+	return p.id;
+}
+
+static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
+{
+	struct memprof_device d = { process, ordinal, NULL, NULL, 0 };
+	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
+
+	if (mp_intmap_get(&ci->devices, key, NULL))
+		return 0;
+	if (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0)
+		return -1;
+	return 0;
+}
+
+static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, struct mp_error *err)
+{
+	struct memprof_stack stack;
+	struct mp_error perr;
+	int64_t id;
+
+	if (mp_strmap_get(&ci->stacks, row->stack, row->stack_len, &id))
+		return id;
+	if (mp_stack_text_parse(row->stack, row->stack_len, &ci->frames, &perr) < 0)
+		return mp_err(err, MP_EFORMAT, "invalid stack '%s:%lld:%lld': %s", ci->path,
+			      (long long)row->line, (long long)row->stack_col, perr.msg);
+	stack.n_frames = (uint32_t)ci->frames.n;
+	stack.frames = ci->frames.frames;
+	id = mp_writer_stack(ci->w, &stack);
+	if (id < 0)
+		return id;
+	if (mp_strmap_put(&ci->stacks, row->stack, row->stack_len, id, NULL) < 0)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	return id;
+}
+
+/* Pair allocs with frees (and reserves with releases); fill a free's size. */
+static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+{
+	struct memprof_event *ev = &row->ev;
+	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
+	struct mp_intmap *live = seg ? &ci->live_segments : &ci->live_blocks;
+	uint64_t key = (uint64_t)ev->alloc_id, size;
+
+	switch (ev->op) {
+	case MEMPROF_OP_ALLOC:
+	case MEMPROF_OP_PREEXISTING:
+	case MEMPROF_OP_RESERVE:
+		if (mp_intmap_get(live, key, NULL))
+			return mp_err(err, MP_EFORMAT,
+				      "duplicate id '%s:%lld': %s %lld is still live (ids may be "
+				      "reused only after their %s)",
+				      ci->path, (long long)row->line, seg ? "segment" : "allocation",
+				      (long long)ev->alloc_id, seg ? "release" : "free");
+		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
+			return mp_err(err, MP_ENOMEM, "out of memory");
+		if (!seg)
+			ci->st->n_allocs++;
+		return 0;
+	case MEMPROF_OP_FREE:
+	case MEMPROF_OP_RELEASE:
+		if (!mp_intmap_get(live, key, &size)) {
+			ci->st->n_unmatched_frees++;
+			return 0;
+		}
+		if (ev->size_bytes == 0)
+			ev->size_bytes = ev->requested_bytes = (int64_t)size;
+		mp_intmap_del(live, key);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+{
+	struct memprof_event *ev = &row->ev;
+	if (check_ids(ci, row, err) < 0)
+		return MP_EFORMAT;
+	ev->process_id = process_id(ci, row->pid);
+	if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
+		return MP_EIO;
+	if (row->phase && (ev->phase_id = mp_writer_phase(ci->w, row->phase, row->phase_len)) < 0)
+		return MP_EIO;
+	if (row->api && (ev->api_id = mp_writer_api(ci->w, row->api, row->api_len)) < 0)
+		return MP_EIO;
+	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
+		return (int)ev->stack_id;
+	if (mp_writer_event(ci->w, ev) < 0)
+		return MP_EIO;
+	ci->st->n_events++;
+	return 0;
+}
+
+static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import_stats *st,
+	       struct mp_error *err)
+{
+	struct csv_import ci = { .w = w, .path = path, .st = st };
+	struct mp_csv_reader *r;
+	struct mp_csv_row row;
+	int rc;
+
+	rc = mp_csv_open(&r, in, path, err);
+	if (rc < 0)
+		return rc;
+	mp_intmap_init(&ci.live_blocks);
+	mp_intmap_init(&ci.live_segments);
+	mp_intmap_init(&ci.processes);
+	mp_intmap_init(&ci.devices);
+	mp_strmap_init(&ci.stacks);
+	mp_frame_list_init(&ci.frames);
+	while ((rc = mp_csv_next(r, &row, err)) == 1) {
+		rc = import_row(&ci, &row, err);
+		if (rc == MP_EIO || rc == MP_ENOMEM || rc == MP_EFULL)
+			rc = mp_err_copy(err, mp_writer_error(w));
+		if (rc < 0)
+			break;
+	}
+	mp_csv_close(r);
+	mp_intmap_free(&ci.live_blocks);
+	mp_intmap_free(&ci.live_segments);
+	mp_intmap_free(&ci.processes);
+	mp_intmap_free(&ci.devices);
+	mp_strmap_free(&ci.stacks);
+	mp_frame_list_free(&ci.frames);
+	return rc < 0 ? rc : 0;
+}
+
+static int probe(const char *path, const char *head, size_t n)
+{
+	(void)path;
+	return mp_csv_probe(head, n);
+}
+
+const struct mp_importer mp_importer_csv = {
+	.name = "csv",
+	.description = "memprof CSV trace (memprof-trace(5))",
+	.probe = probe,
+	.run = run,
+};

@@ -1,0 +1,197 @@
+/*
+ * report/info.c - text and JSON (cJSON) renderings of struct mp_info.
+ * The JSON layout is documented in memprof-info(1); it is versioned by
+ * MP_INFO_JSON_VERSION.
+ */
+#include "report/info.h"
+#include "util/format.h"
+#include "util/op_names.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *or_unknown(const char *s)
+{
+	return s && *s ? s : "unknown";
+}
+
+static const char *yes_no(const char *flag)
+{
+	if (!flag)
+		return "unknown";
+	return strcmp(flag, "0") == 0 ? "no" : "yes";
+}
+
+static void print_counts(FILE *out, const struct mp_summary *s)
+{
+	int op, first = 1;
+
+	fprintf(out, "events       %lld", (long long)s->n_events);
+	for (op = MEMPROF_OP_MIN; op <= MEMPROF_OP_MAX; op++) {
+		if (!s->n_by_op[op])
+			continue;
+		fprintf(out, "%s%s %lld", first ? " (" : ", ", mp_op_name(op),
+			(long long)s->n_by_op[op]);
+		first = 0;
+	}
+	fprintf(out, "%s\n", first ? "" : ")");
+	fprintf(out, "allocations  %lld (%lld live at the end, %lld frees without an allocation)\n",
+		(long long)(s->n_by_op[MEMPROF_OP_ALLOC] + s->n_by_op[MEMPROF_OP_PREEXISTING]),
+		(long long)s->n_live_at_end, (long long)s->n_unmatched_frees);
+}
+
+static void print_processes(FILE *out, const struct mp_info *info)
+{
+	size_t i;
+
+	fprintf(out, "processes    %zu", info->n_processes);
+	for (i = 0; i < info->n_processes && i < 8; i++) {
+		const struct memprof_process *p = &info->processes[i];
+
+		fprintf(out, "%s pid %lld", i ? "," : ":", (long long)p->pid);
+		if (p->rank >= 0)
+			fprintf(out, " rank %lld", (long long)p->rank);
+		if (p->command)
+			fprintf(out, " (%s)", p->command);
+	}
+	fprintf(out, "%s\n", info->n_processes > 8 ? ", ..." : "");
+	fprintf(out, "devices      %zu", info->n_devices);
+	for (i = 0; i < info->n_devices && i < 16; i++) {
+		const struct memprof_device *d = &info->devices[i];
+		char b[32];
+
+		fprintf(out, "%s %d", i ? "," : ":", d->ordinal);
+		if (d->name)
+			fprintf(out, " %s", d->name);
+		if (d->total_bytes)
+			fprintf(out, " (%s)", mp_format_bytes(b, sizeof(b), d->total_bytes));
+	}
+	fprintf(out, "%s\n", info->n_devices > 16 ? ", ..." : "");
+}
+
+void mp_info_print_text(FILE *out, const struct mp_info *info)
+{
+	const struct mp_summary *s = info->summary;
+	char b1[32], b2[32];
+	int i;
+
+	fprintf(out, "trace        %s\n", info->path);
+	fprintf(out, "schema       v%d", info->schema_version);
+	if (info->schema_version != info->current_version)
+		fprintf(out, " (migrated to v%d)", info->current_version);
+	fprintf(out, "\nsource       %s", or_unknown(info->source));
+	if (info->source_file)
+		fprintf(out, " from '%s'", info->source_file);
+	fprintf(out, "\nwritten by   memprof %s on %s\n", or_unknown(info->tool_version),
+		or_unknown(info->created));
+	if (info->command_line)
+		fprintf(out, "command      %s\n", info->command_line);
+	print_counts(out, s);
+	print_processes(out, info);
+	fprintf(out, "time span    %s", mp_format_duration(b1, sizeof(b1),
+							 s->last_ts_ns - s->first_ts_ns));
+	fprintf(out, " (%lld ns to %lld ns)\n", (long long)s->first_ts_ns,
+		(long long)s->last_ts_ns);
+	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->peak_bytes),
+		(long long)s->peak_bytes);
+	if (s->peak_seq)
+		fprintf(out, " at %s, event %lld",
+			mp_format_duration(b2, sizeof(b2), s->peak_ts_ns - s->first_ts_ns),
+			(long long)s->peak_seq);
+	fprintf(out, "\n");
+	for (i = 0; s->n_devices > 1 && i < s->n_devices; i++)
+		fprintf(out, "  device %-4d %s (%lld B) at event %lld\n", s->devices[i].device,
+			mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
+			(long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
+	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
+		yes_no(info->truncated), yes_no(info->lossy), or_unknown(info->dropped_records));
+}
+
+static cJSON *flag_json(const char *flag)
+{
+	return flag ? cJSON_CreateBool(strcmp(flag, "0") != 0) : cJSON_CreateNull();
+}
+
+static cJSON *str_json(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *summary_json(const struct mp_summary *s)
+{
+	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateObject(), *devs = cJSON_CreateArray();
+	int op, i;
+
+	for (op = MEMPROF_OP_MIN; op <= MEMPROF_OP_MAX; op++)
+		cJSON_AddNumberToObject(ops, mp_op_name(op), (double)s->n_by_op[op]);
+	cJSON_AddNumberToObject(o, "events", (double)s->n_events);
+	cJSON_AddItemToObject(o, "events_by_op", ops);
+	cJSON_AddNumberToObject(o, "allocations",
+				(double)(s->n_by_op[MEMPROF_OP_ALLOC] +
+					 s->n_by_op[MEMPROF_OP_PREEXISTING]));
+	cJSON_AddNumberToObject(o, "live_at_end", (double)s->n_live_at_end);
+	cJSON_AddNumberToObject(o, "unmatched_frees", (double)s->n_unmatched_frees);
+	cJSON_AddNumberToObject(o, "first_ts_ns", (double)s->first_ts_ns);
+	cJSON_AddNumberToObject(o, "last_ts_ns", (double)s->last_ts_ns);
+	cJSON_AddNumberToObject(o, "peak_live_bytes", (double)s->peak_bytes);
+	cJSON_AddNumberToObject(o, "peak_ts_ns", (double)s->peak_ts_ns);
+	cJSON_AddNumberToObject(o, "peak_seq", (double)s->peak_seq);
+	for (i = 0; i < s->n_devices; i++) {
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(d, "device", s->devices[i].device);
+		cJSON_AddNumberToObject(d, "peak_live_bytes", (double)s->devices[i].peak_bytes);
+		cJSON_AddNumberToObject(d, "peak_ts_ns", (double)s->devices[i].peak_ts_ns);
+		cJSON_AddNumberToObject(d, "peak_seq", (double)s->devices[i].peak_seq);
+		cJSON_AddItemToArray(devs, d);
+	}
+	cJSON_AddItemToObject(o, "peak_by_device", devs);
+	return o;
+}
+
+int mp_info_print_json(FILE *out, const struct mp_info *info)
+{
+	cJSON *o = cJSON_CreateObject(), *procs = cJSON_CreateArray(), *devs = cJSON_CreateArray();
+	char *text;
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "memprof_info_version", MP_INFO_JSON_VERSION);
+	cJSON_AddStringToObject(o, "trace", info->path);
+	cJSON_AddNumberToObject(o, "schema_version", info->schema_version);
+	cJSON_AddItemToObject(o, "source", str_json(info->source));
+	cJSON_AddItemToObject(o, "source_file", str_json(info->source_file));
+	cJSON_AddItemToObject(o, "tool_version", str_json(info->tool_version));
+	cJSON_AddItemToObject(o, "created", str_json(info->created));
+	cJSON_AddItemToObject(o, "command_line", str_json(info->command_line));
+	cJSON_AddItemToObject(o, "truncated", flag_json(info->truncated));
+	cJSON_AddItemToObject(o, "lossy", flag_json(info->lossy));
+	cJSON_AddNumberToObject(o, "dropped_records",
+				info->dropped_records ? atof(info->dropped_records) : 0);
+	for (i = 0; i < info->n_processes; i++) {
+		cJSON *p = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(p, "pid", (double)info->processes[i].pid);
+		cJSON_AddNumberToObject(p, "rank", (double)info->processes[i].rank);
+		cJSON_AddItemToObject(p, "command", str_json(info->processes[i].command));
+		cJSON_AddItemToArray(procs, p);
+	}
+	for (i = 0; i < info->n_devices; i++) {
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(d, "ordinal", info->devices[i].ordinal);
+		cJSON_AddItemToObject(d, "name", str_json(info->devices[i].name));
+		cJSON_AddNumberToObject(d, "total_bytes", (double)info->devices[i].total_bytes);
+		cJSON_AddItemToArray(devs, d);
+	}
+	cJSON_AddItemToObject(o, "processes", procs);
+	cJSON_AddItemToObject(o, "devices", devs);
+	cJSON_AddItemToObject(o, "summary", summary_json(info->summary));
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!text)
+		return -1;
+	fprintf(out, "%s\n", text);
+	free(text);
+	return 0;
+}

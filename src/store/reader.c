@@ -1,0 +1,309 @@
+/*
+ * store/reader.c - streaming the events of a trace in sequence order, with
+ * phase, API and process names resolved from small in-memory tables and call
+ * stacks resolved on first use and cached by id.
+ */
+#include "store/reader.h"
+#include "store/store_internal.h"
+#include "util/intmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CONSUMERS 32
+
+struct cached_stack {
+	struct memprof_stack stack;
+	struct memprof_frame frames[]; /* strings point into frame_names */
+};
+
+struct mp_reader {
+	struct mp_store *s;
+	unsigned flags;
+	sqlite3_stmt *events, *stack_node, *frame_row;
+	struct mp_intmap phase_names, api_names, pids; /* id -> char* / pid */
+	struct mp_intmap stacks;                      /* id -> struct cached_stack* */
+	struct mp_intmap frame_cache;                 /* id -> struct memprof_frame* */
+	struct memprof_record rec;
+	struct mp_consumer consumers[MAX_CONSUMERS];
+	int n_consumers;
+};
+
+static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(r->s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 1);
+		char *copy = strdup(t ? t : "");
+
+		if (!copy || mp_intmap_put(m, (uint64_t)sqlite3_column_int64(st, 0),
+					   (uint64_t)(uintptr_t)copy) < 0) {
+			free(copy);
+			sqlite3_finalize(st);
+			return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
+}
+
+static int load_pids(struct mp_reader *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->s->db, "SELECT id, pid FROM processes;", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return mp_store_sqlerr(r->s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		mp_intmap_put(&r->pids, (uint64_t)sqlite3_column_int64(st, 0),
+			      (uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
+}
+
+int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
+{
+	struct mp_reader *r = calloc(1, sizeof(*r));
+
+	*out = NULL;
+	if (!r)
+		return mp_err(&s->err, MP_ENOMEM, "out of memory");
+	r->s = s;
+	r->flags = flags;
+	mp_intmap_init(&r->phase_names);
+	mp_intmap_init(&r->api_names);
+	mp_intmap_init(&r->pids);
+	mp_intmap_init(&r->stacks);
+	mp_intmap_init(&r->frame_cache);
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
+			       "stream, process, phase, stack, api, device_free FROM events "
+			       "ORDER BY seq;",
+			       -1, &r->events, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "SELECT parent, frame FROM stacks WHERE id = ?1;", -1,
+			       &r->stack_node, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "SELECT name, file, line FROM frames WHERE id = ?1;", -1,
+			       &r->frame_row, NULL) != SQLITE_OK) {
+		mp_store_sqlerr(s, "cannot read trace");
+		mp_reader_close(r);
+		return s->err.code;
+	}
+	if (load_names(r, "SELECT id, name FROM phases;", &r->phase_names) < 0 ||
+	    load_names(r, "SELECT id, name FROM apis;", &r->api_names) < 0 || load_pids(r) < 0) {
+		mp_reader_close(r);
+		return s->err.code;
+	}
+	*out = r;
+	return 0;
+}
+
+static const char *name_of(const struct mp_intmap *m, int64_t id)
+{
+	uint64_t v;
+
+	if (id == 0 || !mp_intmap_get(m, (uint64_t)id, &v))
+		return NULL;
+	return (const char *)(uintptr_t)v;
+}
+
+static const struct memprof_frame *load_frame(struct mp_reader *r, int64_t id)
+{
+	struct memprof_frame *f;
+	const char *name, *file;
+	uint64_t v;
+
+	if (mp_intmap_get(&r->frame_cache, (uint64_t)id, &v))
+		return (const struct memprof_frame *)(uintptr_t)v;
+	sqlite3_bind_int64(r->frame_row, 1, id);
+	if (sqlite3_step(r->frame_row) != SQLITE_ROW) {
+		sqlite3_reset(r->frame_row);
+		return NULL;
+	}
+	name = (const char *)sqlite3_column_text(r->frame_row, 0);
+	file = (const char *)sqlite3_column_text(r->frame_row, 1);
+	f = malloc(sizeof(*f));
+	if (f) {
+		f->name = strdup(name ? name : "");
+		f->file = strdup(file ? file : "");
+		f->line = sqlite3_column_int64(r->frame_row, 2);
+	}
+	sqlite3_reset(r->frame_row);
+	if (!f || !f->name || !f->file ||
+	    mp_intmap_put(&r->frame_cache, (uint64_t)id, (uint64_t)(uintptr_t)f) < 0) {
+		if (f) {
+			free((char *)f->name);
+			free((char *)f->file);
+		}
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+#define MAX_STACK_DEPTH 4096
+
+static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
+{
+	int64_t frame_ids[MAX_STACK_DEPTH], node = id;
+	struct cached_stack *cs;
+	uint32_t n = 0, i;
+	uint64_t v;
+
+	if (mp_intmap_get(&r->stacks, (uint64_t)id, &v))
+		return &((struct cached_stack *)(uintptr_t)v)->stack;
+	while (node != 0 && n < MAX_STACK_DEPTH) {
+		sqlite3_bind_int64(r->stack_node, 1, node);
+		if (sqlite3_step(r->stack_node) != SQLITE_ROW) {
+			sqlite3_reset(r->stack_node);
+			mp_err(&r->s->err, MP_ENOTTRACE,
+			       "corrupt trace '%s': stack %lld refers to missing node %lld",
+			       r->s->path, (long long)id, (long long)node);
+			return NULL;
+		}
+		frame_ids[n++] = sqlite3_column_int64(r->stack_node, 1);
+		node = sqlite3_column_int64(r->stack_node, 0);
+		sqlite3_reset(r->stack_node);
+	}
+	cs = malloc(sizeof(*cs) + n * sizeof(struct memprof_frame));
+	if (!cs) {
+		mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	cs->stack.n_frames = n;
+	cs->stack.frames = cs->frames;
+	for (i = 0; i < n; i++) {
+		const struct memprof_frame *f = load_frame(r, frame_ids[i]);
+
+		if (!f) {
+			free(cs);
+			mp_err(&r->s->err, MP_ENOTTRACE,
+			       "corrupt trace '%s': stack %lld refers to missing frame %lld",
+			       r->s->path, (long long)id, (long long)frame_ids[i]);
+			return NULL;
+		}
+		cs->frames[i] = *f;
+	}
+	if (mp_intmap_put(&r->stacks, (uint64_t)id, (uint64_t)(uintptr_t)cs) < 0) {
+		free(cs);
+		mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return &cs->stack;
+}
+
+static int64_t col_or(sqlite3_stmt *st, int col, int64_t absent)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? absent
+							   : sqlite3_column_int64(st, col);
+}
+
+int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
+{
+	struct memprof_record *o = &r->rec;
+	struct memprof_event *ev = &o->ev;
+	sqlite3_stmt *st = r->events;
+	uint64_t pid = 0;
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return mp_store_sqlerr(r->s, "cannot read trace");
+	ev->seq = sqlite3_column_int64(st, 0);
+	ev->ts_ns = sqlite3_column_int64(st, 1);
+	ev->op = sqlite3_column_int(st, 2);
+	ev->alloc_id = sqlite3_column_int64(st, 3);
+	ev->size_bytes = sqlite3_column_int64(st, 4);
+	ev->requested_bytes = sqlite3_column_int64(st, 5);
+	ev->address = (uint64_t)sqlite3_column_int64(st, 6);
+	ev->device = sqlite3_column_int(st, 7);
+	ev->stream = (uint64_t)sqlite3_column_int64(st, 8);
+	ev->process_id = sqlite3_column_int64(st, 9);
+	ev->phase_id = col_or(st, 10, 0);
+	ev->stack_id = col_or(st, 11, 0);
+	ev->api_id = col_or(st, 12, 0);
+	ev->device_free_bytes = col_or(st, 13, -1);
+	o->phase = name_of(&r->phase_names, ev->phase_id);
+	o->api = name_of(&r->api_names, ev->api_id);
+	mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);
+	o->pid = (int64_t)pid;
+	o->stack = NULL;
+	if ((r->flags & MP_READ_STACKS) && ev->stack_id != 0) {
+		o->stack = load_stack(r, ev->stack_id);
+		if (!o->stack)
+			return r->s->err.code;
+	}
+	*rec = o;
+	return 1;
+}
+
+int mp_reader_add(struct mp_reader *r, const struct mp_consumer *c)
+{
+	if (r->n_consumers == MAX_CONSUMERS)
+		return mp_err(&r->s->err, MP_EINVAL, "too many consumers on one reader");
+	r->consumers[r->n_consumers++] = *c;
+	r->flags |= c->flags;
+	return 0;
+}
+
+int mp_reader_run(struct mp_reader *r)
+{
+	const struct memprof_record *rec;
+	int rc, i;
+
+	while ((rc = mp_reader_next(r, &rec)) == 1) {
+		for (i = 0; i < r->n_consumers; i++) {
+			const struct mp_consumer *c = &r->consumers[i];
+
+			if (c->on_record && (rc = c->on_record(c->ctx, rec)) < 0)
+				return rc;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < r->n_consumers; i++) {
+		const struct mp_consumer *c = &r->consumers[i];
+
+		if (c->on_end && (rc = c->on_end(c->ctx)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void free_values(struct mp_intmap *m, int frames)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++) {
+		if (!m->used[i])
+			continue;
+		if (frames) {
+			struct memprof_frame *f = (struct memprof_frame *)(uintptr_t)m->vals[i];
+
+			free((char *)f->name);
+			free((char *)f->file);
+		}
+		free((void *)(uintptr_t)m->vals[i]);
+	}
+	mp_intmap_free(m);
+}
+
+void mp_reader_close(struct mp_reader *r)
+{
+	if (!r)
+		return;
+	sqlite3_finalize(r->events);
+	sqlite3_finalize(r->stack_node);
+	sqlite3_finalize(r->frame_row);
+	free_values(&r->phase_names, 0);
+	free_values(&r->api_names, 0);
+	mp_intmap_free(&r->pids);
+	free_values(&r->stacks, 0);
+	free_values(&r->frame_cache, 1);
+	free(r);
+}

@@ -1,0 +1,85 @@
+/*
+ * store/schema.c - schema v1 of the trace database and the migrations that
+ * bring older traces to it.  The layout is documented in memprof-trace(5):
+ * change both together (version bump, migration step, old fixture, man page).
+ */
+#include "store/store_internal.h"
+
+#include <stdio.h>
+
+static const char schema_v1[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
+	" ppid INTEGER, host TEXT, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
+	" command TEXT);"
+	"CREATE TABLE devices(process INTEGER NOT NULL REFERENCES processes(id),"
+	" ordinal INTEGER NOT NULL, name TEXT, uuid TEXT, total_bytes INTEGER,"
+	" PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
+	"CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+	" file TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0,"
+	" UNIQUE(name, file, line));"
+	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" frame INTEGER NOT NULL REFERENCES frames(id), UNIQUE(parent, frame));"
+	"CREATE TABLE phases(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"
+	" op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
+	" requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
+	" stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
+	" api INTEGER, device_free INTEGER);"
+	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
+	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
+	" device INTEGER, tool_version TEXT);"
+	"CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
+	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
+	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+
+/*
+ * v0 was the pre-release layout: the same tables without events.device_free
+ * and without the replay tables.
+ */
+static const char migrate_v0_v1[] =
+	"ALTER TABLE events ADD COLUMN device_free INTEGER;"
+	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
+	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
+	" device INTEGER, tool_version TEXT);"
+	"CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
+	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
+	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+
+/* migrations[v] takes a trace from version v to v + 1 */
+static const char *const migrations[MP_SCHEMA_VERSION] = {
+	migrate_v0_v1,
+};
+
+int mp_schema_create(struct mp_store *s)
+{
+	char sql[64];
+
+	if (mp_store_exec(s, schema_v1) < 0)
+		return s->err.code;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d;", MP_SCHEMA_VERSION);
+	if (mp_store_exec(s, sql) < 0)
+		return s->err.code;
+	return mp_store_exec(s, "INSERT INTO meta VALUES('format','memprof-trace');");
+}
+
+int mp_schema_migrate(struct mp_store *s, int from_version)
+{
+	char sql[64];
+	int v;
+
+	if (mp_store_exec(s, "BEGIN IMMEDIATE;") < 0)
+		return s->err.code;
+	for (v = from_version; v < MP_SCHEMA_VERSION; v++) {
+		if (mp_store_exec(s, migrations[v]) < 0)
+			goto fail;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d;", MP_SCHEMA_VERSION);
+	if (mp_store_exec(s, sql) < 0 || mp_store_exec(s, "COMMIT;") < 0)
+		goto fail;
+	return 0;
+fail:
+	sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
+	return s->err.code;
+}

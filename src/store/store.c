@@ -1,0 +1,489 @@
+/*
+ * store/store.c - opening, creating, committing and closing trace databases,
+ * and the small queries on metadata, processes and devices.  Creation writes
+ * to a temporary file that only mp_store_commit renames into place.
+ */
+#include "store/store_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mp_store_sqlerr(struct mp_store *s, const char *what)
+{
+	int rc = sqlite3_errcode(s->db), sys = sqlite3_system_errno(s->db);
+	int code = MP_EIO;
+
+	if (rc == SQLITE_FULL)
+		code = MP_EFULL;
+	else if (rc == SQLITE_NOMEM)
+		code = MP_ENOMEM;
+	else if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+		code = MP_ENOTTRACE;
+	if (sys && (rc & 0xff) != SQLITE_CONSTRAINT)
+		return mp_err(&s->err, code, "%s '%s': %s (%s)", what, s->path,
+			      sqlite3_errmsg(s->db), strerror(sys));
+	return mp_err(&s->err, code, "%s '%s': %s", what, s->path, sqlite3_errmsg(s->db));
+}
+
+int mp_store_exec(struct mp_store *s, const char *sql)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot write trace");
+	return 0;
+}
+
+static struct mp_store *store_new(const char *path)
+{
+	struct mp_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->path = strdup(path);
+	if (!s->path) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void store_free(struct mp_store *s)
+{
+	if (s->db)
+		sqlite3_close(s->db);
+	free(s->path);
+	free(s->temp_path);
+	free(s);
+}
+
+static int query_int(struct mp_store *s, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return MP_EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : MP_EIO;
+}
+
+/* Is this a memprof trace, and of which version?  Fills s->err when not. */
+static int check_identity(struct mp_store *s, int64_t *version)
+{
+	char *format;
+
+	if (query_int(s, "PRAGMA user_version;", version) < 0) {
+		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
+			return mp_err(&s->err, MP_ENOTTRACE,
+				      "not a memprof trace '%s': not a SQLite database", s->path);
+		return mp_store_sqlerr(s, "cannot read trace");
+	}
+	format = mp_store_get_meta(s, "format");
+	if (!format || strcmp(format, "memprof-trace") != 0) {
+		free(format);
+		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
+			return mp_err(&s->err, MP_ENOTTRACE,
+				      "not a memprof trace '%s': not a SQLite database", s->path);
+		return mp_err(&s->err, MP_ENOTTRACE,
+			      "not a memprof trace '%s': a SQLite database without memprof's "
+			      "meta table",
+			      s->path);
+	}
+	free(format);
+	return 0;
+}
+
+static int open_db(struct mp_store *s, int flags)
+{
+	if (s->db)
+		sqlite3_close(s->db);
+	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot open trace");
+	sqlite3_extended_result_codes(s->db, 0);
+	return 0;
+}
+
+int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
+{
+	struct mp_store *s;
+	struct stat st;
+	int64_t version = 0;
+
+	*out = NULL;
+	if (stat(path, &st) < 0)
+		return mp_err(err, MP_EIO, "cannot open trace '%s': %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return mp_err(err, MP_EIO, "cannot open trace '%s': is a directory", path);
+	s = store_new(path);
+	if (!s)
+		return mp_err(err, MP_ENOMEM, "out of memory opening '%s'", path);
+	if (open_db(s, SQLITE_OPEN_READONLY) < 0 || check_identity(s, &version) < 0)
+		goto fail;
+	s->opened_version = (int)version;
+	if (version > MP_SCHEMA_VERSION) {
+		mp_err(&s->err, MP_ENEWER,
+		       "trace '%s' has schema v%lld, this memprof reads up to v%d: upgrade memprof",
+		       path, (long long)version, MP_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (version < MP_SCHEMA_VERSION) {
+		if (open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
+		    mp_schema_migrate(s, (int)version) < 0) {
+			mp_err(&s->err, s->err.code,
+			       "cannot migrate trace '%s' from schema v%lld to v%d: %s", path,
+			       (long long)version, MP_SCHEMA_VERSION, sqlite3_errmsg(s->db));
+			goto fail;
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	mp_err_copy(err, &s->err);
+	store_free(s);
+	return err ? err->code : MP_EIO;
+}
+
+static const char fast_create_pragmas[] =
+	"PRAGMA page_size=65536;"
+	"PRAGMA journal_mode=OFF;"
+	"PRAGMA synchronous=OFF;"
+	"PRAGMA locking_mode=EXCLUSIVE;"
+	"PRAGMA cache_size=-65536;";
+
+int mp_store_create(struct mp_store **out, const char *path, int overwrite, struct mp_error *err)
+{
+	struct mp_store *s;
+	int fd;
+
+	*out = NULL;
+	if (!overwrite && access(path, F_OK) == 0)
+		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it", path);
+	s = store_new(path);
+	if (!s || asprintf(&s->temp_path, "%s.tmp-XXXXXX", path) < 0) {
+		if (s)
+			s->temp_path = NULL;
+		if (s)
+			store_free(s);
+		return mp_err(err, MP_ENOMEM, "out of memory creating '%s'", path);
+	}
+	fd = mkstemp(s->temp_path);
+	if (fd < 0) {
+		mp_err(err, errno == ENOSPC ? MP_EFULL : MP_EIO, "cannot create trace '%s': %s",
+		       path, strerror(errno));
+		store_free(s);
+		return err ? err->code : MP_EIO;
+	}
+	close(fd);
+	free(s->path);
+	s->path = s->temp_path; /* SQLite opens the temporary file */
+	s->temp_path = strdup(s->path);
+	if (!s->temp_path || open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
+	    mp_store_exec(s, fast_create_pragmas) < 0 || mp_schema_create(s) < 0) {
+		mp_err_copy(err, &s->err);
+		unlink(s->path);
+		store_free(s);
+		return err ? err->code : MP_EIO;
+	}
+	free(s->path);
+	s->path = strdup(path);
+	s->opened_version = MP_SCHEMA_VERSION;
+	s->overwrite = overwrite;
+	if (!s->path) {
+		unlink(s->temp_path);
+		store_free(s);
+		return mp_err(err, MP_ENOMEM, "out of memory creating '%s'", path);
+	}
+	*out = s;
+	return 0;
+}
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+int mp_store_commit(struct mp_store *s, struct mp_error *err)
+{
+	char *dir_copy;
+	int rc = 0;
+
+	if (!s->temp_path)
+		return mp_err(err, MP_EINVAL, "trace '%s' was not created by this run", s->path);
+	if (sqlite3_close(s->db) != SQLITE_OK) {
+		rc = mp_store_sqlerr(s, "cannot finish trace");
+		goto fail;
+	}
+	s->db = NULL;
+	if (fsync_path(s->temp_path, O_RDONLY) < 0) {
+		rc = mp_err(&s->err, errno == ENOSPC ? MP_EFULL : MP_EIO,
+			    "cannot flush trace '%s': %s", s->path, strerror(errno));
+		goto fail;
+	}
+	if (s->overwrite) {
+		if (rename(s->temp_path, s->path) < 0) {
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
+				    s->temp_path, s->path, strerror(errno));
+			goto fail;
+		}
+	} else if (renameat2(AT_FDCWD, s->temp_path, AT_FDCWD, s->path, RENAME_NOREPLACE) < 0) {
+		if (errno == EEXIST) {
+			rc = mp_err(&s->err, MP_EEXIST,
+				    "output exists '%s': it appeared while writing; use --force "
+				    "to replace it",
+				    s->path);
+			goto fail;
+		}
+		if (errno != EINVAL && errno != ENOSYS) {
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
+				    s->temp_path, s->path, strerror(errno));
+			goto fail;
+		}
+		if (rename(s->temp_path, s->path) < 0) { /* no RENAME_NOREPLACE here */
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
+				    s->temp_path, s->path, strerror(errno));
+			goto fail;
+		}
+	}
+	dir_copy = strdup(s->path);
+	if (dir_copy)
+		fsync_path(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+	free(dir_copy);
+	free(s->temp_path);
+	s->temp_path = NULL;
+	store_free(s);
+	return 0;
+fail:
+	mp_err_copy(err, &s->err);
+	mp_store_close(s);
+	return rc;
+}
+
+void mp_store_close(struct mp_store *s)
+{
+	if (!s)
+		return;
+	if (s->db) {
+		sqlite3_close(s->db);
+		s->db = NULL;
+	}
+	if (s->temp_path)
+		unlink(s->temp_path);
+	store_free(s);
+}
+
+const char *mp_store_errmsg(const struct mp_store *s)
+{
+	return s->err.msg;
+}
+
+const struct mp_error *mp_store_error(const struct mp_store *s)
+{
+	return &s->err;
+}
+
+const char *mp_store_path(const struct mp_store *s)
+{
+	return s->path;
+}
+
+int mp_store_opened_version(const struct mp_store *s)
+{
+	return s->opened_version;
+}
+
+const char *mp_store_temp_path(const struct mp_store *s)
+{
+	return s->temp_path;
+}
+
+int mp_store_set_meta(struct mp_store *s, const char *key, const char *value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2);", -1, &st,
+			       NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot write trace");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(s, "cannot write trace");
+}
+
+static char *dup_column(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+char *mp_store_get_meta(struct mp_store *s, const char *key)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?1;", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = dup_column(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, const char *v),
+		       void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta ORDER BY key;", -1, &st,
+			       NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && ret == 0)
+		ret = fn(ctx, (const char *)sqlite3_column_text(st, 0),
+			 (const char *)sqlite3_column_text(st, 1));
+	sqlite3_finalize(st);
+	if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return mp_store_sqlerr(s, "cannot read trace");
+	return ret;
+}
+
+int mp_store_count_events(struct mp_store *s, int64_t *n)
+{
+	if (query_int(s, "SELECT count(*) FROM events;", n) < 0)
+		return mp_store_sqlerr(s, "cannot read trace");
+	return 0;
+}
+
+static int64_t column_or(sqlite3_stmt *st, int col, int64_t dflt)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, col);
+}
+
+int mp_store_processes(struct mp_store *s, struct memprof_process **out, size_t *n)
+{
+	sqlite3_stmt *st;
+	struct memprof_process *p = NULL, *q;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, pid, ppid, host, rank, local_rank, world_size, command "
+			       "FROM processes ORDER BY id;",
+			       -1, &st, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			q = realloc(p, cap * sizeof(*p));
+			if (!q) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			p = q;
+		}
+		q = &p[(*n)++];
+		q->id = sqlite3_column_int64(st, 0);
+		q->pid = sqlite3_column_int64(st, 1);
+		q->ppid = column_or(st, 2, 0);
+		q->host = dup_column(st, 3);
+		q->rank = column_or(st, 4, -1);
+		q->local_rank = column_or(st, 5, -1);
+		q->world_size = column_or(st, 6, -1);
+		q->command = dup_column(st, 7);
+	}
+	sqlite3_finalize(st);
+	*out = p;
+	if (rc != SQLITE_DONE) {
+		mp_store_free_processes(p, *n);
+		*out = NULL;
+		*n = 0;
+		return rc == SQLITE_NOMEM ? mp_err(&s->err, MP_ENOMEM, "out of memory")
+					  : mp_store_sqlerr(s, "cannot read trace");
+	}
+	return 0;
+}
+
+void mp_store_free_processes(struct memprof_process *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free((char *)p[i].host);
+		free((char *)p[i].command);
+	}
+	free(p);
+}
+
+int mp_store_devices(struct mp_store *s, struct memprof_device **out, size_t *n)
+{
+	sqlite3_stmt *st;
+	struct memprof_device *d = NULL, *q;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT process, ordinal, name, uuid, total_bytes FROM devices "
+			       "ORDER BY process, ordinal;",
+			       -1, &st, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			q = realloc(d, cap * sizeof(*d));
+			if (!q) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			d = q;
+		}
+		q = &d[(*n)++];
+		q->process_id = sqlite3_column_int64(st, 0);
+		q->ordinal = (int32_t)sqlite3_column_int64(st, 1);
+		q->name = dup_column(st, 2);
+		q->uuid = dup_column(st, 3);
+		q->total_bytes = column_or(st, 4, 0);
+	}
+	sqlite3_finalize(st);
+	*out = d;
+	if (rc != SQLITE_DONE) {
+		mp_store_free_devices(d, *n);
+		*out = NULL;
+		*n = 0;
+		return rc == SQLITE_NOMEM ? mp_err(&s->err, MP_ENOMEM, "out of memory")
+					  : mp_store_sqlerr(s, "cannot read trace");
+	}
+	return 0;
+}
+
+void mp_store_free_devices(struct memprof_device *d, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free((char *)d[i].name);
+		free((char *)d[i].uuid);
+	}
+	free(d);
+}

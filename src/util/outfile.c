@@ -1,0 +1,101 @@
+/*
+ * util/outfile.c - temporary file, then rename: no half-written outputs.
+ */
+#include "util/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err)
+{
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	if (strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	if (!overwrite && access(path, F_OK) == 0)
+		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it", path);
+	o->overwrite = overwrite;
+	o->path = strdup(path);
+	if (!o->path || asprintf(&o->temp_path, "%s.tmp-XXXXXX", path) < 0) {
+		free(o->path);
+		o->path = NULL;
+		o->temp_path = NULL;
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	}
+	fd = mkstemp(o->temp_path);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->temp_path);
+		}
+		free(o->path);
+		free(o->temp_path);
+		o->path = o->temp_path = NULL;
+		return mp_err(err, e == ENOSPC ? MP_EFULL : MP_EIO, "cannot create '%s': %s", path,
+			      strerror(e));
+	}
+	return 0;
+}
+
+int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
+{
+	int rc = 0, e;
+
+	if (!o->path) {
+		if (fflush(o->f) != 0)
+			return mp_err(err, MP_EIO, "cannot write to standard output: %s",
+				      strerror(errno));
+		return 0;
+	}
+	if (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0) {
+		e = errno;
+		rc = mp_err(err, e == ENOSPC || e == EFBIG ? MP_EFULL : MP_EIO,
+			    "cannot write '%s': %s", o->path, strerror(e));
+		mp_outfile_abort(o);
+		return rc;
+	}
+	if (fclose(o->f) != 0) {
+		o->f = NULL;
+		rc = mp_err(err, MP_EIO, "cannot write '%s': %s", o->path, strerror(errno));
+		mp_outfile_abort(o);
+		return rc;
+	}
+	o->f = NULL;
+	if (!o->overwrite && link(o->temp_path, o->path) == 0) {
+		unlink(o->temp_path);
+	} else if (!o->overwrite && errno == EEXIST) {
+		rc = mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
+			    o->path);
+		mp_outfile_abort(o);
+		return rc;
+	} else if (rename(o->temp_path, o->path) < 0) {
+		rc = mp_err(err, MP_EIO, "cannot rename '%s' to '%s': %s", o->temp_path, o->path,
+			    strerror(errno));
+		mp_outfile_abort(o);
+		return rc;
+	}
+	free(o->path);
+	free(o->temp_path);
+	o->path = o->temp_path = NULL;
+	return 0;
+}
+
+void mp_outfile_abort(struct mp_outfile *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->temp_path)
+		unlink(o->temp_path);
+	free(o->path);
+	free(o->temp_path);
+	o->path = o->temp_path = NULL;
+}

@@ -1,0 +1,27 @@
+/*
+ * util/outfile.h - output files that appear whole or not at all: written to
+ * a temporary file beside the destination, renamed into place on commit.
+ * "-" means standard output (no rename).
+ */
+#ifndef MP_UTIL_OUTFILE_H
+#define MP_UTIL_OUTFILE_H
+
+#include <stdio.h>
+
+#include "util/error.h"
+
+struct mp_outfile {
+	FILE *f;
+	char *path;      /* destination, or NULL for standard output */
+	char *temp_path; /* where it is written until commit */
+	int overwrite;
+};
+
+/* Open path for writing; MP_EEXIST when it exists and overwrite is 0. */
+int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err);
+/* Flush, sync and rename into place; on failure the temporary file is removed. */
+int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err);
+/* Close and remove the temporary file. */
+void mp_outfile_abort(struct mp_outfile *o);
+
+#endif
