@@ -6,41 +6,17 @@
 #include "analysis/summary.h"
 #include "util/error.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 void mp_summary_init(struct mp_summary *s)
 {
 	memset(s, 0, sizeof(*s));
+	mp_live_sets_init(&s->live);
 }
 
 void mp_summary_free(struct mp_summary *s)
 {
-	int i;
-
-	for (i = 0; i < s->n_live_sets; i++)
-		mp_intmap_free(&s->live_sets[i].live);
-	free(s->live_sets);
-	s->live_sets = NULL;
-	s->n_live_sets = 0;
-}
-
-/* Allocation ids are per process: each process has its own live set. */
-static struct mp_intmap *live_set(struct mp_summary *s, int64_t process_id)
-{
-	struct mp_live_set *sets;
-	int i;
-
-	for (i = s->n_live_sets - 1; i >= 0; i--)
-		if (s->live_sets[i].process_id == process_id)
-			return &s->live_sets[i].live;
-	sets = realloc(s->live_sets, (size_t)(s->n_live_sets + 1) * sizeof(*sets));
-	if (!sets)
-		return NULL;
-	s->live_sets = sets;
-	sets[s->n_live_sets].process_id = process_id;
-	mp_intmap_init(&sets[s->n_live_sets].live);
-	return &sets[s->n_live_sets++].live;
+	mp_live_sets_free(&s->live);
 }
 
 static struct mp_device_peak *device_slot(struct mp_summary *s, int32_t device)
@@ -95,7 +71,7 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	if (ev->op != MEMPROF_OP_ALLOC && ev->op != MEMPROF_OP_PREEXISTING &&
 	    ev->op != MEMPROF_OP_FREE)
 		return 0;
-	live = live_set(s, ev->process_id);
+	live = mp_live_sets_of(&s->live, ev->process_id);
 	if (!live)
 		return MP_ENOMEM;
 	switch (ev->op) {
@@ -121,11 +97,7 @@ static int on_end(void *ctx)
 {
 	struct mp_summary *s = ctx;
 
-	int i;
-
-	s->n_live_at_end = 0;
-	for (i = 0; i < s->n_live_sets; i++)
-		s->n_live_at_end += (int64_t)s->live_sets[i].live.n;
+	s->n_live_at_end = mp_live_sets_count(&s->live);
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 
 #include "memprof/trace.h"
 #include "store/reader.h"
-#include "util/intmap.h"
+#include "util/live_set.h"
 
 #define MP_SUMMARY_MAX_DEVICES 64
 
@@ -33,12 +33,7 @@ struct mp_summary {
 	struct mp_device_peak devices[MP_SUMMARY_MAX_DEVICES];
 	int n_devices;
 	int devices_truncated; /* more devices than MP_SUMMARY_MAX_DEVICES */
-	/* private: live allocations, alloc id -> size, one map per process */
-	struct mp_live_set {
-		int64_t process_id;
-		struct mp_intmap live;
-	} *live_sets;
-	int n_live_sets;
+	struct mp_live_sets live; /* private: alloc id -> size, per process */
 };
 
 void mp_summary_init(struct mp_summary *s);

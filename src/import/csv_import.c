@@ -6,6 +6,7 @@
 #include "import/csv.h"
 #include "import/import.h"
 #include "util/intmap.h"
+#include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 
@@ -15,8 +16,8 @@
 struct csv_import {
 	struct mp_writer *w;
 	const char *path;
-	struct mp_intmap live_blocks;   /* alloc id -> size */
-	struct mp_intmap live_segments; /* segment id -> size */
+	struct mp_live_sets live_blocks;   /* alloc id -> size, per process */
+	struct mp_live_sets live_segments; /* segment id -> size, per process */
 	struct mp_intmap processes;     /* pid -> process id */
 	struct mp_intmap devices;       /* process id << 32 | ordinal -> 1 */
 	struct mp_strmap stacks;        /* stack text -> stack id */
@@ -75,9 +76,12 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 {
 	struct memprof_event *ev = &row->ev;
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
-	struct mp_intmap *live = seg ? &ci->live_segments : &ci->live_blocks;
+	struct mp_intmap *live =
+		mp_live_sets_of(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
 	uint64_t key = (uint64_t)ev->alloc_id, size;
 
+	if (!live)
+		return mp_err(err, MP_ENOMEM, "out of memory");
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
@@ -111,11 +115,14 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
 {
 	struct memprof_event *ev = &row->ev;
-	if (check_ids(ci, row, err) < 0)
-		return MP_EFORMAT;
+	int rc;
+
 	ev->process_id = process_id(ci, row->pid);
 	if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
 		return MP_EIO;
+	rc = check_ids(ci, row, err);
+	if (rc < 0)
+		return rc;
 	if (row->phase && (ev->phase_id = mp_writer_phase(ci->w, row->phase, row->phase_len)) < 0)
 		return MP_EIO;
 	if (row->api && (ev->api_id = mp_writer_api(ci->w, row->api, row->api_len)) < 0)
@@ -139,8 +146,8 @@ static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import
 	rc = mp_csv_open(&r, in, path, err);
 	if (rc < 0)
 		return rc;
-	mp_intmap_init(&ci.live_blocks);
-	mp_intmap_init(&ci.live_segments);
+	mp_live_sets_init(&ci.live_blocks);
+	mp_live_sets_init(&ci.live_segments);
 	mp_intmap_init(&ci.processes);
 	mp_intmap_init(&ci.devices);
 	mp_strmap_init(&ci.stacks);
@@ -153,8 +160,8 @@ static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import
 			break;
 	}
 	mp_csv_close(r);
-	mp_intmap_free(&ci.live_blocks);
-	mp_intmap_free(&ci.live_segments);
+	mp_live_sets_free(&ci.live_blocks);
+	mp_live_sets_free(&ci.live_segments);
 	mp_intmap_free(&ci.processes);
 	mp_intmap_free(&ci.devices);
 	mp_strmap_free(&ci.stacks);

@@ -1,0 +1,201 @@
+/*
+ * tests/unit/test_util.c - src/util: hash maps, edit distance and
+ * suggestions, the stack text grammar, byte formatting.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/format.h"
+#include "util/intmap.h"
+#include "util/op_names.h"
+#include "util/stack_text.h"
+#include "util/strmap.h"
+#include "util/suggest.h"
+
+Test(intmap, put_get_delete_many)
+{
+	struct mp_intmap m;
+	uint64_t v, i;
+
+	mp_intmap_init(&m);
+	for (i = 0; i < 100000; i++)
+		cr_assert_eq(mp_intmap_put(&m, i * 7919, i), 0);
+	cr_assert_eq(m.n, 100000);
+	for (i = 0; i < 100000; i += 2)
+		cr_assert(mp_intmap_del(&m, i * 7919));
+	for (i = 0; i < 100000; i++) {
+		int found = mp_intmap_get(&m, i * 7919, &v);
+
+		cr_assert_eq(found, (int)(i % 2), "key %llu", (unsigned long long)i);
+		if (found)
+			cr_assert_eq(v, i);
+	}
+	cr_assert_not(mp_intmap_del(&m, 2));
+	cr_assert_eq(m.n, 50000);
+	mp_intmap_free(&m);
+}
+
+Test(intmap, replace_and_zero_key)
+{
+	struct mp_intmap m;
+	uint64_t v = 0;
+
+	mp_intmap_init(&m);
+	cr_assert_not(mp_intmap_get(&m, 0, &v));
+	mp_intmap_put(&m, 0, 5);
+	mp_intmap_put(&m, 0, 6);
+	cr_assert(mp_intmap_get(&m, 0, &v));
+	cr_assert_eq(v, 6);
+	cr_assert_eq(m.n, 1);
+	mp_intmap_free(&m);
+}
+
+Test(strmap, binary_keys_and_stored_copy)
+{
+	struct mp_strmap m;
+	const char *stored;
+	char key[3] = { 'a', '\0', 'b' };
+	int64_t v;
+
+	mp_strmap_init(&m);
+	cr_assert_eq(mp_strmap_put(&m, key, 3, 42, &stored), 0);
+	cr_assert(mp_strmap_get(&m, key, 3, &v));
+	cr_assert_eq(v, 42);
+	cr_assert_not(mp_strmap_get(&m, key, 1, &v));
+	cr_assert_eq(memcmp(stored, key, 3), 0);
+	for (v = 0; v < 5000; v++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "name%lld", (long long)v);
+		cr_assert_eq(mp_strmap_put(&m, k, strlen(k), v, NULL), 0);
+	}
+	cr_assert(mp_strmap_get(&m, "name4999", 8, &v));
+	cr_assert_eq(v, 4999);
+	mp_strmap_free(&m);
+}
+
+Test(suggest, distances)
+{
+	cr_assert_eq(mp_edit_distance("import", "import"), 0);
+	cr_assert_eq(mp_edit_distance("imprt", "import"), 1);
+	cr_assert_eq(mp_edit_distance("exprot", "export"), 1); /* transposition */
+	cr_assert_eq(mp_edit_distance("", "info"), 4);
+}
+
+Test(suggest, closest_command)
+{
+	const char *cmds[] = { "import", "export", "info" };
+
+	cr_assert_str_eq(mp_suggest("imprt", cmds, 3), "import");
+	cr_assert_str_eq(mp_suggest("exprot", cmds, 3), "export");
+	cr_assert_str_eq(mp_suggest("inf", cmds, 3), "info");
+	cr_assert_str_eq(mp_suggest("im", cmds, 3), "import"); /* unique prefix */
+	cr_assert_null(mp_suggest("frobnicate", cmds, 3));
+}
+
+Test(stack_text, parse_frames_outermost_first_in_text)
+{
+	struct mp_frame_list l;
+	struct mp_error err;
+	const char *t = "main@train.py:88;forward@model.py:41;linear";
+
+	mp_frame_list_init(&l);
+	cr_assert_eq(mp_stack_text_parse(t, strlen(t), &l, &err), 0, "%s", err.msg);
+	cr_assert_eq(l.n, 3);
+	cr_assert_str_eq(l.frames[0].name, "linear"); /* innermost first */
+	cr_assert_str_eq(l.frames[0].file, "");
+	cr_assert_eq(l.frames[0].line, 0);
+	cr_assert_str_eq(l.frames[1].name, "forward");
+	cr_assert_str_eq(l.frames[1].file, "model.py");
+	cr_assert_eq(l.frames[1].line, 41);
+	cr_assert_str_eq(l.frames[2].name, "main");
+	cr_assert_eq(l.frames[2].line, 88);
+	mp_frame_list_free(&l);
+}
+
+Test(stack_text, escapes_round_trip)
+{
+	struct mp_frame_list l;
+	struct mp_error err;
+	struct memprof_stack s;
+	const char *t = "a\\;b\\@c\\\\d@C\\:\\\\dir\\;x.py:7;std::vector<int>::push_back@v.h";
+	char *out;
+
+	mp_frame_list_init(&l);
+	cr_assert_eq(mp_stack_text_parse(t, strlen(t), &l, &err), 0, "%s", err.msg);
+	cr_assert_eq(l.n, 2);
+	cr_assert_str_eq(l.frames[1].name, "a;b@c\\d");
+	cr_assert_str_eq(l.frames[1].file, "C:\\dir;x.py");
+	cr_assert_eq(l.frames[1].line, 7);
+	cr_assert_str_eq(l.frames[0].name, "std::vector<int>::push_back");
+	s.n_frames = (uint32_t)l.n;
+	s.frames = l.frames;
+	out = mp_stack_text_format(&s, NULL);
+	cr_assert_str_eq(out, t);
+	free(out);
+	mp_frame_list_free(&l);
+}
+
+Test(stack_text, errors_name_the_byte)
+{
+	struct mp_frame_list l;
+	struct mp_error err;
+
+	mp_frame_list_init(&l);
+	cr_assert_eq(mp_stack_text_parse("a;;b", 4, &l, &err), MP_EFORMAT);
+	cr_assert(strstr(err.msg, "empty frame at byte 3"), "%s", err.msg);
+	cr_assert_eq(mp_stack_text_parse("a@f.py:x1", 9, &l, &err), MP_EFORMAT);
+	cr_assert(strstr(err.msg, "line number"), "%s", err.msg);
+	cr_assert_eq(mp_stack_text_parse("a\\n", 3, &l, &err), MP_EFORMAT);
+	cr_assert(strstr(err.msg, "unknown escape"), "%s", err.msg);
+	cr_assert_eq(mp_stack_text_parse("a\\", 2, &l, &err), MP_EFORMAT);
+	cr_assert_eq(mp_stack_text_parse("a;", 2, &l, &err), MP_EFORMAT);
+	cr_assert_eq(mp_stack_text_parse("f@x.py:", 7, &l, &err), MP_EFORMAT);
+	cr_assert_eq(mp_stack_text_parse("f@x.py:99999999999999999999", 27, &l, &err), MP_EFORMAT);
+	mp_frame_list_free(&l);
+}
+
+Test(stack_text, empty_text_is_no_frames)
+{
+	struct mp_frame_list l;
+	struct memprof_stack s = { 0, NULL };
+	char *out;
+
+	mp_frame_list_init(&l);
+	cr_assert_eq(mp_stack_text_parse("", 0, &l, NULL), 0);
+	cr_assert_eq(l.n, 0);
+	out = mp_stack_text_format(&s, NULL);
+	cr_assert_str_eq(out, "");
+	free(out);
+	mp_frame_list_free(&l);
+}
+
+Test(op_names, every_op_round_trips)
+{
+	int op;
+
+	for (op = MEMPROF_OP_MIN; op <= MEMPROF_OP_MAX; op++) {
+		const char *n = mp_op_name(op);
+
+		cr_assert_not_null(n);
+		cr_assert_eq(mp_op_from_name(n, strlen(n)), op);
+	}
+	cr_assert_null(mp_op_name(0));
+	cr_assert_null(mp_op_name(MEMPROF_OP_MAX + 1));
+	cr_assert_eq(mp_op_from_name("allocx", 6), 0);
+	cr_assert_eq(mp_op_from_name("alloc", 4), 0);
+}
+
+Test(format, bytes)
+{
+	char b[32];
+
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 0), "0 B");
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 1023), "1023 B");
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 1536), "1.50 KiB");
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 3LL << 30), "3.00 GiB");
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 200LL << 20), "200 MiB");
+	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), -(1LL << 20)), "-1.00 MiB");
+}
