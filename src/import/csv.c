@@ -150,7 +150,9 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 					      r->name, (long long)qline, (long long)qcol);
 			if (!started)
 				return 0;
-			field_end(r, 1);
+			if (state == FIELD_START) /* the file ends right after a ',' */
+				field_begin(r, line, col);
+			field_end(r, state != AFTER_QUOTE);
 			return 1;
 		}
 		if (!started && c == '#') { /* comment line */

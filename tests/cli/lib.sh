@@ -164,6 +164,11 @@ expect_stdout_line() {
 	if grep -qxF -e "$1" "$OUT"; then pass; else fail "no stdout line is exactly: $1"; fi
 }
 
+# expect_stdout_match ERE: some line of stdout matches the extended regex.
+expect_stdout_match() {
+	if grep -qE -e "$1" "$OUT"; then pass; else fail "no stdout line matches: $1"; fi
+}
+
 expect_stdout_empty() {
 	if [ -s "$OUT" ]; then fail "stdout is not empty"; else pass; fi
 }

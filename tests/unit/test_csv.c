@@ -146,6 +146,19 @@ Test(csv, record_errors)
 		     "timestamp goes back 't.csv:7': 4 is before 5 on line 6");
 }
 
+Test(csv, end_of_file_without_newline)
+{
+	struct parsed p;
+
+	parse("ts_ns,op,id,size\n1,alloc,1,\"8\"", &p);
+	cr_assert_eq(p.rc, 0, "%s", p.err.msg);
+	cr_assert_eq(p.n, 1);
+	cr_assert_eq(p.rows[0].ev.size_bytes, 8);
+	/* found by the fuzzer: a record that is a lone ',' at the end of the file */
+	expect_error("ts_ns,op,id,size\n1,alloc,1,8\n,",
+		     "wrong number of fields 't.csv:3': expected 4 as in the header, found 2");
+}
+
 Test(csv, probe)
 {
 	const char *good = "# x\nts_ns,op,id,size\n";
