@@ -35,10 +35,24 @@ static struct mp_device_peak *device_slot(struct mp_summary *s, int32_t device)
 	return &s->devices[s->n_devices++];
 }
 
-static void account(struct mp_summary *s, const struct memprof_event *ev, int64_t delta)
-{
-	struct mp_device_peak *d = device_slot(s, ev->device);
+/*
+ * A live entry packs the allocation's size (low 56 bits) and its device's
+ * slot (high 8 bits, 0xff for none) so a free is charged to the device of
+ * its allocation, whatever device its own record names.
+ */
+#define SIZE_BITS 56
+#define NO_SLOT 0xffULL
 
+static uint64_t pack(int64_t size, const struct mp_device_peak *d, const struct mp_summary *s)
+{
+	uint64_t slot = d ? (uint64_t)(d - s->devices) : NO_SLOT;
+
+	return (slot << SIZE_BITS) | ((uint64_t)size & ((1ULL << SIZE_BITS) - 1));
+}
+
+static void account(struct mp_summary *s, struct mp_device_peak *d, const struct memprof_event *ev,
+		    int64_t delta)
+{
 	s->live_bytes += delta;
 	if (s->live_bytes > s->peak_bytes) {
 		s->peak_bytes = s->live_bytes;
@@ -59,6 +73,7 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 {
 	struct mp_summary *s = ctx;
 	const struct memprof_event *ev = &rec->ev;
+	struct mp_device_peak *d;
 	struct mp_intmap *live;
 	uint64_t size, key = (uint64_t)ev->alloc_id;
 
@@ -77,9 +92,10 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
-		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
+		d = device_slot(s, ev->device);
+		if (mp_intmap_put(live, key, pack(ev->size_bytes, d, s)) < 0)
 			return MP_ENOMEM;
-		account(s, ev, ev->size_bytes);
+		account(s, d, ev, ev->size_bytes);
 		break;
 	case MEMPROF_OP_FREE:
 		if (!mp_intmap_get(live, key, &size)) {
@@ -87,7 +103,8 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 			break;
 		}
 		mp_intmap_del(live, key);
-		account(s, ev, -(int64_t)size);
+		d = (size >> SIZE_BITS) == NO_SLOT ? NULL : &s->devices[size >> SIZE_BITS];
+		account(s, d, ev, -(int64_t)(size & ((1ULL << SIZE_BITS) - 1)));
 		break;
 	}
 	return 0;

@@ -110,6 +110,9 @@ static int run(int argc, char **argv)
 		if (st.n_unmatched_frees)
 			printf(", %lld frees without an allocation (kept)",
 			       (long long)st.n_unmatched_frees);
+		if (st.n_unmatched_releases)
+			printf(", %lld releases without a reserve (kept)",
+			       (long long)st.n_unmatched_releases);
 		printf("\n");
 	}
 	free(out_default);
@@ -119,7 +122,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_import = {
 	.name = "import",
 	.summary = "turn a trace file (memprof CSV, ...) into a trace database",
-	.usage = "memprof import [-o TRACE] [--format=NAME] [-f] FILE",
+	.usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE",
 	.help = help,
 	.run = run,
 };

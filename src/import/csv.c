@@ -435,7 +435,7 @@ static int required(const struct mp_csv_reader *r, int c, int op, struct mp_erro
 	trim(&s, &n);
 	if (n)
 		return 0;
-	return mp_err(err, MP_EFORMAT, "missing %s '%s:%lld:%lld': a '%s' event needs one",
+	return mp_err(err, MP_EFORMAT, "missing %s '%s:%lld:%lld': '%s' events need one",
 		      mp_csv_column_names[c], r->name,
 		      (long long)r->fields[r->column_field[c]].line,
 		      (long long)r->fields[r->column_field[c]].col, mp_op_name(op));
@@ -509,7 +509,7 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	if ((op == MEMPROF_OP_PHASE_BEGIN || op == MEMPROF_OP_PHASE_END) && !row->phase) {
 		if (r->column_field[MP_CSV_PHASE] < 0)
 			return mp_err(err, MP_EFORMAT,
-				      "missing phase '%s:%lld': a '%s' event needs a phase column",
+				      "missing phase '%s:%lld': '%s' events need a phase column",
 				      r->name, (long long)r->record_line, mp_op_name(op));
 		return required(r, MP_CSV_PHASE, op, err);
 	}

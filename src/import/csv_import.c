@@ -100,7 +100,10 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
 		if (!mp_intmap_get(live, key, &size)) {
-			ci->st->n_unmatched_frees++;
+			if (seg)
+				ci->st->n_unmatched_releases++;
+			else
+				ci->st->n_unmatched_frees++;
 			return 0;
 		}
 		if (ev->size_bytes == 0)

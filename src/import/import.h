@@ -18,7 +18,8 @@
 struct mp_import_stats {
 	int64_t n_events;
 	int64_t n_allocs;          /* alloc and preexisting events */
-	int64_t n_unmatched_frees; /* frees (and releases) whose alloc was never seen */
+	int64_t n_unmatched_frees;    /* frees whose alloc was never seen */
+	int64_t n_unmatched_releases; /* segment releases whose reserve was never seen */
 };
 
 struct mp_importer {

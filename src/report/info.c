@@ -8,6 +8,7 @@
 #include "util/op_names.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,16 @@ static void print_counts(FILE *out, const struct mp_summary *s)
 		(long long)s->n_live_at_end, (long long)s->n_unmatched_frees);
 }
 
+static int64_t pid_of(const struct mp_info *info, int64_t process_id)
+{
+	size_t i;
+
+	for (i = 0; i < info->n_processes; i++)
+		if (info->processes[i].id == process_id)
+			return info->processes[i].pid;
+	return 0;
+}
+
 static void print_processes(FILE *out, const struct mp_info *info)
 {
 	size_t i;
@@ -62,6 +73,8 @@ static void print_processes(FILE *out, const struct mp_info *info)
 		char b[32];
 
 		fprintf(out, "%s %d", i ? "," : ":", d->ordinal);
+		if (info->n_processes > 1)
+			fprintf(out, " of pid %lld", (long long)pid_of(info, d->process_id));
 		if (d->name)
 			fprintf(out, " %s", d->name);
 		if (d->total_bytes)
@@ -104,8 +117,20 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 		fprintf(out, "  device %-4d %s (%lld B) at event %lld\n", s->devices[i].device,
 			mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
 			(long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
+	if (s->devices_truncated)
+		fprintf(out, "  (more than %d devices: per-device peaks cover the first %d seen)\n",
+			MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
 	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
 		yes_no(info->truncated), yes_no(info->lossy), or_unknown(info->dropped_records));
+}
+
+/* Integers go out as raw JSON text: a double would round those above 2^53. */
+static void add_int(cJSON *o, const char *key, int64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%lld", (long long)v);
+	cJSON_AddRawToObject(o, key, num);
 }
 
 static cJSON *flag_json(const char *flag)
@@ -124,29 +149,29 @@ static cJSON *summary_json(const struct mp_summary *s)
 	int op, i;
 
 	for (op = MEMPROF_OP_MIN; op <= MEMPROF_OP_MAX; op++)
-		cJSON_AddNumberToObject(ops, mp_op_name(op), (double)s->n_by_op[op]);
-	cJSON_AddNumberToObject(o, "events", (double)s->n_events);
+		add_int(ops, mp_op_name(op), s->n_by_op[op]);
+	add_int(o, "events", s->n_events);
 	cJSON_AddItemToObject(o, "events_by_op", ops);
-	cJSON_AddNumberToObject(o, "allocations",
-				(double)(s->n_by_op[MEMPROF_OP_ALLOC] +
+	add_int(o, "allocations", (s->n_by_op[MEMPROF_OP_ALLOC] +
 					 s->n_by_op[MEMPROF_OP_PREEXISTING]));
-	cJSON_AddNumberToObject(o, "live_at_end", (double)s->n_live_at_end);
-	cJSON_AddNumberToObject(o, "unmatched_frees", (double)s->n_unmatched_frees);
-	cJSON_AddNumberToObject(o, "first_ts_ns", (double)s->first_ts_ns);
-	cJSON_AddNumberToObject(o, "last_ts_ns", (double)s->last_ts_ns);
-	cJSON_AddNumberToObject(o, "peak_live_bytes", (double)s->peak_bytes);
-	cJSON_AddNumberToObject(o, "peak_ts_ns", (double)s->peak_ts_ns);
-	cJSON_AddNumberToObject(o, "peak_seq", (double)s->peak_seq);
+	add_int(o, "live_at_end", s->n_live_at_end);
+	add_int(o, "unmatched_frees", s->n_unmatched_frees);
+	add_int(o, "first_ts_ns", s->first_ts_ns);
+	add_int(o, "last_ts_ns", s->last_ts_ns);
+	add_int(o, "peak_live_bytes", s->peak_bytes);
+	add_int(o, "peak_ts_ns", s->peak_ts_ns);
+	add_int(o, "peak_seq", s->peak_seq);
 	for (i = 0; i < s->n_devices; i++) {
 		cJSON *d = cJSON_CreateObject();
 
-		cJSON_AddNumberToObject(d, "device", s->devices[i].device);
-		cJSON_AddNumberToObject(d, "peak_live_bytes", (double)s->devices[i].peak_bytes);
-		cJSON_AddNumberToObject(d, "peak_ts_ns", (double)s->devices[i].peak_ts_ns);
-		cJSON_AddNumberToObject(d, "peak_seq", (double)s->devices[i].peak_seq);
+		add_int(d, "device", s->devices[i].device);
+		add_int(d, "peak_live_bytes", s->devices[i].peak_bytes);
+		add_int(d, "peak_ts_ns", s->devices[i].peak_ts_ns);
+		add_int(d, "peak_seq", s->devices[i].peak_seq);
 		cJSON_AddItemToArray(devs, d);
 	}
 	cJSON_AddItemToObject(o, "peak_by_device", devs);
+	cJSON_AddBoolToObject(o, "peak_by_device_truncated", s->devices_truncated);
 	return o;
 }
 
@@ -156,9 +181,9 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	char *text;
 	size_t i;
 
-	cJSON_AddNumberToObject(o, "memprof_info_version", MP_INFO_JSON_VERSION);
+	add_int(o, "memprof_info_version", MP_INFO_JSON_VERSION);
 	cJSON_AddStringToObject(o, "trace", info->path);
-	cJSON_AddNumberToObject(o, "schema_version", info->schema_version);
+	add_int(o, "schema_version", info->schema_version);
 	cJSON_AddItemToObject(o, "source", str_json(info->source));
 	cJSON_AddItemToObject(o, "source_file", str_json(info->source_file));
 	cJSON_AddItemToObject(o, "tool_version", str_json(info->tool_version));
@@ -166,22 +191,26 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	cJSON_AddItemToObject(o, "command_line", str_json(info->command_line));
 	cJSON_AddItemToObject(o, "truncated", flag_json(info->truncated));
 	cJSON_AddItemToObject(o, "lossy", flag_json(info->lossy));
-	cJSON_AddNumberToObject(o, "dropped_records",
-				info->dropped_records ? atof(info->dropped_records) : 0);
+	if (info->dropped_records)
+		add_int(o, "dropped_records", strtoll(info->dropped_records, NULL, 10));
+	else
+		cJSON_AddNullToObject(o, "dropped_records");
 	for (i = 0; i < info->n_processes; i++) {
 		cJSON *p = cJSON_CreateObject();
 
-		cJSON_AddNumberToObject(p, "pid", (double)info->processes[i].pid);
-		cJSON_AddNumberToObject(p, "rank", (double)info->processes[i].rank);
+		add_int(p, "id", info->processes[i].id);
+		add_int(p, "pid", info->processes[i].pid);
+		add_int(p, "rank", info->processes[i].rank);
 		cJSON_AddItemToObject(p, "command", str_json(info->processes[i].command));
 		cJSON_AddItemToArray(procs, p);
 	}
 	for (i = 0; i < info->n_devices; i++) {
 		cJSON *d = cJSON_CreateObject();
 
-		cJSON_AddNumberToObject(d, "ordinal", info->devices[i].ordinal);
+		add_int(d, "process_id", info->devices[i].process_id);
+		add_int(d, "ordinal", info->devices[i].ordinal);
 		cJSON_AddItemToObject(d, "name", str_json(info->devices[i].name));
-		cJSON_AddNumberToObject(d, "total_bytes", (double)info->devices[i].total_bytes);
+		add_int(d, "total_bytes", info->devices[i].total_bytes);
 		cJSON_AddItemToArray(devs, d);
 	}
 	cJSON_AddItemToObject(o, "processes", procs);

@@ -24,6 +24,8 @@ struct mp_reader {
 	struct mp_intmap phase_names, api_names, pids; /* id -> char* / pid */
 	struct mp_intmap stacks;                      /* id -> struct cached_stack* */
 	struct mp_intmap frame_cache;                 /* id -> struct memprof_frame* */
+	int64_t *frame_ids; /* scratch for walking a stack */
+	uint32_t frame_ids_cap;
 	struct memprof_record rec;
 	struct mp_consumer consumers[MAX_CONSUMERS];
 	int n_consumers;
@@ -145,30 +147,52 @@ static const struct memprof_frame *load_frame(struct mp_reader *r, int64_t id)
 	return f;
 }
 
-#define MAX_STACK_DEPTH 4096
+/* Frames of the stack ending at node id, innermost first, into r->frame_ids. */
+static int walk_stack(struct mp_reader *r, int64_t id, uint32_t *n_out)
+{
+	int64_t node = id, prev = INT64_MAX;
+	uint32_t n = 0;
+
+	while (node != 0) {
+		if (n == r->frame_ids_cap) {
+			size_t cap = r->frame_ids_cap ? r->frame_ids_cap * 2 : 64;
+			int64_t *p = realloc(r->frame_ids, cap * sizeof(*p));
+
+			if (!p || cap > UINT32_MAX)
+				return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+			r->frame_ids = p;
+			r->frame_ids_cap = (uint32_t)cap;
+		}
+		if (node >= prev) /* parents are written before children: ids fall */
+			return mp_err(&r->s->err, MP_ENOTTRACE,
+				      "corrupt trace '%s': stack %lld loops at node %lld", r->s->path,
+				      (long long)id, (long long)node);
+		prev = node;
+		sqlite3_bind_int64(r->stack_node, 1, node);
+		if (sqlite3_step(r->stack_node) != SQLITE_ROW) {
+			sqlite3_reset(r->stack_node);
+			return mp_err(&r->s->err, MP_ENOTTRACE,
+				      "corrupt trace '%s': stack %lld refers to missing node %lld",
+				      r->s->path, (long long)id, (long long)node);
+		}
+		r->frame_ids[n++] = sqlite3_column_int64(r->stack_node, 1);
+		node = sqlite3_column_int64(r->stack_node, 0);
+		sqlite3_reset(r->stack_node);
+	}
+	*n_out = n;
+	return 0;
+}
 
 static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 {
-	int64_t frame_ids[MAX_STACK_DEPTH], node = id;
 	struct cached_stack *cs;
 	uint32_t n = 0, i;
 	uint64_t v;
 
 	if (mp_intmap_get(&r->stacks, (uint64_t)id, &v))
 		return &((struct cached_stack *)(uintptr_t)v)->stack;
-	while (node != 0 && n < MAX_STACK_DEPTH) {
-		sqlite3_bind_int64(r->stack_node, 1, node);
-		if (sqlite3_step(r->stack_node) != SQLITE_ROW) {
-			sqlite3_reset(r->stack_node);
-			mp_err(&r->s->err, MP_ENOTTRACE,
-			       "corrupt trace '%s': stack %lld refers to missing node %lld",
-			       r->s->path, (long long)id, (long long)node);
-			return NULL;
-		}
-		frame_ids[n++] = sqlite3_column_int64(r->stack_node, 1);
-		node = sqlite3_column_int64(r->stack_node, 0);
-		sqlite3_reset(r->stack_node);
-	}
+	if (walk_stack(r, id, &n) < 0)
+		return NULL;
 	cs = malloc(sizeof(*cs) + n * sizeof(struct memprof_frame));
 	if (!cs) {
 		mp_err(&r->s->err, MP_ENOMEM, "out of memory");
@@ -177,13 +201,13 @@ static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 	cs->stack.n_frames = n;
 	cs->stack.frames = cs->frames;
 	for (i = 0; i < n; i++) {
-		const struct memprof_frame *f = load_frame(r, frame_ids[i]);
+		const struct memprof_frame *f = load_frame(r, r->frame_ids[i]);
 
 		if (!f) {
 			free(cs);
 			mp_err(&r->s->err, MP_ENOTTRACE,
 			       "corrupt trace '%s': stack %lld refers to missing frame %lld",
-			       r->s->path, (long long)id, (long long)frame_ids[i]);
+			       r->s->path, (long long)id, (long long)r->frame_ids[i]);
 			return NULL;
 		}
 		cs->frames[i] = *f;
@@ -217,6 +241,10 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 	ev->seq = sqlite3_column_int64(st, 0);
 	ev->ts_ns = sqlite3_column_int64(st, 1);
 	ev->op = sqlite3_column_int(st, 2);
+	if (ev->op < MEMPROF_OP_MIN || ev->op > MEMPROF_OP_MAX)
+		return mp_err(&r->s->err, MP_ENOTTRACE,
+			      "corrupt trace '%s': event %lld has unknown operation %d",
+			      r->s->path, (long long)sqlite3_column_int64(st, 0), ev->op);
 	ev->alloc_id = sqlite3_column_int64(st, 3);
 	ev->size_bytes = sqlite3_column_int64(st, 4);
 	ev->requested_bytes = sqlite3_column_int64(st, 5);
@@ -305,5 +333,6 @@ void mp_reader_close(struct mp_reader *r)
 	mp_intmap_free(&r->pids);
 	free_values(&r->stacks, 0);
 	free_values(&r->frame_cache, 1);
+	free(r->frame_ids);
 	free(r);
 }

@@ -4,6 +4,7 @@
  * to a temporary file that only mp_store_commit renames into place.
  */
 #include "store/store_internal.h"
+#include "util/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +129,12 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 	if (open_db(s, SQLITE_OPEN_READONLY) < 0 || check_identity(s, &version) < 0)
 		goto fail;
 	s->opened_version = (int)version;
+	if (version < 0) {
+		mp_err(&s->err, MP_ENOTTRACE,
+		       "corrupt trace '%s': schema version %lld is not one memprof ever wrote",
+		       path, (long long)version);
+		goto fail;
+	}
 	if (version > MP_SCHEMA_VERSION) {
 		mp_err(&s->err, MP_ENEWER,
 		       "trace '%s' has schema v%lld, this memprof reads up to v%d: upgrade memprof",
@@ -137,9 +144,12 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 	if (version < MP_SCHEMA_VERSION) {
 		if (open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
 		    mp_schema_migrate(s, (int)version) < 0) {
+			char cause[sizeof(s->err.msg)];
+
+			snprintf(cause, sizeof(cause), "%s", s->err.msg);
 			mp_err(&s->err, s->err.code,
 			       "cannot migrate trace '%s' from schema v%lld to v%d: %s", path,
-			       (long long)version, MP_SCHEMA_VERSION, sqlite3_errmsg(s->db));
+			       (long long)version, MP_SCHEMA_VERSION, cause);
 			goto fail;
 		}
 	}
@@ -181,6 +191,7 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 		store_free(s);
 		return err ? err->code : MP_EIO;
 	}
+	mp_file_default_mode(fd);
 	close(fd);
 	free(s->path);
 	s->path = s->temp_path; /* SQLite opens the temporary file */

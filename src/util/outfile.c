@@ -7,7 +7,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+int mp_file_default_mode(int fd)
+{
+	mode_t mask = umask(077);
+
+	umask(mask);
+	return fchmod(fd, 0666 & ~mask);
+}
 
 int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err)
 {
@@ -29,7 +38,7 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
 	fd = mkstemp(o->temp_path);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+	if (fd < 0 || mp_file_default_mode(fd) < 0 || !(o->f = fdopen(fd, "w"))) {
 		int e = errno;
 
 		if (fd >= 0) {
@@ -71,12 +80,16 @@ int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
 	o->f = NULL;
 	if (!o->overwrite && link(o->temp_path, o->path) == 0) {
 		unlink(o->temp_path);
-	} else if (!o->overwrite && errno == EEXIST) {
-		rc = mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
-			    o->path);
+	} else if (!o->overwrite && errno != EPERM && errno != ENOTSUP && errno != ENOSYS) {
+		/* EEXIST: it appeared meanwhile; anything else: cannot place it safely */
+		e = errno;
+		rc = mp_err(err, e == EEXIST ? MP_EEXIST : MP_EIO, "cannot write '%s': %s%s",
+			    o->path, strerror(e),
+			    e == EEXIST ? " (it appeared while writing; use --force to replace it)"
+					: "");
 		mp_outfile_abort(o);
 		return rc;
-	} else if (rename(o->temp_path, o->path) < 0) {
+	} else if (rename(o->temp_path, o->path) < 0) { /* no hard links here */
 		rc = mp_err(err, MP_EIO, "cannot rename '%s' to '%s': %s", o->temp_path, o->path,
 			    strerror(errno));
 		mp_outfile_abort(o);

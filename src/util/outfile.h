@@ -17,6 +17,10 @@ struct mp_outfile {
 	int overwrite;
 };
 
+/* Give a file made by mkstemp (mode 0600) the mode a new file gets: 0666
+ * less the umask.  Reads the umask by setting it: not thread-safe. */
+int mp_file_default_mode(int fd);
+
 /* Open path for writing; MP_EEXIST when it exists and overwrite is 0. */
 int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err);
 /* Flush, sync and rename into place; on failure the temporary file is removed. */

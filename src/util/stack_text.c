@@ -213,7 +213,8 @@ char *mp_stack_text_format(const struct memprof_stack *s, size_t *len)
 		char num[32];
 
 		put_escaped(&o, f->name ? f->name : "", "\\;@");
-		if ((f->file && *f->file) || f->line > 0) {
+		/* an unnamed frame without a location is written "@", never "" */
+		if ((f->file && *f->file) || f->line > 0 || !f->name || !*f->name) {
 			put(&o, "@", 1);
 			put_escaped(&o, f->file ? f->file : "", "\\;:");
 		}

@@ -80,6 +80,15 @@ bad too-many-fields 3 "wrong number of fields" "expected 4" "found 5"
 csv too-few-fields 'ts_ns,op,id,size\n1,alloc,1\n'
 bad too-few-fields 2 "wrong number of fields" "found 3"
 
+csv trailing-comma-at-eof 'ts_ns,op,id,size\n1,alloc,1,10\n2,alloc,2,10,'
+bad trailing-comma-at-eof 3 "wrong number of fields" "found 5"
+
+csv far-too-many-fields 'ts_ns,op,id,size\n1,alloc,1,10,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n'
+bad far-too-many-fields 2 "wrong number of fields" "expected 4"
+
+csv header-trailing-comma 'ts_ns,op,id,size,\n1,alloc,1,10,\n'
+bad header-trailing-comma 1:18 "unknown column"
+
 csv non-numeric-size 'ts_ns,op,id,size\n1,alloc,1,12a\n'
 bad non-numeric-size 2:11 "invalid size" "'12a'"
 

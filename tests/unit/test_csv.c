@@ -129,7 +129,7 @@ Test(csv, value_errors_name_line_and_column)
 	expect_error("ts_ns,op,id,size\n1,alloc,1,\n", "missing size");
 	expect_error("ts_ns,op,id,size,requested\n1,alloc,1,8,9\n",
 		     "invalid requested 't.csv:2:13': 9 bytes requested but only 8 granted");
-	expect_error("ts_ns,op,id,size\n1,phase_begin,,\n", "needs a phase column");
+	expect_error("ts_ns,op,id,size\n1,phase_begin,,\n", "need a phase column");
 	expect_error("ts_ns,op,id,size,phase\n1,phase_end,,,\n", "missing phase 't.csv:2:15'");
 }
 

@@ -157,6 +157,24 @@ Test(stack_text, errors_name_the_byte)
 	mp_frame_list_free(&l);
 }
 
+Test(stack_text, unnamed_frame_without_location_round_trips)
+{
+	struct mp_frame_list l;
+	struct memprof_stack s;
+	char *out;
+
+	mp_frame_list_init(&l);
+	cr_assert_eq(mp_stack_text_parse("a;@", 3, &l, NULL), 0);
+	cr_assert_eq(l.n, 2);
+	cr_assert_str_eq(l.frames[0].name, "");
+	s.n_frames = (uint32_t)l.n;
+	s.frames = l.frames;
+	out = mp_stack_text_format(&s, NULL);
+	cr_assert_str_eq(out, "a;@");
+	free(out);
+	mp_frame_list_free(&l);
+}
+
 Test(stack_text, empty_text_is_no_frames)
 {
 	struct mp_frame_list l;
