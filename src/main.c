@@ -53,6 +53,17 @@ static int unknown_command(const char *name)
 	return MP_EXIT_USAGE;
 }
 
+/* Exit status of a command that wrote to standard output: a failed write is
+ * an error (a command that failed already said why). */
+static int flushed(int status)
+{
+	if ((fflush(stdout) != 0 || ferror(stdout)) && status == MP_EXIT_OK) {
+		fprintf(stderr, "memprof: cannot write to standard output\n");
+		return MP_EXIT_ERROR;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const struct mp_cmd *c;
@@ -65,22 +76,22 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 		usage(stdout);
-		return MP_EXIT_OK;
+		return flushed(MP_EXIT_OK);
 	}
 	if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
 		printf("memprof %s\n", PACKAGE_VERSION);
-		return MP_EXIT_OK;
+		return flushed(MP_EXIT_OK);
 	}
 	if (strcmp(arg, "help") == 0) {
 		if (argc < 3) {
 			usage(stdout);
-			return MP_EXIT_OK;
+			return flushed(MP_EXIT_OK);
 		}
 		c = find(argv[2]);
 		if (!c)
 			return unknown_command(argv[2]);
 		c->help(stdout);
-		return MP_EXIT_OK;
+		return flushed(MP_EXIT_OK);
 	}
 	if (arg[0] == '-') {
 		fprintf(stderr, "memprof: unknown option '%s'\n", arg);
@@ -90,5 +101,5 @@ int main(int argc, char **argv)
 	c = find(arg);
 	if (!c)
 		return unknown_command(arg);
-	return c->run(argc - 1, argv + 1);
+	return flushed(c->run(argc - 1, argv + 1));
 }

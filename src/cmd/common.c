@@ -30,7 +30,7 @@ static const char *hint_for(const struct mp_error *e)
 	case MP_ENOTTRACE:
 		return "memprof reads traces made by 'memprof record' or 'memprof import'";
 	case MP_EFULL:
-		return "free some space or write the trace elsewhere; nothing was written";
+		return "free some space or write elsewhere";
 	default:
 		return NULL;
 	}

@@ -296,6 +296,12 @@ int mp_csv_open(struct mp_csv_reader **out, FILE *f, const char *name, struct mp
 	r->line = 1;
 	r->col = 1;
 	r->prev_ts = INT64_MIN;
+	if (fill(r, err) < 0) {
+		mp_csv_close(r);
+		return err ? err->code : MP_EIO;
+	}
+	if (r->buf_len >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0)
+		r->buf_pos = 3; /* a UTF-8 byte-order mark, as spreadsheets write */
 	if (read_header(r, err) < 0) {
 		mp_csv_close(r);
 		return err ? err->code : MP_EFORMAT;
@@ -538,6 +544,9 @@ int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error
 int mp_csv_probe(const char *head, size_t n)
 {
 	const char *p = head, *end = head + n;
+
+	if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
 
 	while (p < end) { /* the first line that is not a comment or blank */
 		const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 const struct mp_importer *const mp_importers[] = {
@@ -24,31 +25,81 @@ const struct mp_importer *mp_importer_find(const char *name)
 	return NULL;
 }
 
-/* Peek at the start of in and pick the importer that recognises it. */
-static const struct mp_importer *detect(FILE *in, const char *path, struct mp_error *err)
-{
+/*
+ * A stream that replays the bytes already read for detection, then goes on
+ * reading the original: detection works on pipes too.
+ */
+struct replay {
+	FILE *in;
 	char head[4096];
-	size_t n = fread(head, 1, sizeof(head), in);
+	size_t len, pos;
+};
+
+static ssize_t replay_read(void *cookie, char *buf, size_t size)
+{
+	struct replay *r = cookie;
+	size_t k;
+
+	if (r->pos < r->len) {
+		k = r->len - r->pos < size ? r->len - r->pos : size;
+		memcpy(buf, r->head + r->pos, k);
+		r->pos += k;
+		return (ssize_t)k;
+	}
+	k = fread(buf, 1, size, r->in);
+	return k == 0 && ferror(r->in) ? -1 : (ssize_t)k;
+}
+
+static int replay_close(void *cookie)
+{
+	free(cookie);
+	return 0;
+}
+
+/* Peek at the start of *in and pick the importer that recognises it; when
+ * *in cannot seek back, replace it with a stream that replays the peek. */
+static const struct mp_importer *detect(FILE **in, const char *path, struct mp_error *err)
+{
+	static const cookie_io_functions_t io = { replay_read, NULL, NULL, replay_close };
+	const struct mp_importer *found = NULL;
+	struct replay *r = calloc(1, sizeof(*r));
+	FILE *f;
 	int i;
 
-	if (ferror(in)) {
+	if (!r) {
+		mp_err(err, MP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	r->in = *in;
+	r->len = fread(r->head, 1, sizeof(r->head), *in);
+	if (ferror(*in))
 		mp_err(err, MP_EIO, "cannot read '%s': %s", path, strerror(errno));
+	else if (r->len == 0)
+		mp_err(err, MP_EFORMAT, "empty input '%s': nothing to import", path);
+	for (i = 0; !ferror(*in) && r->len && mp_importers[i] && !found; i++)
+		if (mp_importers[i]->probe(path, r->head, r->len))
+			found = mp_importers[i];
+	if (!found) {
+		if (!ferror(*in) && r->len)
+			mp_err(err, MP_EFORMAT,
+			       "unknown trace format '%s': not a format memprof imports (see "
+			       "'memprof import --help' for the list, and --format to name one)",
+			       path);
+		free(r);
 		return NULL;
 	}
-	if (fseek(in, 0, SEEK_SET) < 0) {
-		mp_err(err, MP_EINVAL,
-		       "cannot detect the format of '%s': it is not seekable; name it with --format",
-		       path);
+	if (fseek(*in, 0, SEEK_SET) == 0) {
+		free(r);
+		return found;
+	}
+	f = fopencookie(r, "r", io); /* a pipe: replay what was read */
+	if (!f) {
+		mp_err(err, MP_ENOMEM, "out of memory");
+		free(r);
 		return NULL;
 	}
-	for (i = 0; mp_importers[i]; i++)
-		if (mp_importers[i]->probe(path, head, n))
-			return mp_importers[i];
-	mp_err(err, MP_EFORMAT,
-	       "unknown trace format '%s': not a format memprof imports (see 'memprof import "
-	       "--help' for the list, and --format to name one)",
-	       path);
-	return NULL;
+	*in = f; /* the caller closes it; the original stays open */
+	return found;
 }
 
 static int write_meta(struct mp_store *s, const struct mp_importer *imp, const char *in_path,
@@ -81,7 +132,7 @@ int mp_import_file(const char *in_path, const char *out_path, const struct mp_im
 	const char *name = from_stdin ? "<stdin>" : in_path;
 	struct mp_store *s = NULL;
 	struct mp_writer *w = NULL;
-	FILE *in;
+	FILE *in, *original;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
@@ -90,7 +141,8 @@ int mp_import_file(const char *in_path, const char *out_path, const struct mp_im
 	in = from_stdin ? stdin : fopen(in_path, "rb");
 	if (!in)
 		return mp_err(err, MP_EIO, "cannot open '%s': %s", in_path, strerror(errno));
-	if (!imp && !(imp = detect(in, name, err))) {
+	original = in;
+	if (!imp && !(imp = detect(&in, name, err))) {
 		rc = err ? err->code : MP_EFORMAT;
 		goto out;
 	}
@@ -116,7 +168,9 @@ int mp_import_file(const char *in_path, const char *out_path, const struct mp_im
 	}
 out:
 	mp_store_close(s); /* deletes the temporary file of a failed import */
+	if (in != original)
+		fclose(in); /* the replay stream */
 	if (!from_stdin)
-		fclose(in);
+		fclose(original);
 	return rc;
 }

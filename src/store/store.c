@@ -18,10 +18,16 @@
 int mp_store_sqlerr(struct mp_store *s, const char *what)
 {
 	int rc = sqlite3_errcode(s->db), sys = sqlite3_system_errno(s->db);
-	int code = MP_EIO;
+	int ext = sqlite3_extended_errcode(s->db), code = MP_EIO;
 
-	if (rc == SQLITE_FULL)
+	if (rc == SQLITE_FULL || sys == ENOSPC || sys == EFBIG || sys == EDQUOT)
 		code = MP_EFULL;
+	if (!sys && (ext == SQLITE_IOERR_WRITE || ext == SQLITE_IOERR_FSYNC ||
+		     ext == SQLITE_IOERR_TRUNCATE))
+		return mp_err(&s->err, MP_EFULL,
+			      "%s '%s': a write failed (is the disk full, or the file over a size "
+			      "limit?)",
+			      what, s->path);
 	else if (rc == SQLITE_NOMEM)
 		code = MP_ENOMEM;
 	else if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)

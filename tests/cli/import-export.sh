@@ -129,6 +129,24 @@ mp export "$W/pipe.db"
 cp "$OUT" "$W/pipe.csv"
 expect_same_file "$DATA/small.csv" "$W/pipe.csv"
 
+step "import from a pipe without --format"
+# Detection may need to seek: then the import must fail cleanly and say to
+# name the format; if it succeeds, the trace must be right.
+LAST_CMD="cat small.csv | memprof import -o pipe2.db -"
+cat "$DATA/small.csv" | "$MEMPROF" import -o "$W/pipe2.db" - >"$OUT" 2>"$ERR"
+status=$?
+if [ "$status" -eq 0 ]; then
+	mp export "$W/pipe2.db"
+	cp "$OUT" "$W/pipe2.csv"
+	expect_same_file "$DATA/small.csv" "$W/pipe2.csv"
+else
+	expect_status 1
+	expect_one_message "memprof import: "
+	expect_stderr_contains "--format"
+	expect_file_absent "$W/pipe2.db"
+	expect_no_temp_files "$W"
+fi
+
 # --- the default output name ---------------------------------------------------------------
 step "import dir/x.csv writes ./x.db"
 mkdir -p "$W/in/dir" "$W/cwd"
