@@ -12,21 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_BYTES (1 << 20)
-#define N_STACKS 320       /* distinct call stacks, reused */
-#define N_INIT_STACKS 32   /* of which the first are parameter/optimizer sites */
-#define N_STREAMS 3
+#define OUT_BYTES     (1 << 20)
+#define N_STACKS      320 /* distinct call stacks, reused */
+#define N_INIT_STACKS 32  /* of which the first are parameter/optimizer sites */
+#define N_STREAMS     3
 
 enum op { ALLOC, FREE, PREEXISTING, RESERVE, RELEASE, OOM, PHASE_BEGIN, PHASE_END };
 static const char *const op_names[] = {
-	"alloc", "free", "preexisting", "reserve", "release", "oom", "phase_begin", "phase_end",
+    "alloc", "free", "preexisting", "reserve", "release", "oom", "phase_begin", "phase_end",
 };
 
-enum phase { PH_NONE = -1, PH_INIT, PH_DATA, PH_FORWARD, PH_BACKWARD, PH_OPTIMIZER };
-static const char *const phase_names[] = { "init", "data", "forward", "backward", "optimizer" };
+enum phase { PH_NONE = -1, PH_INIT, PH_FORWARD, PH_BACKWARD, PH_OPTIMIZER };
+static const char *const phase_names[] = {"init", "forward", "backward", "optimizer"};
 
 enum api { API_NONE = -1, API_TORCH, API_CUDA_MALLOC, API_CUDA_FREE };
-static const char *const api_names[] = { "torch", "cudaMalloc", "cudaFree" };
+static const char *const api_names[] = {"torch", "cudaMalloc", "cudaFree"};
 
 /* One event, before it is given a timestamp. */
 struct event {
@@ -133,17 +133,20 @@ static int64_t granted(int64_t requested)
 /* ---- stacks ---------------------------------------------------------------- */
 
 static const char *const layers[] = {
-	"linear", "conv2d", "layer_norm", "softmax", "gelu", "dropout", "matmul", "embedding",
-	"scaled_dot_product_attention", "cross_entropy", "add", "mul", "cat", "view_as_real",
+    "linear",        "conv2d",       "layer_norm",
+    "softmax",       "gelu",         "dropout",
+    "matmul",        "embedding",    "scaled_dot_product_attention",
+    "cross_entropy", "add",          "mul",
+    "cat",           "view_as_real",
 };
 static const char *const modules[] = {
-	"nn/linear.py", "nn/conv.py", "nn/norm.py", "nn/activation.py",
-	"nn/functional.py", "model/attention.py", "model/mlp.py", "model/block.py",
+    "nn/linear.py",     "nn/conv.py",         "nn/norm.py",   "nn/activation.py",
+    "nn/functional.py", "model/attention.py", "model/mlp.py", "model/block.py",
 };
 static const char *const natives[] = {
-	"at::native::empty_cuda(c10::ArrayRef<long>, c10::optional<c10::ScalarType>)",
-	"at::cuda::blas::gemm<float>(char, char, long, long, long)",
-	"at::native::(anonymous namespace)::layer_norm_cuda(at::Tensor const&, long)",
+    "at::native::empty_cuda(c10::ArrayRef<long>, c10::optional<c10::ScalarType>)",
+    "at::cuda::blas::gemm<float>(char, char, long, long, long)",
+    "at::native::(anonymous namespace)::layer_norm_cuda(at::Tensor const&, long)",
 };
 
 /* Stack text, outermost frame first: "main@train.py:212;step@train.py:88;...". */
@@ -154,18 +157,18 @@ static char *make_stack(struct gen *g, int i)
 
 	if (i < N_INIT_STACKS)
 		n = snprintf(buf, sizeof(buf), "main@train.py:%d;%s@train.py:%d", 200 + i % 7,
-			     i % 2 ? "build_model" : "make_optimizer", 40 + i);
+		             i % 2 ? "build_model" : "make_optimizer", 40 + i);
 	else
 		n = snprintf(buf, sizeof(buf), "main@train.py:212;step@train.py:%d",
-			     80 + i % 3 * 11);
+		             80 + i % 3 * 11);
 	for (d = 0; d < depth && n < 900; d++)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, ";%s@%s:%d",
-			      layers[rnd(g) % (sizeof(layers) / sizeof(layers[0]))],
-			      modules[rnd(g) % (sizeof(modules) / sizeof(modules[0]))],
-			      (int)rnd_range(g, 20, 2400));
+		              layers[rnd(g) % (sizeof(layers) / sizeof(layers[0]))],
+		              modules[rnd(g) % (sizeof(modules) / sizeof(modules[0]))],
+		              (int)rnd_range(g, 20, 2400));
 	if (i % 20 == 7) /* a native frame: its commas make the field quoted */
 		snprintf(buf + n, sizeof(buf) - (size_t)n, ";%s",
-			 natives[rnd(g) % (sizeof(natives) / sizeof(natives[0]))]);
+		         natives[rnd(g) % (sizeof(natives) / sizeof(natives[0]))]);
 	return strdup(buf);
 }
 
@@ -334,7 +337,7 @@ static void temp_alloc(struct gen *g, struct rank *rk, struct site *t)
 }
 
 static void init_sites(struct gen *g, struct site *s, int n, int small_pct, int large_pct,
-		       int stack_lo, int stack_hi)
+                       int stack_lo, int stack_hi)
 {
 	int i;
 
@@ -355,7 +358,7 @@ static void rank_init(struct gen *g, struct rank *rk, int device)
 	rk->base_address = 0x7f0000000000ULL + ((uint64_t)device << 40);
 	rk->phase = PH_NONE;
 	rk->n_params = (int)rnd_range(g, 120, 220);
-	rk->n_acts = (int)rnd_range(g, 500, 900);
+	rk->n_acts = (int)rnd_range(g, 1000, 1800);
 	rk->params = xmalloc((size_t)rk->n_params * sizeof(struct site));
 	rk->grads = xmalloc((size_t)rk->n_params * sizeof(struct site));
 	rk->moments = xmalloc((size_t)rk->n_params * 2 * sizeof(struct site));
@@ -403,6 +406,8 @@ static void queue_forward(struct gen *g, struct rank *rk)
 	int k;
 
 	phase(rk, PHASE_BEGIN, PH_FORWARD);
+	alloc_site(g, rk, &rk->input[0]);
+	alloc_site(g, rk, &rk->input[1]);
 	for (k = 0; k < rk->n_acts; k++) {
 		int tmp = chance(g, 40);
 
@@ -428,7 +433,8 @@ static void queue_backward(struct gen *g, struct rank *rk)
 		if (tmp)
 			temp_alloc(g, rk, &t);
 		free_site(rk, &rk->acts[k]);
-		if (rk->iter == 0 && (k == rk->n_acts - 1 || (k + 1) * rk->n_params / rk->n_acts != p))
+		if (rk->iter == 0 &&
+		    (k == rk->n_acts - 1 || (k + 1) * rk->n_params / rk->n_acts != p))
 			alloc_site(g, rk, &rk->grads[p]);
 		if (tmp)
 			free_site(rk, &t);
@@ -447,10 +453,8 @@ static void queue_optimizer(struct gen *g, struct rank *rk)
 			alloc_site(g, rk, &rk->moments[2 * i]);
 			alloc_site(g, rk, &rk->moments[2 * i + 1]);
 		}
-		if (chance(g, 30)) {
-			temp_alloc(g, rk, &t);
-			free_site(rk, &t);
-		}
+		temp_alloc(g, rk, &t); /* a foreach kernel's workspace */
+		free_site(rk, &t);
 	}
 	phase(rk, PHASE_END, PH_OPTIMIZER);
 }
@@ -461,7 +465,7 @@ static void queue_rare(struct gen *g, struct rank *rk)
 	struct event *e;
 	int i = (int)(rnd(g) % 8);
 
-	if (rk->iter % 97 == 96) {
+	if (rk->iter % 29 == 28) {
 		e = push(rk, RELEASE);
 		e->id = rk->segment_ids[i];
 		e->size = e->requested = rk->segment_sizes[i];
@@ -473,7 +477,7 @@ static void queue_rare(struct gen *g, struct rank *rk)
 		rk->segment_addrs[i] = e->address = address_for(rk, e->size);
 		e->api = API_CUDA_MALLOC;
 	}
-	if (rk->iter % 389 == 388) {
+	if (rk->iter % 61 == 60) {
 		e = push(rk, OOM);
 		e->size = e->requested = (int64_t)rnd_range(g, 1, 16) << 30;
 		e->device_free = (int64_t)rnd_range(g, 1, 900) << 20;
@@ -489,10 +493,6 @@ static void refill(struct gen *g, struct rank *rk)
 		rk->iter = 0;
 		return;
 	}
-	phase(rk, PHASE_BEGIN, PH_DATA);
-	alloc_site(g, rk, &rk->input[0]);
-	alloc_site(g, rk, &rk->input[1]);
-	phase(rk, PHASE_END, PH_DATA);
 	queue_forward(g, rk);
 	queue_backward(g, rk);
 	queue_optimizer(g, rk);
@@ -507,8 +507,8 @@ static void refill(struct gen *g, struct rank *rk)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gen_csv_trace [-n EVENTS] [-o FILE] [--seed N] [--devices 1|2]\n\n"
-		   "Write a synthetic memprof CSV trace of EVENTS events (default 1000000)\n"
-		   "to FILE (default standard output).  The same seed gives the same bytes.\n");
+	           "Write a synthetic memprof CSV trace of EVENTS events (default 1000000)\n"
+	           "to FILE (default standard output).  The same seed gives the same bytes.\n");
 }
 
 static int64_t number(const char *s, const char *what)
@@ -526,13 +526,13 @@ static int64_t number(const char *s, const char *what)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "devices", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"seed", required_argument, NULL, 's'},
+	    {"devices", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct gen g = { 0 };
-	struct rank ranks[2] = { { 0 } };
+	struct gen g = {0};
+	struct rank ranks[2] = {{0}};
 	int64_t n_events = 1000000, i;
 	int ch, n_devices = 2, d;
 
@@ -581,7 +581,7 @@ int main(int argc, char **argv)
 		ranks[d].iter = -1;
 	}
 	put_str(&g, "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,"
-		    "stack\n");
+	            "stack\n");
 	for (i = 0; i < n_events; i++) {
 		struct rank *rk = &ranks[n_devices == 1 ? 0 : rnd(&g) & 1];
 

@@ -29,7 +29,8 @@ die() {
 
 cleanup() {
 	if [ "${KEEP:-0}" != 1 ]; then
-		rm -f "$OUT"/trace-*.csv "$OUT"/memprof.db "$OUT"/floor.db "$OUT"/*.db-journal
+		rm -f "$OUT"/trace-*.csv "$OUT"/memprof.db "$OUT"/memprof.db.tmp-* "$OUT"/floor.db \
+			"$OUT"/floor.db-journal
 	fi
 }
 
@@ -56,7 +57,7 @@ for n in "$@"; do
 	esac
 done
 [ -x "$MEMPROF" ] || die "cannot run memprof '$MEMPROF': not an executable file (build it, or set MEMPROF)"
-[ -x "$GEN" ] && [ -x "$MEASURE" ] || die "missing '$GEN' or '$MEASURE': run 'make bench' from the build directory"
+{ [ -x "$GEN" ] && [ -x "$MEASURE" ]; } || die "missing '$GEN' or '$MEASURE': run 'make bench' from the build directory"
 command -v "$SQLITE3" >/dev/null 2>&1 || die "cannot find '$SQLITE3' in PATH: the floor needs the sqlite3 shell"
 
 mkdir -p "$OUT" || die "cannot create '$OUT'"

@@ -20,11 +20,11 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: measure [-o FILE] [--] COMMAND [ARG...]\n\n"
-		   "Run COMMAND and print, once it ends, one line:\n"
-		   "  wall_s=SECONDS user_s=SECONDS sys_s=SECONDS maxrss_kib=KIB status=N\n"
-		   "to standard error, or to FILE with -o (appended).  status is the exit\n"
-		   "status, or 128+SIGNAL when killed; measure exits with the same value\n"
-		   "(127 when COMMAND cannot be run).\n");
+	           "Run COMMAND and print, once it ends, one line:\n"
+	           "  wall_s=SECONDS user_s=SECONDS sys_s=SECONDS maxrss_kib=KIB status=N\n"
+	           "to standard error, or to FILE with -o (appended).  status is the exit\n"
+	           "status, or 128+SIGNAL when killed; measure exits with the same value\n"
+	           "(127 when COMMAND cannot be run).\n");
 }
 
 static double seconds(struct timeval tv)
@@ -76,15 +76,15 @@ int main(int argc, char **argv)
 	while (wait4(pid, &wstatus, 0, &ru) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "measure: cannot wait for '%s': %s\n", argv[optind],
-				strerror(errno));
+			        strerror(errno));
 			return 2;
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	fprintf(out, "wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kib=%ld status=%d\n",
-		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_maxrss, status);
+	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	        seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_maxrss, status);
 	if (out != stderr && fclose(out) != 0) {
 		fprintf(stderr, "measure: cannot write '%s': %s\n", report, strerror(errno));
 		return 2;
