@@ -3,6 +3,7 @@
  * dispatch to src/cmd/.  "did you mean" for mistyped commands.
  */
 #include "cmd/cmd.h"
+#include "util/cleanup.h"
 #include "util/suggest.h"
 
 #include <stdio.h>
@@ -70,6 +71,7 @@ int main(int argc, char **argv)
 	const char *arg = argc > 1 ? argv[1] : NULL;
 
 	mp_cmd_set_line(argc, argv);
+	mp_cleanup_on_signals();
 	if (!arg) {
 		usage(stderr);
 		return MP_EXIT_USAGE;

@@ -20,7 +20,8 @@ const char *const mp_csv_column_names[MP_CSV_N_COLUMNS] = {
 };
 
 struct field {
-	size_t off, len;
+	const char *ptr; /* set when the record is complete */
+	size_t off, len; /* off: into scratch, while scanning a quoted record */
 	int64_t line, col;
 };
 
@@ -125,13 +126,84 @@ static void field_end(struct mp_csv_reader *r, int strip_cr)
 }
 
 enum { FIELD_START, UNQUOTED, QUOTED, AFTER_QUOTE };
+enum { FAST_NO, FAST_RECORD, FAST_SKIPPED };
+
+/*
+ * The fast path: a whole line in the buffer with no quote in it is split in
+ * place, fields pointing into the buffer (valid until the next record).
+ * Anything else (quotes, a line across the buffer's end) takes the slow path.
+ */
+static int scan_fast(struct mp_csv_reader *r)
+{
+	const char *start = (const char *)r->buf + r->buf_pos;
+	const char *end = (const char *)r->buf + r->buf_len, *nl, *line_end, *p, *q;
+
+	nl = memchr(start, '\n', (size_t)(end - start));
+	if (!nl)
+		return FAST_NO;
+	line_end = nl > start && nl[-1] == '\r' ? nl - 1 : nl;
+	if (line_end == start || *start == '#') { /* blank or comment line */
+		r->buf_pos += (size_t)(nl - start) + 1;
+		r->line++;
+		return FAST_SKIPPED;
+	}
+	r->n_fields = 0;
+	r->too_many = 0;
+	for (p = start;; p = q + 1) {
+		for (q = p; q < line_end && *q != ','; q++)
+			if (*q == '"')
+				return FAST_NO; /* quoted fields: the slow path */
+		if (r->n_fields < MAX_FIELDS) {
+			struct field *f = &r->fields[r->n_fields++];
+
+			f->ptr = p;
+			f->len = (size_t)(q - p);
+			f->line = r->line;
+			f->col = (int64_t)(p - start) + 1;
+		} else {
+			r->too_many = 1;
+		}
+		if (q == line_end)
+			break;
+	}
+	r->record_line = r->line;
+	r->buf_pos += (size_t)(nl - start) + 1;
+	r->line++;
+	r->col = 1;
+	return FAST_RECORD;
+}
+
+/* Point the fields of a record scanned by the slow path into scratch. */
+static int fields_done(struct mp_csv_reader *r)
+{
+	int i;
+
+	for (i = 0; i < r->n_fields; i++)
+		r->fields[i].ptr = r->scratch + r->fields[i].off;
+	return 1;
+}
 
 /* Scan one record into fields.  1 record, 0 end of input, < 0 error. */
 static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 {
-	int state = FIELD_START, c, started = 0;
+	int state = FIELD_START, c, started = 0, fast;
 	int64_t qline = 0, qcol = 0;
 
+	for (;;) {
+		if (r->buf_pos == r->buf_len) {
+			int rc = fill(r, err);
+
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				break; /* the slow path sees the end */
+		}
+		fast = scan_fast(r);
+		if (fast == FAST_RECORD)
+			return 1;
+		if (fast == FAST_NO)
+			break;
+	}
 	r->scratch_len = 0;
 	r->n_fields = 0;
 	r->too_many = 0;
@@ -153,7 +225,7 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 			if (state == FIELD_START) /* the file ends right after a ',' */
 				field_begin(r, line, col);
 			field_end(r, state != AFTER_QUOTE);
-			return 1;
+			return fields_done(r);
 		}
 		if (!started && c == '#') { /* comment line */
 			while ((c = next_byte(r, err)) >= 0 && c != '\n')
@@ -185,7 +257,7 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 				state = FIELD_START;
 			} else if (c == '\n') {
 				field_end(r, 1);
-				return 1;
+				return fields_done(r);
 			} else if (c == '"') {
 				return mp_err(err, MP_EFORMAT,
 					      "stray quote '%s:%lld:%lld': a field with '\"' in it "
@@ -211,7 +283,7 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 				state = FIELD_START;
 			} else if (c == '\n') {
 				field_end(r, 0);
-				return 1;
+				return fields_done(r);
 			} else if (c != '\r') {
 				return mp_err(err, MP_EFORMAT,
 					      "text after closing quote '%s:%lld:%lld': expected ',' "
@@ -223,8 +295,10 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 	}
 }
 
-static void trim(const char **s, size_t *n)
+static inline void trim(const char **s, size_t *n)
 {
+	if (*n && **s != ' ' && **s != '\t' && (*s)[*n - 1] != ' ' && (*s)[*n - 1] != '\t')
+		return; /* the common case: nothing to trim */
 	while (*n && (**s == ' ' || **s == '\t')) {
 		(*s)++;
 		(*n)--;
@@ -251,7 +325,7 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 	for (c = 0; c < MP_CSV_N_COLUMNS; c++)
 		r->column_field[c] = -1;
 	for (i = 0; i < r->n_fields; i++) {
-		const char *s = r->scratch + r->fields[i].off;
+		const char *s = r->fields[i].ptr;
 		size_t n = r->fields[i].len;
 
 		trim(&s, &n);
@@ -330,7 +404,7 @@ static void column_text(const struct mp_csv_reader *r, int c, const char **s, si
 		*n = 0;
 		return;
 	}
-	*s = r->scratch + r->fields[i].off;
+	*s = r->fields[i].ptr;
 	*n = r->fields[i].len;
 }
 
@@ -342,7 +416,7 @@ static int value_error(const struct mp_csv_reader *r, int c, const char *expecte
 	size_t i, n = f->len < 40 ? f->len : 40;
 
 	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)r->scratch[f->off + i];
+		unsigned char ch = (unsigned char)f->ptr[i];
 
 		shown[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
 	}
@@ -385,9 +459,9 @@ static int parse_u64(const char *s, size_t n, int hex_ok, uint64_t *out)
 	for (; i < n; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return -1;
-		if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
 			return -2;
-		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
 	*out = v;
 	return 0;

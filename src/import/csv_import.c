@@ -21,6 +21,9 @@ struct csv_import {
 	struct mp_intmap processes;     /* pid -> process id */
 	struct mp_intmap devices;       /* process id << 32 | ordinal -> 1 */
 	struct mp_strmap stacks;        /* stack text -> stack id */
+	const char *last_stack;         /* the map's copy of the last stack text */
+	size_t last_stack_len;
+	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
 };
@@ -56,8 +59,14 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	struct mp_error perr;
 	int64_t id;
 
-	if (mp_strmap_get(&ci->stacks, row->stack, row->stack_len, &id))
+	if (ci->last_stack && row->stack_len == ci->last_stack_len &&
+	    memcmp(row->stack, ci->last_stack, row->stack_len) == 0)
+		return ci->last_stack_id; /* consecutive events often share a stack */
+	if (mp_strmap_get_key(&ci->stacks, row->stack, row->stack_len, &id, &ci->last_stack)) {
+		ci->last_stack_len = row->stack_len;
+		ci->last_stack_id = id;
 		return id;
+	}
 	if (mp_stack_text_parse(row->stack, row->stack_len, &ci->frames, &perr) < 0)
 		return mp_err(err, MP_EFORMAT, "invalid stack '%s:%lld:%lld': %s", ci->path,
 			      (long long)row->line, (long long)row->stack_col, perr.msg);
@@ -66,8 +75,10 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	id = mp_writer_stack(ci->w, &stack);
 	if (id < 0)
 		return id;
-	if (mp_strmap_put(&ci->stacks, row->stack, row->stack_len, id, NULL) < 0)
+	if (mp_strmap_put(&ci->stacks, row->stack, row->stack_len, id, &ci->last_stack) < 0)
 		return mp_err(err, MP_ENOMEM, "out of memory");
+	ci->last_stack_len = row->stack_len;
+	ci->last_stack_id = id;
 	return id;
 }
 

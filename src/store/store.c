@@ -4,6 +4,7 @@
  * to a temporary file that only mp_store_commit renames into place.
  */
 #include "store/store_internal.h"
+#include "util/cleanup.h"
 #include "util/outfile.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ static struct mp_store *store_new(const char *path)
 
 	if (!s)
 		return NULL;
+	s->cleanup_slot = -1;
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);
@@ -61,6 +63,7 @@ static struct mp_store *store_new(const char *path)
 
 static void store_free(struct mp_store *s)
 {
+	mp_cleanup_forget(s->cleanup_slot);
 	if (s->db)
 		sqlite3_close(s->db);
 	free(s->path);
@@ -112,7 +115,8 @@ static int open_db(struct mp_store *s, int flags)
 {
 	if (s->db)
 		sqlite3_close(s->db);
-	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK)
+	/* a store handle is used by one thread: no SQLite mutexes */
+	if (sqlite3_open_v2(s->path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot open trace");
 	sqlite3_extended_result_codes(s->db, 0);
 	return 0;
@@ -199,6 +203,7 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 	}
 	mp_file_default_mode(fd);
 	close(fd);
+	s->cleanup_slot = mp_cleanup_remember(s->temp_path);
 	free(s->path);
 	s->path = s->temp_path; /* SQLite opens the temporary file */
 	s->temp_path = strdup(s->path);

@@ -7,10 +7,13 @@
 #include "store/store_internal.h"
 #include "util/strmap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
+#define BATCH_ROWS 64     /* events per multi-row INSERT */
+#define EVENT_COLUMNS 14
 
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
 
@@ -28,6 +31,9 @@ static const char *const sql[N_ST] = {
 struct mp_writer {
 	struct mp_store *s;
 	sqlite3_stmt *st[N_ST];
+	sqlite3_stmt *batch; /* INSERT of BATCH_ROWS events at once */
+	struct memprof_event pending[BATCH_ROWS];
+	int n_pending;
 	struct mp_strmap phases, apis, frames, stacks;
 	int64_t n_events, in_transaction;
 	int failed;
@@ -37,6 +43,25 @@ static int fail(struct mp_writer *w)
 {
 	w->failed = 1;
 	return mp_store_sqlerr(w->s, "cannot write trace");
+}
+
+static int prepare_batch(struct mp_writer *w)
+{
+	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	char text[32 + BATCH_ROWS * sizeof(row)];
+	size_t len = 0;
+	int i;
+
+	len += (size_t)snprintf(text, sizeof(text), "INSERT INTO events VALUES");
+	for (i = 0; i < BATCH_ROWS; i++) {
+		memcpy(text + len, row + (i == 0), sizeof(row) - 1 - (i == 0));
+		len += sizeof(row) - 1 - (i == 0);
+	}
+	text[len] = 0;
+	return sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT, &w->batch,
+				  NULL) == SQLITE_OK
+		       ? 0
+		       : -1;
 }
 
 int mp_writer_open(struct mp_store *s, struct mp_writer **out)
@@ -59,6 +84,11 @@ int mp_writer_open(struct mp_store *s, struct mp_writer **out)
 			mp_writer_close(w);
 			return s->err.code;
 		}
+	}
+	if (prepare_batch(w) < 0) {
+		fail(w);
+		mp_writer_close(w);
+		return s->err.code;
 	}
 	if (mp_store_exec(s, "BEGIN;") < 0) {
 		mp_writer_close(w);
@@ -209,32 +239,59 @@ int mp_writer_device(struct mp_writer *w, const struct memprof_device *d)
 	return step(w, st);
 }
 
+/* Bind ev to the 14 parameters of one row, starting at parameter base + 1. */
+static void bind_event(sqlite3_stmt *st, int base, const struct memprof_event *ev)
+{
+	sqlite3_bind_int64(st, base + 1, ev->seq);
+	sqlite3_bind_int64(st, base + 2, ev->ts_ns);
+	sqlite3_bind_int(st, base + 3, ev->op);
+	sqlite3_bind_int64(st, base + 4, ev->alloc_id);
+	sqlite3_bind_int64(st, base + 5, ev->size_bytes);
+	sqlite3_bind_int64(st, base + 6, ev->requested_bytes);
+	sqlite3_bind_int64(st, base + 7, (int64_t)ev->address);
+	sqlite3_bind_int(st, base + 8, ev->device);
+	sqlite3_bind_int64(st, base + 9, (int64_t)ev->stream);
+	sqlite3_bind_int64(st, base + 10, ev->process_id);
+	bind_opt_int(st, base + 11, ev->phase_id, 0);
+	bind_opt_int(st, base + 12, ev->stack_id, 0);
+	bind_opt_int(st, base + 13, ev->api_id, 0);
+	bind_opt_int(st, base + 14, ev->device_free_bytes, -1);
+}
+
+/* Insert the pending events: one multi-row INSERT when the batch is full,
+ * one row at a time for the remainder at the end. */
+static int flush_pending(struct mp_writer *w)
+{
+	int i;
+
+	if (w->n_pending == BATCH_ROWS) {
+		for (i = 0; i < BATCH_ROWS; i++)
+			bind_event(w->batch, i * EVENT_COLUMNS, &w->pending[i]);
+		if (step(w, w->batch) < 0)
+			return w->s->err.code;
+	} else {
+		for (i = 0; i < w->n_pending; i++) {
+			bind_event(w->st[ST_EVENT], 0, &w->pending[i]);
+			if (step(w, w->st[ST_EVENT]) < 0)
+				return w->s->err.code;
+		}
+	}
+	w->n_pending = 0;
+	return 0;
+}
+
 int mp_writer_event(struct mp_writer *w, struct memprof_event *ev)
 {
-	sqlite3_stmt *st = w->st[ST_EVENT];
-
 	if (w->failed)
 		return w->s->err.code;
 	ev->seq = ++w->n_events;
-	sqlite3_bind_int64(st, 1, ev->seq);
-	sqlite3_bind_int64(st, 2, ev->ts_ns);
-	sqlite3_bind_int(st, 3, ev->op);
-	sqlite3_bind_int64(st, 4, ev->alloc_id);
-	sqlite3_bind_int64(st, 5, ev->size_bytes);
-	sqlite3_bind_int64(st, 6, ev->requested_bytes);
-	sqlite3_bind_int64(st, 7, (int64_t)ev->address);
-	sqlite3_bind_int(st, 8, ev->device);
-	sqlite3_bind_int64(st, 9, (int64_t)ev->stream);
-	sqlite3_bind_int64(st, 10, ev->process_id);
-	bind_opt_int(st, 11, ev->phase_id, 0);
-	bind_opt_int(st, 12, ev->stack_id, 0);
-	bind_opt_int(st, 13, ev->api_id, 0);
-	bind_opt_int(st, 14, ev->device_free_bytes, -1);
-	if (step(w, st) < 0)
+	w->pending[w->n_pending++] = *ev;
+	if (w->n_pending == BATCH_ROWS && flush_pending(w) < 0)
 		return w->s->err.code;
 	if (++w->in_transaction == EVENTS_PER_TRANSACTION) {
 		w->in_transaction = 0;
-		if (mp_store_exec(w->s, "COMMIT; BEGIN;") < 0) {
+		if ((w->n_pending && flush_pending(w) < 0) ||
+		    mp_store_exec(w->s, "COMMIT; BEGIN;") < 0) {
 			w->failed = 1;
 			return w->s->err.code;
 		}
@@ -254,10 +311,14 @@ const struct mp_error *mp_writer_error(const struct mp_writer *w)
 
 int mp_writer_close(struct mp_writer *w)
 {
-	int i, rc = w->failed ? w->s->err.code : 0;
+	int i, rc;
 
+	if (!w->failed && w->n_pending)
+		flush_pending(w);
+	rc = w->failed ? w->s->err.code : 0;
 	for (i = 0; i < N_ST; i++)
 		sqlite3_finalize(w->st[i]);
+	sqlite3_finalize(w->batch);
 	if (sqlite3_get_autocommit(w->s->db) == 0) {
 		if (rc == 0)
 			rc = mp_store_exec(w->s, "COMMIT;");

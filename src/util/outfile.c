@@ -2,6 +2,7 @@
  * util/outfile.c - temporary file, then rename: no half-written outputs.
  */
 #include "util/outfile.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 	int fd;
 
 	memset(o, 0, sizeof(*o));
+	o->cleanup_slot = -1;
 	if (strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
@@ -51,6 +53,7 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		return mp_err(err, e == ENOSPC ? MP_EFULL : MP_EIO, "cannot create '%s': %s", path,
 			      strerror(e));
 	}
+	o->cleanup_slot = mp_cleanup_remember(o->temp_path);
 	return 0;
 }
 
@@ -95,6 +98,8 @@ int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
 		mp_outfile_abort(o);
 		return rc;
 	}
+	mp_cleanup_forget(o->cleanup_slot);
+	o->cleanup_slot = -1;
 	free(o->path);
 	free(o->temp_path);
 	o->path = o->temp_path = NULL;
@@ -108,6 +113,8 @@ void mp_outfile_abort(struct mp_outfile *o)
 	o->f = NULL;
 	if (o->temp_path)
 		unlink(o->temp_path);
+	mp_cleanup_forget(o->cleanup_slot);
+	o->cleanup_slot = -1;
 	free(o->path);
 	free(o->temp_path);
 	o->path = o->temp_path = NULL;

@@ -15,6 +15,7 @@ struct mp_outfile {
 	char *path;      /* destination, or NULL for standard output */
 	char *temp_path; /* where it is written until commit */
 	int overwrite;
+	int cleanup_slot; /* the temporary file is deleted if a signal kills us */
 };
 
 /* Give a file made by mkstemp (mode 0600) the mode a new file gets: 0666

@@ -14,15 +14,20 @@ struct mp_strmap_entry {
 	char key[]; /* len bytes and a NUL */
 };
 
+/* Eight bytes at a time: keys are stack texts of a hundred bytes and more. */
 static uint64_t hash_bytes(const char *p, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, w;
+	size_t i = 0;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3ULL;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
 	}
+	w = 0;
+	memcpy(&w, p + i, len - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 29);
 }
 
@@ -69,6 +74,12 @@ static int grow(struct mp_strmap *m)
 
 int mp_strmap_get(const struct mp_strmap *m, const char *key, size_t len, int64_t *val)
 {
+	return mp_strmap_get_key(m, key, len, val, NULL);
+}
+
+int mp_strmap_get_key(const struct mp_strmap *m, const char *key, size_t len, int64_t *val,
+		      const char **stored)
+{
 	uint64_t h;
 	size_t i;
 
@@ -81,6 +92,8 @@ int mp_strmap_get(const struct mp_strmap *m, const char *key, size_t len, int64_
 		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) {
 			if (val)
 				*val = e->val;
+			if (stored)
+				*stored = e->key;
 			return 1;
 		}
 	}

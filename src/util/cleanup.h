@@ -1,0 +1,18 @@
+/*
+ * util/cleanup.h - files to delete if the process is killed by a signal:
+ * the temporary file of a trace or output being written.  One slot per
+ * kind of output is enough: a command writes at most a few at a time.
+ */
+#ifndef MP_UTIL_CLEANUP_H
+#define MP_UTIL_CLEANUP_H
+
+#define MP_CLEANUP_SLOTS 4
+
+/* Remember path (copied) until mp_cleanup_forget; returns a slot or -1. */
+int mp_cleanup_remember(const char *path);
+void mp_cleanup_forget(int slot);
+/* Install handlers for SIGINT, SIGTERM, SIGHUP and SIGPIPE that delete the
+ * remembered files, then die of the same signal. */
+void mp_cleanup_on_signals(void);
+
+#endif
