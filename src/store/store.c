@@ -194,7 +194,7 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 			store_free(s);
 		return mp_err(err, MP_ENOMEM, "out of memory creating '%s'", path);
 	}
-	fd = mkstemp(s->temp_path);
+	fd = mp_cleanup_mkstemp(s->temp_path, &s->cleanup_slot);
 	if (fd < 0) {
 		mp_err(err, errno == ENOSPC ? MP_EFULL : MP_EIO, "cannot create trace '%s': %s",
 		       path, strerror(errno));
@@ -203,7 +203,6 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 	}
 	mp_file_default_mode(fd);
 	close(fd);
-	s->cleanup_slot = mp_cleanup_remember(s->temp_path);
 	free(s->path);
 	s->path = s->temp_path; /* SQLite opens the temporary file */
 	s->temp_path = strdup(s->path);

@@ -5,6 +5,7 @@
 #include "util/cleanup.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,19 @@ int mp_cleanup_remember(const char *path)
 		}
 	}
 	return -1;
+}
+
+int mp_cleanup_mkstemp(char *template, int *slot)
+{
+	sigset_t all, old;
+	int fd;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	fd = mkstemp(template);
+	*slot = fd >= 0 ? mp_cleanup_remember(template) : -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return fd;
 }
 
 void mp_cleanup_forget(int slot)

@@ -8,6 +8,9 @@
 
 #define MP_CLEANUP_SLOTS 4
 
+/* mkstemp(template), with the new file remembered in *slot (or -1) before
+ * any signal can be delivered: no window where it exists but is unknown. */
+int mp_cleanup_mkstemp(char *template, int *slot);
 /* Remember path (copied) until mp_cleanup_forget; returns a slot or -1. */
 int mp_cleanup_remember(const char *path);
 void mp_cleanup_forget(int slot);

@@ -39,7 +39,7 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		o->temp_path = NULL;
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
-	fd = mkstemp(o->temp_path);
+	fd = mp_cleanup_mkstemp(o->temp_path, &o->cleanup_slot);
 	if (fd < 0 || mp_file_default_mode(fd) < 0 || !(o->f = fdopen(fd, "w"))) {
 		int e = errno;
 
@@ -47,13 +47,14 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 			close(fd);
 			unlink(o->temp_path);
 		}
+		mp_cleanup_forget(o->cleanup_slot);
+		o->cleanup_slot = -1;
 		free(o->path);
 		free(o->temp_path);
 		o->path = o->temp_path = NULL;
 		return mp_err(err, e == ENOSPC ? MP_EFULL : MP_EIO, "cannot create '%s': %s", path,
 			      strerror(e));
 	}
-	o->cleanup_slot = mp_cleanup_remember(o->temp_path);
 	return 0;
 }
 
