@@ -47,7 +47,14 @@ static uint64_t pack(int64_t size, const struct mp_device_peak *d, const struct 
 {
 	uint64_t slot = d ? (uint64_t)(d - s->devices) : NO_SLOT;
 
-	return (slot << SIZE_BITS) | ((uint64_t)size & ((1ULL << SIZE_BITS) - 1));
+	return (slot << SIZE_BITS) | (uint64_t)size;
+}
+
+/* Sizes of 2^56 bytes and more do not fit a packed entry: they are refused
+ * (64 PiB is far beyond any device) rather than silently truncated. */
+static int size_fits(int64_t size)
+{
+	return size >= 0 && (uint64_t)size < (1ULL << SIZE_BITS);
 }
 
 static void account(struct mp_summary *s, struct mp_device_peak *d, const struct memprof_event *ev,
@@ -92,6 +99,10 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
+		if (!size_fits(ev->size_bytes)) {
+			s->oversized_seq = ev->seq;
+			return MP_EFORMAT;
+		}
 		d = device_slot(s, ev->device);
 		if (mp_intmap_put(live, key, pack(ev->size_bytes, d, s)) < 0)
 			return MP_ENOMEM;

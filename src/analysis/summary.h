@@ -33,6 +33,8 @@ struct mp_summary {
 	struct mp_device_peak devices[MP_SUMMARY_MAX_DEVICES];
 	int n_devices;
 	int devices_truncated; /* more devices than MP_SUMMARY_MAX_DEVICES */
+	int64_t oversized_seq; /* the event that stopped the run with MP_EFORMAT: an
+				  allocation of 2^56 bytes or more */
 	struct mp_live_sets live; /* private: alloc id -> size, per process */
 };
 

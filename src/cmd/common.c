@@ -28,7 +28,7 @@ static const char *hint_for(const struct mp_error *e)
 	case MP_ENEWER:
 		return "this trace was written by a newer memprof; install that version to read it";
 	case MP_ENOTTRACE:
-		return "memprof reads traces made by 'memprof record' or 'memprof import'";
+		return "memprof reads the trace databases it writes itself (see 'memprof import')";
 	case MP_EFULL:
 		return "free some space or write elsewhere";
 	default:

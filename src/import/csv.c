@@ -235,7 +235,7 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 			r->record_line = r->line;
 			continue;
 		}
-		if (!started && (c == '\n' || c == '\r')) { /* blank line */
+		if (!started && c == '\n') { /* blank line */
 			r->record_line = r->line;
 			continue;
 		}
@@ -307,12 +307,24 @@ static inline void trim(const char **s, size_t *n)
 		(*n)--;
 }
 
+/* The next record that is not a blank line: a line holding only "\r" scans
+ * as one empty field on the slow path; the fast path skips it itself. */
+static int next_record(struct mp_csv_reader *r, struct mp_error *err)
+{
+	int rc;
+
+	do
+		rc = scan_record(r, err);
+	while (rc == 1 && r->n_fields == 1 && r->fields[0].len == 0);
+	return rc;
+}
+
 static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 {
 	static const int required[] = { MP_CSV_TS_NS, MP_CSV_OP, MP_CSV_ID, MP_CSV_SIZE };
 	int rc, i, c;
 
-	rc = scan_record(r, err);
+	rc = next_record(r, err);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -598,7 +610,7 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 
 int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error *err)
 {
-	int rc = scan_record(r, err);
+	int rc = next_record(r, err);
 
 	if (rc <= 0)
 		return rc;

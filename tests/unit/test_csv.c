@@ -159,6 +159,19 @@ Test(csv, end_of_file_without_newline)
 		     "wrong number of fields 't.csv:3': expected 4 as in the header, found 2");
 }
 
+Test(csv, carriage_return_lines_alike_on_both_paths)
+{
+	struct parsed p;
+
+	/* a line that is only "\r" is blank on the fast and the slow path */
+	parse("ts_ns,op,id,size,phase\n\r\n1,alloc,1,8,\"q\"\n\r\n2,alloc,2,8,x\n", &p);
+	cr_assert_eq(p.rc, 0, "%s", p.err.msg);
+	cr_assert_eq(p.n, 2);
+	/* a "\r" that starts a line belongs to its first field on both paths */
+	expect_error("ts_ns,op,id,size\n\r1,alloc,1,10\n", "invalid ts_ns 't.csv:2:1'");
+	expect_error("ts_ns,op,id,size\n\r1,alloc,1,\"10\"\n", "invalid ts_ns 't.csv:2:1'");
+}
+
 Test(csv, probe)
 {
 	const char *good = "# x\nts_ns,op,id,size\n";

@@ -75,6 +75,19 @@ Test(summary, free_is_charged_to_the_device_of_its_alloc)
 	cr_assert_eq(sum.devices[1].live_bytes, 10);
 }
 
+Test(summary, refuses_sizes_it_cannot_count)
+{
+	struct memprof_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.ev.seq = 1;
+	rec.ev.op = MEMPROF_OP_ALLOC;
+	rec.ev.alloc_id = 1;
+	rec.ev.size_bytes = 1LL << 56;
+	cr_assert_eq(c.on_record(c.ctx, &rec), MP_EFORMAT);
+	cr_assert_eq(sum.oversized_seq, 1);
+}
+
 Test(summary, ids_are_per_process_and_unmatched_frees_counted)
 {
 	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);
