@@ -19,7 +19,7 @@
 
 enum op { ALLOC, FREE, PREEXISTING, RESERVE, RELEASE, OOM, PHASE_BEGIN, PHASE_END };
 static const char *const op_names[] = {
-    "alloc", "free", "preexisting", "reserve", "release", "oom", "phase_begin", "phase_end",
+        "alloc", "free", "preexisting", "reserve", "release", "oom", "phase_begin", "phase_end",
 };
 
 enum phase { PH_NONE = -1, PH_INIT, PH_FORWARD, PH_BACKWARD, PH_OPTIMIZER };
@@ -133,20 +133,20 @@ static int64_t granted(int64_t requested)
 /* ---- stacks ---------------------------------------------------------------- */
 
 static const char *const layers[] = {
-    "linear",        "conv2d",       "layer_norm",
-    "softmax",       "gelu",         "dropout",
-    "matmul",        "embedding",    "scaled_dot_product_attention",
-    "cross_entropy", "add",          "mul",
-    "cat",           "view_as_real",
+        "linear",        "conv2d",       "layer_norm",
+        "softmax",       "gelu",         "dropout",
+        "matmul",        "embedding",    "scaled_dot_product_attention",
+        "cross_entropy", "add",          "mul",
+        "cat",           "view_as_real",
 };
 static const char *const modules[] = {
-    "nn/linear.py",     "nn/conv.py",         "nn/norm.py",   "nn/activation.py",
-    "nn/functional.py", "model/attention.py", "model/mlp.py", "model/block.py",
+        "nn/linear.py",     "nn/conv.py",         "nn/norm.py",   "nn/activation.py",
+        "nn/functional.py", "model/attention.py", "model/mlp.py", "model/block.py",
 };
 static const char *const natives[] = {
-    "at::native::empty_cuda(c10::ArrayRef<long>, c10::optional<c10::ScalarType>)",
-    "at::cuda::blas::gemm<float>(char, char, long, long, long)",
-    "at::native::(anonymous namespace)::layer_norm_cuda(at::Tensor const&, long)",
+        "at::native::empty_cuda(c10::ArrayRef<long>, c10::optional<c10::ScalarType>)",
+        "at::cuda::blas::gemm<float>(char, char, long, long, long)",
+        "at::native::(anonymous namespace)::layer_norm_cuda(at::Tensor const&, long)",
 };
 
 /* Stack text, outermost frame first: "main@train.py:212;step@train.py:88;...". */
@@ -526,10 +526,10 @@ static int64_t number(const char *s, const char *what)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"seed", required_argument, NULL, 's'},
-	    {"devices", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	        {"seed", required_argument, NULL, 's'},
+	        {"devices", required_argument, NULL, 'd'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	struct gen g = {0};
 	struct rank ranks[2] = {{0}};

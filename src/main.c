@@ -10,9 +10,9 @@
 #include <string.h>
 
 static const struct mp_cmd *const commands[] = {
-	&mp_cmd_import,
-	&mp_cmd_export,
-	&mp_cmd_info,
+        &mp_cmd_import,
+        &mp_cmd_export,
+        &mp_cmd_info,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -20,12 +20,14 @@ static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: memprof [--help] [--version] <command> [options]\n\n"
-		     "GPU memory profiler: record, import, analyze and replay allocation traces.\n\n"
-		     "commands:\n");
+	fprintf(out,
+	        "usage: memprof [--help] [--version] <command> [options]\n\n"
+	        "GPU memory profiler: record, import, analyze and replay allocation traces.\n\n"
+	        "commands:\n");
 	for (i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-	fprintf(out, "\n'memprof <command> --help' describes a command; man memprof(1) has more.\n");
+	fprintf(out,
+	        "\n'memprof <command> --help' describes a command; man memprof(1) has more.\n");
 }
 
 static const struct mp_cmd *find(const char *name)

@@ -49,9 +49,9 @@ struct memprof_stack {
  * Ids (process_id, phase_id, stack_id, api_id) are 0 when absent.
  */
 struct memprof_event {
-	int64_t seq;               /* position in the trace, from 1 */
-	int64_t ts_ns;             /* monotonic timestamp, nanoseconds */
-	int op;                    /* enum memprof_op */
+	int64_t seq;   /* position in the trace, from 1 */
+	int64_t ts_ns; /* monotonic timestamp, nanoseconds */
+	int op;        /* enum memprof_op */
 	int64_t alloc_id;
 	int64_t size_bytes;
 	int64_t requested_bytes;
@@ -67,10 +67,10 @@ struct memprof_event {
 
 /* A process of the traced job (the processes table). */
 struct memprof_process {
-	int64_t id; /* row id, referenced by events */
-	int64_t pid, ppid;   /* ppid 0 when unknown */
-	const char *host;    /* NULL when unknown */
-	int64_t rank;        /* -1 when unknown, as are local_rank and world_size */
+	int64_t id;        /* row id, referenced by events */
+	int64_t pid, ppid; /* ppid 0 when unknown */
+	const char *host;  /* NULL when unknown */
+	int64_t rank;      /* -1 when unknown, as are local_rank and world_size */
 	int64_t local_rank;
 	int64_t world_size;
 	const char *command; /* NULL when unknown */
@@ -80,7 +80,7 @@ struct memprof_process {
 struct memprof_device {
 	int64_t process_id;
 	int32_t ordinal;
-	const char *name;    /* NULL when unknown, as is uuid */
+	const char *name; /* NULL when unknown, as is uuid */
 	const char *uuid;
 	int64_t total_bytes; /* 0 when unknown */
 };

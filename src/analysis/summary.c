@@ -41,7 +41,7 @@ static struct mp_device_peak *device_slot(struct mp_summary *s, int32_t device)
  * its allocation, whatever device its own record names.
  */
 #define SIZE_BITS 56
-#define NO_SLOT 0xffULL
+#define NO_SLOT   0xffULL
 
 static uint64_t pack(int64_t size, const struct mp_device_peak *d, const struct mp_summary *s)
 {
@@ -58,7 +58,7 @@ static int size_fits(int64_t size)
 }
 
 static void account(struct mp_summary *s, struct mp_device_peak *d, const struct memprof_event *ev,
-		    int64_t delta)
+                    int64_t delta)
 {
 	s->live_bytes += delta;
 	if (s->live_bytes > s->peak_bytes) {
@@ -131,7 +131,7 @@ static int on_end(void *ctx)
 
 struct mp_consumer mp_summary_consumer(struct mp_summary *s)
 {
-	struct mp_consumer c = { "summary", s, 0, on_record, on_end };
+	struct mp_consumer c = {"summary", s, 0, on_record, on_end};
 
 	return c;
 }

@@ -16,7 +16,7 @@
 
 struct mp_device_peak {
 	int32_t device;
-	int64_t live_bytes;     /* at the end of the trace */
+	int64_t live_bytes; /* at the end of the trace */
 	int64_t peak_bytes;
 	int64_t peak_ts_ns;
 	int64_t peak_seq;
@@ -32,9 +32,9 @@ struct mp_summary {
 	int64_t live_bytes, peak_bytes, peak_ts_ns, peak_seq;
 	struct mp_device_peak devices[MP_SUMMARY_MAX_DEVICES];
 	int n_devices;
-	int devices_truncated; /* more devices than MP_SUMMARY_MAX_DEVICES */
-	int64_t oversized_seq; /* the event that stopped the run with MP_EFORMAT: an
-				  allocation of 2^56 bytes or more */
+	int devices_truncated;    /* more devices than MP_SUMMARY_MAX_DEVICES */
+	int64_t oversized_seq;    /* the event that stopped the run with MP_EFORMAT: an
+	                             allocation of 2^56 bytes or more */
 	struct mp_live_sets live; /* private: alloc id -> size, per process */
 };
 

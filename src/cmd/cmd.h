@@ -34,11 +34,13 @@ extern const struct mp_cmd mp_cmd_export;
 extern const struct mp_cmd mp_cmd_info;
 
 /* "memprof <cmd>: <message>" on stderr; returns MP_EXIT_ERROR. */
-int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 /* The same for a library error, with a hint line when one is known. */
 int mp_cmd_fail(const struct mp_cmd *c, const struct mp_error *e);
 /* A usage error: message, then "try 'memprof <cmd> --help'"; returns MP_EXIT_USAGE. */
-int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 /* Report what getopt_long returned for a bad option: ch is '?' (unknown) or
  * ':' (missing argument; option strings start with ':').  Returns MP_EXIT_USAGE. */
 int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);

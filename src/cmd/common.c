@@ -77,7 +77,7 @@ void mp_cmd_set_line(int argc, char **argv)
 	command_line[0] = '\0';
 	for (i = 0; i < argc && len + 2 < sizeof(command_line); i++) {
 		int n = snprintf(command_line + len, sizeof(command_line) - len, "%s%s",
-				 i ? " " : "", argv[i]);
+		                 i ? " " : "", argv[i]);
 		if (n < 0)
 			break;
 		len += (size_t)n;

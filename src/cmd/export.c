@@ -15,13 +15,13 @@
 static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof export [options] TRACE\n\n"
-		     "Write the events of a trace database in another format.\n\n"
-		     "options:\n"
-		     "      --format=csv    memprof CSV (memprof-trace(5)), the default\n"
-		     "  -o, --output=FILE   where to write (default: standard output)\n"
-		     "  -f, --force         replace FILE if it exists\n"
-		     "  -h, --help          show this help\n\n"
-		     "'memprof import' reads the CSV back into the same events.\n");
+	             "Write the events of a trace database in another format.\n\n"
+	             "options:\n"
+	             "      --format=csv    memprof CSV (memprof-trace(5)), the default\n"
+	             "  -o, --output=FILE   where to write (default: standard output)\n"
+	             "  -f, --force         replace FILE if it exists\n"
+	             "  -h, --help          show this help\n\n"
+	             "'memprof import' reads the CSV back into the same events.\n");
 }
 
 static int export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error *err)
@@ -45,8 +45,8 @@ static int export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error
 		mp_err_copy(err, mp_store_error(s));
 	if (mp_csv_writer_close(w) < 0 && rc >= 0)
 		rc = mp_err(err, errno == ENOSPC || errno == EFBIG ? MP_EFULL : MP_EIO,
-			    "cannot write '%s': %s", of->path ? of->path : "<stdout>",
-			    strerror(errno));
+		            "cannot write '%s': %s", of->path ? of->path : "<stdout>",
+		            strerror(errno));
 	mp_reader_close(r);
 	return rc < 0 ? rc : 0;
 }
@@ -54,14 +54,14 @@ static int export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"output", required_argument, NULL, 'o'},
+	        {"format", required_argument, NULL, 'F'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	const char *out = "-", *format = "csv";
-	struct mp_error err = { 0 };
+	struct mp_error err = {0};
 	struct mp_outfile of;
 	struct mp_store *s;
 	int ch, force = 0;
@@ -89,7 +89,7 @@ static int run(int argc, char **argv)
 		return mp_cmd_usage(&mp_cmd_export, "unknown format '%s' (formats: csv)", format);
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_export,
-				    optind == argc ? "no trace given" : "more than one trace");
+		                    optind == argc ? "no trace given" : "more than one trace");
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	if (mp_outfile_open(&of, out, force, &err) < 0) {
@@ -108,9 +108,9 @@ static int run(int argc, char **argv)
 }
 
 const struct mp_cmd mp_cmd_export = {
-	.name = "export",
-	.summary = "write a trace database as memprof CSV",
-	.usage = "memprof export [--format=csv] [-o FILE] [-f] TRACE",
-	.help = help,
-	.run = run,
+        .name = "export",
+        .summary = "write a trace database as memprof CSV",
+        .usage = "memprof export [--format=csv] [-o FILE] [-f] TRACE",
+        .help = help,
+        .run = run,
 };

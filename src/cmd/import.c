@@ -15,21 +15,21 @@ static void help(FILE *out)
 {
 	int i;
 
-	fprintf(out,
-		"usage: memprof import [options] FILE\n\n"
-		"Read a trace file and write a memprof trace database.\n\n"
-		"options:\n"
-		"  -o, --output=TRACE  the database to write (default: FILE's name with .db,\n"
-		"                      in the current directory; required when FILE is -)\n"
-		"      --format=NAME   the input format, instead of detecting it\n"
-		"  -f, --force         replace TRACE if it exists\n"
-		"  -q, --quiet         print nothing on success\n"
-		"  -h, --help          show this help\n\n"
-		"formats:\n");
+	fprintf(out, "usage: memprof import [options] FILE\n\n"
+	             "Read a trace file and write a memprof trace database.\n\n"
+	             "options:\n"
+	             "  -o, --output=TRACE  the database to write (default: FILE's name with .db,\n"
+	             "                      in the current directory; required when FILE is -)\n"
+	             "      --format=NAME   the input format, instead of detecting it\n"
+	             "  -f, --force         replace TRACE if it exists\n"
+	             "  -q, --quiet         print nothing on success\n"
+	             "  -h, --help          show this help\n\n"
+	             "formats:\n");
 	for (i = 0; mp_importers[i]; i++)
 		fprintf(out, "  %-10s %s\n", mp_importers[i]->name, mp_importers[i]->description);
-	fprintf(out, "\nThe trace is written to a temporary file and appears only when the whole\n"
-		     "input was read: a bad input leaves nothing behind.  See memprof-import(1).\n");
+	fprintf(out,
+	        "\nThe trace is written to a temporary file and appears only when the whole\n"
+	        "input was read: a bad input leaves nothing behind.  See memprof-import(1).\n");
 }
 
 /* "dir/run.csv" -> "run.db" */
@@ -52,16 +52,13 @@ static char *default_output(const char *in)
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
+	        {"force", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	struct mp_import_opts o = { NULL, 0, PACKAGE_VERSION, mp_cmd_line() };
+	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line()};
 	struct mp_import_stats st;
-	struct mp_error err = { 0 };
+	struct mp_error err = {0};
 	const char *out = NULL;
 	char *out_default = NULL;
 	int ch, quiet = 0, rc;
@@ -75,8 +72,8 @@ static int run(int argc, char **argv)
 		case 'F':
 			if (!mp_importer_find(optarg))
 				return mp_cmd_usage(&mp_cmd_import,
-						    "unknown format '%s' (see the list in --help)",
-						    optarg);
+				                    "unknown format '%s' (see the list in --help)",
+				                    optarg);
 			o.format = optarg;
 			break;
 		case 'f':
@@ -94,7 +91,7 @@ static int run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_import, optind == argc ? "no input file given"
-								  : "more than one input file");
+		                                                   : "more than one input file");
 	if (!out && strcmp(argv[optind], "-") == 0)
 		return mp_cmd_usage(&mp_cmd_import, "reading standard input needs --output");
 	if (!out && !(out = out_default = default_output(argv[optind])))
@@ -120,9 +117,9 @@ static int run(int argc, char **argv)
 }
 
 const struct mp_cmd mp_cmd_import = {
-	.name = "import",
-	.summary = "turn a trace file (memprof CSV, ...) into a trace database",
-	.usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE",
-	.help = help,
-	.run = run,
+        .name = "import",
+        .summary = "turn a trace file (memprof CSV, ...) into a trace database",
+        .usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE",
+        .help = help,
+        .run = run,
 };

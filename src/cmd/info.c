@@ -14,12 +14,12 @@
 static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof info [options] TRACE\n\n"
-		     "Describe a trace database: where it came from, how many events and\n"
-		     "allocations it holds, its processes and devices, its time span, its peak\n"
-		     "of live bytes, and whether anything was lost while recording.\n\n"
-		     "options:\n"
-		     "      --json   print JSON (layout in memprof-info(1))\n"
-		     "  -h, --help   show this help\n");
+	             "Describe a trace database: where it came from, how many events and\n"
+	             "allocations it holds, its processes and devices, its time span, its peak\n"
+	             "of live bytes, and whether anything was lost while recording.\n\n"
+	             "options:\n"
+	             "      --json   print JSON (layout in memprof-info(1))\n"
+	             "  -h, --help   show this help\n");
 }
 
 static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error *err)
@@ -35,7 +35,8 @@ static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error
 	if (rc == MP_ENOMEM)
 		mp_err(err, rc, "out of memory summarizing '%s'", mp_store_path(s));
 	else if (rc == MP_EFORMAT)
-		mp_err(err, rc, "allocation too large in '%s': event %lld asks for 2^56 bytes or more",
+		mp_err(err, rc,
+		       "allocation too large in '%s': event %lld asks for 2^56 bytes or more",
 		       mp_store_path(s), (long long)sum->oversized_seq);
 	else if (rc < 0)
 		mp_err_copy(err, mp_store_error(s));
@@ -45,20 +46,20 @@ static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error
 
 static int describe(struct mp_store *s, int json, struct mp_error *err)
 {
-	static const char *const keys[] = { "source", "source_file", "tool_version", "created",
-					    "command_line", "truncated", "lossy",
-					    "dropped_records" };
-	char *meta[8] = { 0 };
+	static const char *const keys[] = {"source",  "source_file",    "tool_version",
+	                                   "created", "command_line",   "truncated",
+	                                   "lossy",   "dropped_records"};
+	char *meta[8] = {0};
 	struct memprof_process *procs = NULL;
 	struct memprof_device *devs = NULL;
 	struct mp_summary sum;
-	struct mp_info info = { 0 };
+	struct mp_info info = {0};
 	int rc, i;
 
 	mp_summary_init(&sum);
 	rc = summarize(s, &sum, err);
 	if (rc == 0 && (mp_store_processes(s, &procs, &info.n_processes) < 0 ||
-			mp_store_devices(s, &devs, &info.n_devices) < 0))
+	                mp_store_devices(s, &devs, &info.n_devices) < 0))
 		rc = mp_err_copy(err, mp_store_error(s));
 	for (i = 0; i < 8; i++)
 		meta[i] = mp_store_get_meta(s, keys[i]);
@@ -93,11 +94,11 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct mp_error err = { 0 };
+	struct mp_error err = {0};
 	struct mp_store *s;
 	int ch, json = 0, rc;
 
@@ -116,7 +117,7 @@ static int run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_info,
-				    optind == argc ? "no trace given" : "more than one trace");
+		                    optind == argc ? "no trace given" : "more than one trace");
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_info, &err);
 	rc = describe(s, json, &err);
@@ -129,9 +130,9 @@ static int run(int argc, char **argv)
 }
 
 const struct mp_cmd mp_cmd_info = {
-	.name = "info",
-	.summary = "describe a trace: source, counts, devices, time span, peak",
-	.usage = "memprof info [--json] TRACE",
-	.help = help,
-	.run = run,
+        .name = "info",
+        .summary = "describe a trace: source, counts, devices, time span, peak",
+        .usage = "memprof info [--json] TRACE",
+        .help = help,
+        .run = run,
 };

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define READ_CHUNK (1 << 20)
+#define READ_CHUNK       (1 << 20)
 #define MAX_RECORD_BYTES (16 << 20)
-#define MAX_FIELDS (MP_CSV_N_COLUMNS + 1)
+#define MAX_FIELDS       (MP_CSV_N_COLUMNS + 1)
 
 const char *const mp_csv_column_names[MP_CSV_N_COLUMNS] = {
-	"ts_ns", "op", "id", "size", "requested", "address", "device",
-	"stream", "pid", "phase", "api", "device_free", "stack",
+        "ts_ns",  "op",  "id",    "size", "requested",   "address", "device",
+        "stream", "pid", "phase", "api",  "device_free", "stack",
 };
 
 struct field {
@@ -31,7 +31,7 @@ struct mp_csv_reader {
 	unsigned char *buf;
 	size_t buf_len, buf_pos;
 	int eof;
-	int64_t line, col; /* position of the next byte */
+	int64_t line, col;                  /* position of the next byte */
 	int column_field[MP_CSV_N_COLUMNS]; /* field index of each column, or -1 */
 	int n_header_fields;
 	char *scratch; /* unescaped bytes of the current record's fields */
@@ -52,7 +52,8 @@ static int fill(struct mp_csv_reader *r, struct mp_error *err)
 	n = fread(r->buf, 1, READ_CHUNK, r->f);
 	if (n == 0) {
 		if (ferror(r->f))
-			return mp_err(err, MP_EIO, "cannot read '%s': %s", r->name, strerror(errno));
+			return mp_err(err, MP_EIO, "cannot read '%s': %s", r->name,
+			              strerror(errno));
 		r->eof = 1;
 		return 0;
 	}
@@ -89,7 +90,7 @@ static int scratch_put(struct mp_csv_reader *r, int c, struct mp_error *err)
 
 		if (cap > MAX_RECORD_BYTES)
 			return mp_err(err, MP_EFORMAT, "record too long '%s:%lld': over %d MiB",
-				      r->name, (long long)r->record_line, MAX_RECORD_BYTES >> 20);
+			              r->name, (long long)r->record_line, MAX_RECORD_BYTES >> 20);
 		p = realloc(r->scratch, cap);
 		if (!p)
 			return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", r->name);
@@ -216,10 +217,11 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 			return err ? err->code : MP_EIO;
 		if (c == -1) {
 			if (state == QUOTED)
-				return mp_err(err, MP_EFORMAT,
-					      "unterminated quoted field '%s:%lld:%lld': no closing "
-					      "'\"' before the end of the file",
-					      r->name, (long long)qline, (long long)qcol);
+				return mp_err(
+				        err, MP_EFORMAT,
+				        "unterminated quoted field '%s:%lld:%lld': no closing "
+				        "'\"' before the end of the file",
+				        r->name, (long long)qline, (long long)qcol);
 			if (!started)
 				return 0;
 			if (state == FIELD_START) /* the file ends right after a ',' */
@@ -260,9 +262,9 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 				return fields_done(r);
 			} else if (c == '"') {
 				return mp_err(err, MP_EFORMAT,
-					      "stray quote '%s:%lld:%lld': a field with '\"' in it "
-					      "must be quoted, with the quote doubled",
-					      r->name, (long long)line, (long long)col);
+				              "stray quote '%s:%lld:%lld': a field with '\"' in it "
+				              "must be quoted, with the quote doubled",
+				              r->name, (long long)line, (long long)col);
 			} else if (scratch_put(r, c, err) < 0) {
 				return err ? err->code : MP_EFORMAT;
 			}
@@ -285,10 +287,11 @@ static int scan_record(struct mp_csv_reader *r, struct mp_error *err)
 				field_end(r, 0);
 				return fields_done(r);
 			} else if (c != '\r') {
-				return mp_err(err, MP_EFORMAT,
-					      "text after closing quote '%s:%lld:%lld': expected ',' "
-					      "or the end of the line",
-					      r->name, (long long)line, (long long)col);
+				return mp_err(
+				        err, MP_EFORMAT,
+				        "text after closing quote '%s:%lld:%lld': expected ',' "
+				        "or the end of the line",
+				        r->name, (long long)line, (long long)col);
 			}
 			break;
 		}
@@ -321,7 +324,7 @@ static int next_record(struct mp_csv_reader *r, struct mp_error *err)
 
 static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 {
-	static const int required[] = { MP_CSV_TS_NS, MP_CSV_OP, MP_CSV_ID, MP_CSV_SIZE };
+	static const int required[] = {MP_CSV_TS_NS, MP_CSV_OP, MP_CSV_ID, MP_CSV_SIZE};
 	int rc, i, c;
 
 	rc = next_record(r, err);
@@ -329,11 +332,11 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 		return rc;
 	if (rc == 0)
 		return mp_err(err, MP_EFORMAT,
-			      "empty trace '%s': no header line (expected 'ts_ns,op,id,size,...')",
-			      r->name);
+		              "empty trace '%s': no header line (expected 'ts_ns,op,id,size,...')",
+		              r->name);
 	if (r->too_many)
 		return mp_err(err, MP_EFORMAT, "bad header '%s:%lld': more than %d columns",
-			      r->name, (long long)r->record_line, MP_CSV_N_COLUMNS);
+		              r->name, (long long)r->record_line, MP_CSV_N_COLUMNS);
 	for (c = 0; c < MP_CSV_N_COLUMNS; c++)
 		r->column_field[c] = -1;
 	for (i = 0; i < r->n_fields; i++) {
@@ -346,23 +349,25 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 			    memcmp(mp_csv_column_names[c], s, n) == 0)
 				break;
 		if (c == MP_CSV_N_COLUMNS)
-			return mp_err(err, MP_EFORMAT,
-				      "unknown column '%s:%lld:%lld': '%.*s' (columns are ts_ns, op, "
-				      "id, size, requested, address, device, stream, pid, phase, api, "
-				      "device_free, stack)",
-				      r->name, (long long)r->fields[i].line,
-				      (long long)r->fields[i].col, (int)(n > 40 ? 40 : n), s);
+			return mp_err(
+			        err, MP_EFORMAT,
+			        "unknown column '%s:%lld:%lld': '%.*s' (columns are ts_ns, op, "
+			        "id, size, requested, address, device, stream, pid, phase, api, "
+			        "device_free, stack)",
+			        r->name, (long long)r->fields[i].line, (long long)r->fields[i].col,
+			        (int)(n > 40 ? 40 : n), s);
 		if (r->column_field[c] >= 0)
 			return mp_err(err, MP_EFORMAT, "duplicate column '%s:%lld:%lld': '%s'",
-				      r->name, (long long)r->fields[i].line,
-				      (long long)r->fields[i].col, mp_csv_column_names[c]);
+			              r->name, (long long)r->fields[i].line,
+			              (long long)r->fields[i].col, mp_csv_column_names[c]);
 		r->column_field[c] = i;
 	}
 	for (i = 0; i < (int)(sizeof(required) / sizeof(required[0])); i++)
 		if (r->column_field[required[i]] < 0)
 			return mp_err(err, MP_EFORMAT,
-				      "missing column '%s:%lld': the header must name '%s'", r->name,
-				      (long long)r->record_line, mp_csv_column_names[required[i]]);
+			              "missing column '%s:%lld': the header must name '%s'",
+			              r->name, (long long)r->record_line,
+			              mp_csv_column_names[required[i]]);
 	r->n_header_fields = r->n_fields;
 	return 0;
 }
@@ -421,7 +426,7 @@ static void column_text(const struct mp_csv_reader *r, int c, const char **s, si
 }
 
 static int value_error(const struct mp_csv_reader *r, int c, const char *expected,
-		       struct mp_error *err)
+                       struct mp_error *err)
 {
 	const struct field *f = &r->fields[r->column_field[c]];
 	char shown[44];
@@ -436,8 +441,8 @@ static int value_error(const struct mp_csv_reader *r, int c, const char *expecte
 	if (f->len > 40)
 		strcpy(shown + 40, "...");
 	return mp_err(err, MP_EFORMAT, "invalid %s '%s:%lld:%lld': expected %s, found '%s'",
-		      mp_csv_column_names[c], r->name, (long long)f->line, (long long)f->col,
-		      expected, shown);
+	              mp_csv_column_names[c], r->name, (long long)f->line, (long long)f->col,
+	              expected, shown);
 }
 
 /* Parse an unsigned decimal, or hex with 0x when hex_ok.  0 ok, -1 bad, -2 overflow. */
@@ -480,8 +485,8 @@ static int parse_u64(const char *s, size_t n, int hex_ok, uint64_t *out)
 }
 
 /* Read column c as an unsigned integer no larger than max; dflt when empty. */
-static int column_u64(const struct mp_csv_reader *r, int c, int hex_ok, uint64_t max,
-		      uint64_t dflt, const char *expected, uint64_t *out, struct mp_error *err)
+static int column_u64(const struct mp_csv_reader *r, int c, int hex_ok, uint64_t max, uint64_t dflt,
+                      const char *expected, uint64_t *out, struct mp_error *err)
 {
 	const char *s;
 	size_t n;
@@ -503,11 +508,11 @@ static int check_columns(const struct mp_csv_reader *r, struct mp_error *err)
 {
 	if (r->too_many || r->n_fields != r->n_header_fields)
 		return mp_err(err, MP_EFORMAT,
-			      "wrong number of fields '%s:%lld': expected %d as in the header, "
-			      "found %s%d",
-			      r->name, (long long)r->record_line, r->n_header_fields,
-			      r->too_many ? "more than " : "",
-			      r->too_many ? MAX_FIELDS : r->n_fields);
+		              "wrong number of fields '%s:%lld': expected %d as in the header, "
+		              "found %s%d",
+		              r->name, (long long)r->record_line, r->n_header_fields,
+		              r->too_many ? "more than " : "",
+		              r->too_many ? MAX_FIELDS : r->n_fields);
 	return 0;
 }
 
@@ -528,9 +533,9 @@ static int required(const struct mp_csv_reader *r, int c, int op, struct mp_erro
 	if (n)
 		return 0;
 	return mp_err(err, MP_EFORMAT, "missing %s '%s:%lld:%lld': '%s' events need one",
-		      mp_csv_column_names[c], r->name,
-		      (long long)r->fields[r->column_field[c]].line,
-		      (long long)r->fields[r->column_field[c]].col, mp_op_name(op));
+	              mp_csv_column_names[c], r->name,
+	              (long long)r->fields[r->column_field[c]].line,
+	              (long long)r->fields[r->column_field[c]].col, mp_op_name(op));
 }
 
 static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error *err)
@@ -548,11 +553,14 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	trim(&s, &n);
 	op = mp_op_from_name(s, n);
 	if (!op)
-		return value_error(r, MP_CSV_OP, "one of alloc, free, preexisting, reserve, "
-					      "release, map, unmap, oom, phase_begin, phase_end", err);
+		return value_error(r, MP_CSV_OP,
+		                   "one of alloc, free, preexisting, reserve, "
+		                   "release, map, unmap, oom, phase_begin, phase_end",
+		                   err);
 	ev->op = op;
 	if (required(r, MP_CSV_TS_NS, op, err) < 0 ||
-	    column_u64(r, MP_CSV_TS_NS, 0, i64max, 0, "a non-negative decimal integer", &v, err) < 0)
+	    column_u64(r, MP_CSV_TS_NS, 0, i64max, 0, "a non-negative decimal integer", &v, err) <
+	            0)
 		return MP_EFORMAT;
 	ev->ts_ns = (int64_t)v;
 	if (op != MEMPROF_OP_OOM && op != MEMPROF_OP_PHASE_BEGIN && op != MEMPROF_OP_PHASE_END &&
@@ -574,23 +582,24 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	if ((op == MEMPROF_OP_ALLOC || op == MEMPROF_OP_PREEXISTING) &&
 	    ev->requested_bytes > ev->size_bytes)
 		return mp_err(err, MP_EFORMAT,
-			      "invalid requested '%s:%lld:%lld': %lld bytes requested but only "
-			      "%lld granted (requested must not exceed size)",
-			      r->name, (long long)r->fields[r->column_field[MP_CSV_REQUESTED]].line,
-			      (long long)r->fields[r->column_field[MP_CSV_REQUESTED]].col,
-			      (long long)ev->requested_bytes, (long long)ev->size_bytes);
-	if (column_u64(r, MP_CSV_ADDRESS, 1, UINT64_MAX, 0, "an address (0x-prefixed hex or decimal)",
-		       &ev->address, err) < 0 ||
-	    column_u64(r, MP_CSV_DEVICE, 0, INT32_MAX, 0, "a device ordinal (0 or more)", &v, err) < 0)
+		              "invalid requested '%s:%lld:%lld': %lld bytes requested but only "
+		              "%lld granted (requested must not exceed size)",
+		              r->name, (long long)r->fields[r->column_field[MP_CSV_REQUESTED]].line,
+		              (long long)r->fields[r->column_field[MP_CSV_REQUESTED]].col,
+		              (long long)ev->requested_bytes, (long long)ev->size_bytes);
+	if (column_u64(r, MP_CSV_ADDRESS, 1, UINT64_MAX, 0,
+	               "an address (0x-prefixed hex or decimal)", &ev->address, err) < 0 ||
+	    column_u64(r, MP_CSV_DEVICE, 0, INT32_MAX, 0, "a device ordinal (0 or more)", &v, err) <
+	            0)
 		return MP_EFORMAT;
 	ev->device = (int32_t)v;
 	if (column_u64(r, MP_CSV_STREAM, 1, UINT64_MAX, 0, "a stream (decimal or 0x-prefixed hex)",
-		       &ev->stream, err) < 0 ||
+	               &ev->stream, err) < 0 ||
 	    column_u64(r, MP_CSV_PID, 0, i64max, 0, "a process id (decimal)", &v, err) < 0)
 		return MP_EFORMAT;
 	row->pid = (int64_t)v;
 	if (column_u64(r, MP_CSV_DEVICE_FREE, 0, i64max, (uint64_t)-1, "free bytes (decimal)", &v,
-		       err) < 0)
+	               err) < 0)
 		return MP_EFORMAT;
 	ev->device_free_bytes = (int64_t)v;
 	text_column(r, MP_CSV_PHASE, &row->phase, &row->phase_len);
@@ -601,8 +610,8 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	if ((op == MEMPROF_OP_PHASE_BEGIN || op == MEMPROF_OP_PHASE_END) && !row->phase) {
 		if (r->column_field[MP_CSV_PHASE] < 0)
 			return mp_err(err, MP_EFORMAT,
-				      "missing phase '%s:%lld': '%s' events need a phase column",
-				      r->name, (long long)r->record_line, mp_op_name(op));
+			              "missing phase '%s:%lld': '%s' events need a phase column",
+			              r->name, (long long)r->record_line, mp_op_name(op));
 		return required(r, MP_CSV_PHASE, op, err);
 	}
 	return 0;
@@ -618,10 +627,10 @@ int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error
 		return MP_EFORMAT;
 	if (row->ev.ts_ns < r->prev_ts)
 		return mp_err(err, MP_EFORMAT,
-			      "timestamp goes back '%s:%lld': %lld is before %lld on line %lld "
-			      "(events must be in time order)",
-			      r->name, (long long)row->line, (long long)row->ev.ts_ns,
-			      (long long)r->prev_ts, (long long)r->prev_ts_line);
+		              "timestamp goes back '%s:%lld': %lld is before %lld on line %lld "
+		              "(events must be in time order)",
+		              r->name, (long long)row->line, (long long)row->ev.ts_ns,
+		              (long long)r->prev_ts, (long long)r->prev_ts_line);
 	r->prev_ts = row->ev.ts_ns;
 	r->prev_ts_line = row->line;
 	return 1;

@@ -36,9 +36,9 @@ enum mp_csv_column {
 extern const char *const mp_csv_column_names[MP_CSV_N_COLUMNS];
 
 struct mp_csv_row {
-	struct memprof_event ev; /* seq and the *_id links are left 0 */
-	int64_t line;            /* line the row starts on */
-	int64_t pid;             /* 0 when the pid column is absent or empty */
+	struct memprof_event ev;         /* seq and the *_id links are left 0 */
+	int64_t line;                    /* line the row starts on */
+	int64_t pid;                     /* 0 when the pid column is absent or empty */
 	const char *phase, *api, *stack; /* NULL when empty; valid until the next row */
 	size_t phase_len, api_len, stack_len;
 	int64_t stack_col; /* column where the stack field starts */

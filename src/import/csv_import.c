@@ -18,10 +18,10 @@ struct csv_import {
 	const char *path;
 	struct mp_live_sets live_blocks;   /* alloc id -> size, per process */
 	struct mp_live_sets live_segments; /* segment id -> size, per process */
-	struct mp_intmap processes;     /* pid -> process id */
-	struct mp_intmap devices;       /* process id << 32 | ordinal -> 1 */
-	struct mp_strmap stacks;        /* stack text -> stack id */
-	const char *last_stack;         /* the map's copy of the last stack text */
+	struct mp_intmap processes;        /* pid -> process id */
+	struct mp_intmap devices;          /* process id << 32 | ordinal -> 1 */
+	struct mp_strmap stacks;           /* stack text -> stack id */
+	const char *last_stack;            /* the map's copy of the last stack text */
 	size_t last_stack_len;
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
@@ -30,7 +30,7 @@ struct csv_import {
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
 {
-	struct memprof_process p = { 0, pid, 0, NULL, -1, -1, -1, NULL };
+	struct memprof_process p = {0, pid, 0, NULL, -1, -1, -1, NULL};
 	uint64_t id;
 
 	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id))
@@ -43,7 +43,7 @@ static int64_t process_id(struct csv_import *ci, int64_t pid)
 
 static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 {
-	struct memprof_device d = { process, ordinal, NULL, NULL, 0 };
+	struct memprof_device d = {process, ordinal, NULL, NULL, 0};
 	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
 
 	if (mp_intmap_get(&ci->devices, key, NULL))
@@ -69,7 +69,7 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	}
 	if (mp_stack_text_parse(row->stack, row->stack_len, &ci->frames, &perr) < 0)
 		return mp_err(err, MP_EFORMAT, "invalid stack '%s:%lld:%lld': %s", ci->path,
-			      (long long)row->line, (long long)row->stack_col, perr.msg);
+		              (long long)row->line, (long long)row->stack_col, perr.msg);
 	stack.n_frames = (uint32_t)ci->frames.n;
 	stack.frames = ci->frames.frames;
 	id = mp_writer_stack(ci->w, &stack);
@@ -88,7 +88,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	struct memprof_event *ev = &row->ev;
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
 	struct mp_intmap *live =
-		mp_live_sets_of(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
+	        mp_live_sets_of(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
 	uint64_t key = (uint64_t)ev->alloc_id, size;
 
 	if (!live)
@@ -99,10 +99,11 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_RESERVE:
 		if (mp_intmap_get(live, key, NULL))
 			return mp_err(err, MP_EFORMAT,
-				      "duplicate id '%s:%lld': %s %lld is still live (ids may be "
-				      "reused only after their %s)",
-				      ci->path, (long long)row->line, seg ? "segment" : "allocation",
-				      (long long)ev->alloc_id, seg ? "release" : "free");
+			              "duplicate id '%s:%lld': %s %lld is still live (ids may be "
+			              "reused only after their %s)",
+			              ci->path, (long long)row->line,
+			              seg ? "segment" : "allocation", (long long)ev->alloc_id,
+			              seg ? "release" : "free");
 		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
 			return mp_err(err, MP_ENOMEM, "out of memory");
 		if (!seg)
@@ -150,9 +151,9 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 }
 
 static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import_stats *st,
-	       struct mp_error *err)
+               struct mp_error *err)
 {
-	struct csv_import ci = { .w = w, .path = path, .st = st };
+	struct csv_import ci = {.w = w, .path = path, .st = st};
 	struct mp_csv_reader *r;
 	struct mp_csv_row row;
 	int rc;
@@ -190,8 +191,8 @@ static int probe(const char *path, const char *head, size_t n)
 }
 
 const struct mp_importer mp_importer_csv = {
-	.name = "csv",
-	.description = "memprof CSV trace (memprof-trace(5))",
-	.probe = probe,
-	.run = run,
+        .name = "csv",
+        .description = "memprof CSV trace (memprof-trace(5))",
+        .probe = probe,
+        .run = run,
 };

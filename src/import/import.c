@@ -11,8 +11,8 @@
 #include <time.h>
 
 const struct mp_importer *const mp_importers[] = {
-	&mp_importer_csv,
-	NULL,
+        &mp_importer_csv,
+        NULL,
 };
 
 const struct mp_importer *mp_importer_find(const char *name)
@@ -60,7 +60,7 @@ static int replay_close(void *cookie)
  * *in cannot seek back, replace it with a stream that replays the peek. */
 static const struct mp_importer *detect(FILE **in, const char *path, struct mp_error *err)
 {
-	static const cookie_io_functions_t io = { replay_read, NULL, NULL, replay_close };
+	static const cookie_io_functions_t io = {replay_read, NULL, NULL, replay_close};
 	const struct mp_importer *found = NULL;
 	struct replay *r = calloc(1, sizeof(*r));
 	FILE *f;
@@ -103,7 +103,7 @@ static const struct mp_importer *detect(FILE **in, const char *path, struct mp_e
 }
 
 static int write_meta(struct mp_store *s, const struct mp_importer *imp, const char *in_path,
-		      const struct mp_import_opts *o)
+                      const struct mp_import_opts *o)
 {
 	char created[32];
 	time_t now = time(NULL);
@@ -125,7 +125,7 @@ static int write_meta(struct mp_store *s, const struct mp_importer *imp, const c
 }
 
 int mp_import_file(const char *in_path, const char *out_path, const struct mp_import_opts *o,
-		   struct mp_import_stats *st, struct mp_error *err)
+                   struct mp_import_stats *st, struct mp_error *err)
 {
 	const struct mp_importer *imp = NULL;
 	int from_stdin = strcmp(in_path, "-") == 0;

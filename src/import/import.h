@@ -17,7 +17,7 @@
 
 struct mp_import_stats {
 	int64_t n_events;
-	int64_t n_allocs;          /* alloc and preexisting events */
+	int64_t n_allocs;             /* alloc and preexisting events */
 	int64_t n_unmatched_frees;    /* frees whose alloc was never seen */
 	int64_t n_unmatched_releases; /* segment releases whose reserve was never seen */
 };
@@ -29,7 +29,7 @@ struct mp_importer {
 	int (*probe)(const char *path, const char *head, size_t n);
 	/* Read in (named path) and append to w.  Error detail in err. */
 	int (*run)(FILE *in, const char *path, struct mp_writer *w, struct mp_import_stats *st,
-		   struct mp_error *err);
+	           struct mp_error *err);
 };
 
 /* The importers, NULL-terminated. */
@@ -38,15 +38,15 @@ extern const struct mp_importer *const mp_importers[];
 const struct mp_importer *mp_importer_find(const char *name);
 
 struct mp_import_opts {
-	const char *format;    /* NULL: detect from the content */
-	int overwrite;         /* replace an existing output */
+	const char *format; /* NULL: detect from the content */
+	int overwrite;      /* replace an existing output */
 	const char *tool_version;
 	const char *command_line; /* recorded in meta; may be NULL */
 };
 
 /* Import in_path into a new trace at out_path ("-" reads standard input). */
 int mp_import_file(const char *in_path, const char *out_path, const struct mp_import_opts *o,
-		   struct mp_import_stats *st, struct mp_error *err);
+                   struct mp_import_stats *st, struct mp_error *err);
 
 /* The importer of memprof's own CSV format (csv_import.c). */
 extern const struct mp_importer mp_importer_csv;

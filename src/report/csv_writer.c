@@ -105,8 +105,8 @@ static void put_text(struct mp_csv_writer *w, const char *s)
 struct mp_csv_writer *mp_csv_writer_open(FILE *out)
 {
 	static const char header[] =
-		"ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,"
-		"stack\n";
+	        "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,"
+	        "stack\n";
 	struct mp_csv_writer *w = calloc(1, sizeof(*w));
 
 	if (!w || !(w->buf = malloc(BUF_BYTES))) {
@@ -130,7 +130,7 @@ static const char *stack_text(struct mp_csv_writer *w, const struct memprof_reco
 		return (const char *)(uintptr_t)v;
 	t = mp_stack_text_format(rec->stack, NULL);
 	if (!t || mp_intmap_put(&w->stack_texts, (uint64_t)rec->ev.stack_id,
-				(uint64_t)(uintptr_t)t) < 0) {
+	                        (uint64_t)(uintptr_t)t) < 0) {
 		free(t);
 		return NULL;
 	}

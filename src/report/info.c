@@ -33,13 +33,13 @@ static void print_counts(FILE *out, const struct mp_summary *s)
 		if (!s->n_by_op[op])
 			continue;
 		fprintf(out, "%s%s %lld", first ? " (" : ", ", mp_op_name(op),
-			(long long)s->n_by_op[op]);
+		        (long long)s->n_by_op[op]);
 		first = 0;
 	}
 	fprintf(out, "%s\n", first ? "" : ")");
 	fprintf(out, "allocations  %lld (%lld live at the end, %lld frees without an allocation)\n",
-		(long long)(s->n_by_op[MEMPROF_OP_ALLOC] + s->n_by_op[MEMPROF_OP_PREEXISTING]),
-		(long long)s->n_live_at_end, (long long)s->n_unmatched_frees);
+	        (long long)(s->n_by_op[MEMPROF_OP_ALLOC] + s->n_by_op[MEMPROF_OP_PREEXISTING]),
+	        (long long)s->n_live_at_end, (long long)s->n_unmatched_frees);
 }
 
 static int64_t pid_of(const struct mp_info *info, int64_t process_id)
@@ -97,31 +97,31 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 	if (info->source_file)
 		fprintf(out, " from '%s'", info->source_file);
 	fprintf(out, "\nwritten by   memprof %s on %s\n", or_unknown(info->tool_version),
-		or_unknown(info->created));
+	        or_unknown(info->created));
 	if (info->command_line)
 		fprintf(out, "command      %s\n", info->command_line);
 	print_counts(out, s);
 	print_processes(out, info);
-	fprintf(out, "time span    %s", mp_format_duration(b1, sizeof(b1),
-							 s->last_ts_ns - s->first_ts_ns));
+	fprintf(out, "time span    %s",
+	        mp_format_duration(b1, sizeof(b1), s->last_ts_ns - s->first_ts_ns));
 	fprintf(out, " (%lld ns to %lld ns)\n", (long long)s->first_ts_ns,
-		(long long)s->last_ts_ns);
+	        (long long)s->last_ts_ns);
 	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->peak_bytes),
-		(long long)s->peak_bytes);
+	        (long long)s->peak_bytes);
 	if (s->peak_seq)
 		fprintf(out, " at %s, event %lld",
-			mp_format_duration(b2, sizeof(b2), s->peak_ts_ns - s->first_ts_ns),
-			(long long)s->peak_seq);
+		        mp_format_duration(b2, sizeof(b2), s->peak_ts_ns - s->first_ts_ns),
+		        (long long)s->peak_seq);
 	fprintf(out, "\n");
 	for (i = 0; s->n_devices > 1 && i < s->n_devices; i++)
 		fprintf(out, "  device %-4d %s (%lld B) at event %lld\n", s->devices[i].device,
-			mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
-			(long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
+		        mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
+		        (long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
 	if (s->devices_truncated)
 		fprintf(out, "  (more than %d devices: per-device peaks cover the first %d seen)\n",
-			MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
+		        MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
 	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
-		yes_no(info->truncated), yes_no(info->lossy), or_unknown(info->dropped_records));
+	        yes_no(info->truncated), yes_no(info->lossy), or_unknown(info->dropped_records));
 }
 
 /* Integers go out as raw JSON text: a double would round those above 2^53. */
@@ -152,8 +152,8 @@ static cJSON *summary_json(const struct mp_summary *s)
 		add_int(ops, mp_op_name(op), s->n_by_op[op]);
 	add_int(o, "events", s->n_events);
 	cJSON_AddItemToObject(o, "events_by_op", ops);
-	add_int(o, "allocations", (s->n_by_op[MEMPROF_OP_ALLOC] +
-					 s->n_by_op[MEMPROF_OP_PREEXISTING]));
+	add_int(o, "allocations",
+	        (s->n_by_op[MEMPROF_OP_ALLOC] + s->n_by_op[MEMPROF_OP_PREEXISTING]));
 	add_int(o, "live_at_end", s->n_live_at_end);
 	add_int(o, "unmatched_frees", s->n_unmatched_frees);
 	add_int(o, "first_ts_ns", s->first_ts_ns);

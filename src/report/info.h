@@ -17,7 +17,7 @@ struct mp_info {
 	int schema_version;  /* as the file was opened */
 	int current_version; /* what this memprof writes */
 	const char *source, *source_file, *tool_version, *created, *command_line; /* may be NULL */
-	const char *truncated, *lossy, *dropped_records;                            /* may be NULL */
+	const char *truncated, *lossy, *dropped_records;                          /* may be NULL */
 	const struct mp_summary *summary;
 	const struct memprof_process *processes;
 	size_t n_processes;

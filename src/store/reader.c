@@ -22,9 +22,9 @@ struct mp_reader {
 	unsigned flags;
 	sqlite3_stmt *events, *stack_node, *frame_row;
 	struct mp_intmap phase_names, api_names, pids; /* id -> char* / pid */
-	struct mp_intmap stacks;                      /* id -> struct cached_stack* */
-	struct mp_intmap frame_cache;                 /* id -> struct memprof_frame* */
-	int64_t *frame_ids; /* scratch for walking a stack */
+	struct mp_intmap stacks;                       /* id -> struct cached_stack* */
+	struct mp_intmap frame_cache;                  /* id -> struct memprof_frame* */
+	int64_t *frame_ids;                            /* scratch for walking a stack */
 	uint32_t frame_ids_cap;
 	struct memprof_record rec;
 	struct mp_consumer consumers[MAX_CONSUMERS];
@@ -43,7 +43,7 @@ static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
 		char *copy = strdup(t ? t : "");
 
 		if (!copy || mp_intmap_put(m, (uint64_t)sqlite3_column_int64(st, 0),
-					   (uint64_t)(uintptr_t)copy) < 0) {
+		                           (uint64_t)(uintptr_t)copy) < 0) {
 			free(copy);
 			sqlite3_finalize(st);
 			return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
@@ -63,7 +63,7 @@ static int load_pids(struct mp_reader *r)
 		return mp_store_sqlerr(r->s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		mp_intmap_put(&r->pids, (uint64_t)sqlite3_column_int64(st, 0),
-			      (uint64_t)sqlite3_column_int64(st, 1));
+		              (uint64_t)sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
 }
@@ -83,14 +83,14 @@ int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
 	mp_intmap_init(&r->stacks);
 	mp_intmap_init(&r->frame_cache);
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
-			       "stream, process, phase, stack, api, device_free FROM events "
-			       "ORDER BY seq;",
-			       -1, &r->events, NULL) != SQLITE_OK ||
+	                       "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
+	                       "stream, process, phase, stack, api, device_free FROM events "
+	                       "ORDER BY seq;",
+	                       -1, &r->events, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT parent, frame FROM stacks WHERE id = ?1;", -1,
-			       &r->stack_node, NULL) != SQLITE_OK ||
+	                       &r->stack_node, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT name, file, line FROM frames WHERE id = ?1;", -1,
-			       &r->frame_row, NULL) != SQLITE_OK) {
+	                       &r->frame_row, NULL) != SQLITE_OK) {
 		mp_store_sqlerr(s, "cannot read trace");
 		mp_reader_close(r);
 		return s->err.code;
@@ -165,15 +165,15 @@ static int walk_stack(struct mp_reader *r, int64_t id, uint32_t *n_out)
 		}
 		if (node >= prev) /* parents are written before children: ids fall */
 			return mp_err(&r->s->err, MP_ENOTTRACE,
-				      "corrupt trace '%s': stack %lld loops at node %lld", r->s->path,
-				      (long long)id, (long long)node);
+			              "corrupt trace '%s': stack %lld loops at node %lld",
+			              r->s->path, (long long)id, (long long)node);
 		prev = node;
 		sqlite3_bind_int64(r->stack_node, 1, node);
 		if (sqlite3_step(r->stack_node) != SQLITE_ROW) {
 			sqlite3_reset(r->stack_node);
 			return mp_err(&r->s->err, MP_ENOTTRACE,
-				      "corrupt trace '%s': stack %lld refers to missing node %lld",
-				      r->s->path, (long long)id, (long long)node);
+			              "corrupt trace '%s': stack %lld refers to missing node %lld",
+			              r->s->path, (long long)id, (long long)node);
 		}
 		r->frame_ids[n++] = sqlite3_column_int64(r->stack_node, 1);
 		node = sqlite3_column_int64(r->stack_node, 0);
@@ -222,8 +222,7 @@ static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 
 static int64_t col_or(sqlite3_stmt *st, int col, int64_t absent)
 {
-	return sqlite3_column_type(st, col) == SQLITE_NULL ? absent
-							   : sqlite3_column_int64(st, col);
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? absent : sqlite3_column_int64(st, col);
 }
 
 int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
@@ -243,8 +242,8 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 	ev->op = sqlite3_column_int(st, 2);
 	if (ev->op < MEMPROF_OP_MIN || ev->op > MEMPROF_OP_MAX)
 		return mp_err(&r->s->err, MP_ENOTTRACE,
-			      "corrupt trace '%s': event %lld has unknown operation %d",
-			      r->s->path, (long long)sqlite3_column_int64(st, 0), ev->op);
+		              "corrupt trace '%s': event %lld has unknown operation %d", r->s->path,
+		              (long long)sqlite3_column_int64(st, 0), ev->op);
 	ev->alloc_id = sqlite3_column_int64(st, 3);
 	ev->size_bytes = sqlite3_column_int64(st, 4);
 	ev->requested_bytes = sqlite3_column_int64(st, 5);

@@ -8,48 +8,48 @@
 #include <stdio.h>
 
 static const char schema_v1[] =
-	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
-	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
-	" ppid INTEGER, host TEXT, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
-	" command TEXT);"
-	"CREATE TABLE devices(process INTEGER NOT NULL REFERENCES processes(id),"
-	" ordinal INTEGER NOT NULL, name TEXT, uuid TEXT, total_bytes INTEGER,"
-	" PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
-	"CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-	" file TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0,"
-	" UNIQUE(name, file, line));"
-	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
-	" frame INTEGER NOT NULL REFERENCES frames(id), UNIQUE(parent, frame));"
-	"CREATE TABLE phases(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"
-	" op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
-	" requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
-	" stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-	" api INTEGER, device_free INTEGER);"
-	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
-	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
-	" device INTEGER, tool_version TEXT);"
-	"CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
-	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
-	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
+        " ppid INTEGER, host TEXT, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
+        " command TEXT);"
+        "CREATE TABLE devices(process INTEGER NOT NULL REFERENCES processes(id),"
+        " ordinal INTEGER NOT NULL, name TEXT, uuid TEXT, total_bytes INTEGER,"
+        " PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
+        "CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " file TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0,"
+        " UNIQUE(name, file, line));"
+        "CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+        " frame INTEGER NOT NULL REFERENCES frames(id), UNIQUE(parent, frame));"
+        "CREATE TABLE phases(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"
+        " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
+        " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
+        " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
+        " api INTEGER, device_free INTEGER);"
+        "CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
+        " pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
+        " device INTEGER, tool_version TEXT);"
+        "CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
+        " name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
+        " measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
  * and without the replay tables.
  */
 static const char migrate_v0_v1[] =
-	"ALTER TABLE events ADD COLUMN device_free INTEGER;"
-	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
-	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
-	" device INTEGER, tool_version TEXT);"
-	"CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
-	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
-	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+        "ALTER TABLE events ADD COLUMN device_free INTEGER;"
+        "CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
+        " pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
+        " device INTEGER, tool_version TEXT);"
+        "CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
+        " name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
+        " measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
 
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {
-	migrate_v0_v1,
+        migrate_v0_v1,
 };
 
 int mp_schema_create(struct mp_store *s)

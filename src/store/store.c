@@ -24,18 +24,18 @@ int mp_store_sqlerr(struct mp_store *s, const char *what)
 	if (rc == SQLITE_FULL || sys == ENOSPC || sys == EFBIG || sys == EDQUOT)
 		code = MP_EFULL;
 	if (!sys && (ext == SQLITE_IOERR_WRITE || ext == SQLITE_IOERR_FSYNC ||
-		     ext == SQLITE_IOERR_TRUNCATE))
+	             ext == SQLITE_IOERR_TRUNCATE))
 		return mp_err(&s->err, MP_EFULL,
-			      "%s '%s': a write failed (is the disk full, or the file over a size "
-			      "limit?)",
-			      what, s->path);
+		              "%s '%s': a write failed (is the disk full, or the file over a size "
+		              "limit?)",
+		              what, s->path);
 	else if (rc == SQLITE_NOMEM)
 		code = MP_ENOMEM;
 	else if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
 		code = MP_ENOTTRACE;
 	if (sys && (rc & 0xff) != SQLITE_CONSTRAINT)
 		return mp_err(&s->err, code, "%s '%s': %s (%s)", what, s->path,
-			      sqlite3_errmsg(s->db), strerror(sys));
+		              sqlite3_errmsg(s->db), strerror(sys));
 	return mp_err(&s->err, code, "%s '%s': %s", what, s->path, sqlite3_errmsg(s->db));
 }
 
@@ -93,7 +93,7 @@ static int check_identity(struct mp_store *s, int64_t *version)
 	if (query_int(s, "PRAGMA user_version;", version) < 0) {
 		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
 			return mp_err(&s->err, MP_ENOTTRACE,
-				      "not a memprof trace '%s': not a SQLite database", s->path);
+			              "not a memprof trace '%s': not a SQLite database", s->path);
 		return mp_store_sqlerr(s, "cannot read trace");
 	}
 	format = mp_store_get_meta(s, "format");
@@ -101,11 +101,11 @@ static int check_identity(struct mp_store *s, int64_t *version)
 		free(format);
 		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
 			return mp_err(&s->err, MP_ENOTTRACE,
-				      "not a memprof trace '%s': not a SQLite database", s->path);
+			              "not a memprof trace '%s': not a SQLite database", s->path);
 		return mp_err(&s->err, MP_ENOTTRACE,
-			      "not a memprof trace '%s': a SQLite database without memprof's "
-			      "meta table",
-			      s->path);
+		              "not a memprof trace '%s': a SQLite database without memprof's "
+		              "meta table",
+		              s->path);
 	}
 	free(format);
 	return 0;
@@ -171,12 +171,11 @@ fail:
 	return err ? err->code : MP_EIO;
 }
 
-static const char fast_create_pragmas[] =
-	"PRAGMA page_size=65536;"
-	"PRAGMA journal_mode=OFF;"
-	"PRAGMA synchronous=OFF;"
-	"PRAGMA locking_mode=EXCLUSIVE;"
-	"PRAGMA cache_size=-65536;";
+static const char fast_create_pragmas[] = "PRAGMA page_size=65536;"
+                                          "PRAGMA journal_mode=OFF;"
+                                          "PRAGMA synchronous=OFF;"
+                                          "PRAGMA locking_mode=EXCLUSIVE;"
+                                          "PRAGMA cache_size=-65536;";
 
 int mp_store_create(struct mp_store **out, const char *path, int overwrite, struct mp_error *err)
 {
@@ -185,7 +184,8 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 
 	*out = NULL;
 	if (!overwrite && access(path, F_OK) == 0)
-		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it", path);
+		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
+		              path);
 	s = store_new(path);
 	if (!s || asprintf(&s->temp_path, "%s.tmp-XXXXXX", path) < 0) {
 		if (s)
@@ -251,31 +251,31 @@ int mp_store_commit(struct mp_store *s, struct mp_error *err)
 	s->db = NULL;
 	if (fsync_path(s->temp_path, O_RDONLY) < 0) {
 		rc = mp_err(&s->err, errno == ENOSPC ? MP_EFULL : MP_EIO,
-			    "cannot flush trace '%s': %s", s->path, strerror(errno));
+		            "cannot flush trace '%s': %s", s->path, strerror(errno));
 		goto fail;
 	}
 	if (s->overwrite) {
 		if (rename(s->temp_path, s->path) < 0) {
-			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
-				    s->temp_path, s->path, strerror(errno));
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s", s->temp_path,
+			            s->path, strerror(errno));
 			goto fail;
 		}
 	} else if (renameat2(AT_FDCWD, s->temp_path, AT_FDCWD, s->path, RENAME_NOREPLACE) < 0) {
 		if (errno == EEXIST) {
 			rc = mp_err(&s->err, MP_EEXIST,
-				    "output exists '%s': it appeared while writing; use --force "
-				    "to replace it",
-				    s->path);
+			            "output exists '%s': it appeared while writing; use --force "
+			            "to replace it",
+			            s->path);
 			goto fail;
 		}
 		if (errno != EINVAL && errno != ENOSYS) {
-			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
-				    s->temp_path, s->path, strerror(errno));
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s", s->temp_path,
+			            s->path, strerror(errno));
 			goto fail;
 		}
 		if (rename(s->temp_path, s->path) < 0) { /* no RENAME_NOREPLACE here */
-			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s",
-				    s->temp_path, s->path, strerror(errno));
+			rc = mp_err(&s->err, MP_EIO, "cannot rename '%s' to '%s': %s", s->temp_path,
+			            s->path, strerror(errno));
 			goto fail;
 		}
 	}
@@ -337,7 +337,7 @@ int mp_store_set_meta(struct mp_store *s, const char *key, const char *value)
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2);", -1, &st,
-			       NULL) != SQLITE_OK)
+	                       NULL) != SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot write trace");
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
@@ -369,17 +369,17 @@ char *mp_store_get_meta(struct mp_store *s, const char *key)
 }
 
 int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, const char *v),
-		       void *ctx)
+                       void *ctx)
 {
 	sqlite3_stmt *st;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta ORDER BY key;", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta ORDER BY key;", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && ret == 0)
 		ret = fn(ctx, (const char *)sqlite3_column_text(st, 0),
-			 (const char *)sqlite3_column_text(st, 1));
+		         (const char *)sqlite3_column_text(st, 1));
 	sqlite3_finalize(st);
 	if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return mp_store_sqlerr(s, "cannot read trace");
@@ -408,9 +408,9 @@ int mp_store_processes(struct mp_store *s, struct memprof_process **out, size_t 
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, pid, ppid, host, rank, local_rank, world_size, command "
-			       "FROM processes ORDER BY id;",
-			       -1, &st, NULL) != SQLITE_OK)
+	                       "SELECT id, pid, ppid, host, rank, local_rank, world_size, command "
+	                       "FROM processes ORDER BY id;",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
@@ -439,7 +439,7 @@ int mp_store_processes(struct mp_store *s, struct memprof_process **out, size_t 
 		*out = NULL;
 		*n = 0;
 		return rc == SQLITE_NOMEM ? mp_err(&s->err, MP_ENOMEM, "out of memory")
-					  : mp_store_sqlerr(s, "cannot read trace");
+		                          : mp_store_sqlerr(s, "cannot read trace");
 	}
 	return 0;
 }
@@ -465,9 +465,9 @@ int mp_store_devices(struct mp_store *s, struct memprof_device **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(s->db,
-			       "SELECT process, ordinal, name, uuid, total_bytes FROM devices "
-			       "ORDER BY process, ordinal;",
-			       -1, &st, NULL) != SQLITE_OK)
+	                       "SELECT process, ordinal, name, uuid, total_bytes FROM devices "
+	                       "ORDER BY process, ordinal;",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
@@ -493,7 +493,7 @@ int mp_store_devices(struct mp_store *s, struct memprof_device **out, size_t *n)
 		*out = NULL;
 		*n = 0;
 		return rc == SQLITE_NOMEM ? mp_err(&s->err, MP_ENOMEM, "out of memory")
-					  : mp_store_sqlerr(s, "cannot read trace");
+		                          : mp_store_sqlerr(s, "cannot read trace");
 	}
 	return 0;
 }

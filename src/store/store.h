@@ -54,7 +54,7 @@ int mp_store_set_meta(struct mp_store *s, const char *key, const char *value);
 char *mp_store_get_meta(struct mp_store *s, const char *key);
 /* Calls fn for every key in key order; stops and returns fn's value if non-zero. */
 int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, const char *v),
-		       void *ctx);
+                       void *ctx);
 
 int mp_store_count_events(struct mp_store *s, int64_t *n);
 

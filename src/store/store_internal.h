@@ -15,7 +15,7 @@ struct mp_store {
 	char *path;      /* the trace's final path */
 	char *temp_path; /* created traces: where it is written until commit */
 	int opened_version;
-	int overwrite;   /* created traces: commit may replace an existing file */
+	int overwrite;    /* created traces: commit may replace an existing file */
 	int cleanup_slot; /* created traces: temp_path is deleted if a signal kills us */
 	struct mp_error err;
 };

@@ -12,20 +12,20 @@
 #include <string.h>
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
-#define BATCH_ROWS 64     /* events per multi-row INSERT */
-#define EVENT_COLUMNS 14
+#define BATCH_ROWS             64 /* events per multi-row INSERT */
+#define EVENT_COLUMNS          14
 
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
 
 static const char *const sql[N_ST] = {
-	[ST_EVENT] = "INSERT INTO events VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14);",
-	[ST_PHASE] = "INSERT INTO phases(id, name) VALUES(?1, ?2);",
-	[ST_API] = "INSERT INTO apis(id, name) VALUES(?1, ?2);",
-	[ST_FRAME] = "INSERT INTO frames(id, name, file, line) VALUES(?1, ?2, ?3, ?4);",
-	[ST_STACK] = "INSERT INTO stacks(id, parent, frame) VALUES(?1, ?2, ?3);",
-	[ST_PROCESS] = "INSERT INTO processes(pid, ppid, host, rank, local_rank, world_size, "
-		       "command) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
-	[ST_DEVICE] = "INSERT INTO devices VALUES(?1, ?2, ?3, ?4, ?5);",
+        [ST_EVENT] = "INSERT INTO events VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14);",
+        [ST_PHASE] = "INSERT INTO phases(id, name) VALUES(?1, ?2);",
+        [ST_API] = "INSERT INTO apis(id, name) VALUES(?1, ?2);",
+        [ST_FRAME] = "INSERT INTO frames(id, name, file, line) VALUES(?1, ?2, ?3, ?4);",
+        [ST_STACK] = "INSERT INTO stacks(id, parent, frame) VALUES(?1, ?2, ?3);",
+        [ST_PROCESS] = "INSERT INTO processes(pid, ppid, host, rank, local_rank, world_size, "
+                       "command) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
+        [ST_DEVICE] = "INSERT INTO devices VALUES(?1, ?2, ?3, ?4, ?5);",
 };
 
 struct mp_writer {
@@ -59,9 +59,9 @@ static int prepare_batch(struct mp_writer *w)
 	}
 	text[len] = 0;
 	return sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT, &w->batch,
-				  NULL) == SQLITE_OK
-		       ? 0
-		       : -1;
+	                          NULL) == SQLITE_OK
+	               ? 0
+	               : -1;
 }
 
 int mp_writer_open(struct mp_store *s, struct mp_writer **out)
@@ -79,7 +79,7 @@ int mp_writer_open(struct mp_store *s, struct mp_writer **out)
 	mp_strmap_init(&w->stacks);
 	for (i = 0; i < N_ST; i++) {
 		if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i],
-				       NULL) != SQLITE_OK) {
+		                       NULL) != SQLITE_OK) {
 			fail(w);
 			mp_writer_close(w);
 			return s->err.code;
@@ -108,7 +108,7 @@ static int step(struct mp_writer *w, sqlite3_stmt *st)
 
 /* Intern a name in map m, inserting it with statement kind on first sight. */
 static int64_t intern_name(struct mp_writer *w, struct mp_strmap *m, int kind, const char *name,
-			   size_t len)
+                           size_t len)
 {
 	sqlite3_stmt *st = w->st[kind];
 	int64_t id;

@@ -60,7 +60,7 @@ static void on_signal(int sig)
 
 void mp_cleanup_on_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 	size_t i;
 
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {

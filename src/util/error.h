@@ -15,10 +15,10 @@ enum {
 	MP_ENOTTRACE = -3, /* a file that is not a memprof trace */
 	MP_ENEWER = -4,    /* written by a newer memprof */
 	MP_ENOMEM = -5,
-	MP_EFULL = -6,     /* disk or file-size limit full */
-	MP_EINVAL = -7,    /* bad argument */
-	MP_EEXIST = -8,    /* output exists */
-	MP_ESTOP = -9,     /* a consumer asked to stop early (not a failure) */
+	MP_EFULL = -6,  /* disk or file-size limit full */
+	MP_EINVAL = -7, /* bad argument */
+	MP_EEXIST = -8, /* output exists */
+	MP_ESTOP = -9,  /* a consumer asked to stop early (not a failure) */
 };
 
 struct mp_error {
@@ -28,7 +28,7 @@ struct mp_error {
 
 /* Record code and a printf-style message in e (which may be NULL); returns code. */
 int mp_err(struct mp_error *e, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* Copy src into dst (both may be the same or NULL); returns src->code. */
 int mp_err_copy(struct mp_error *dst, const struct mp_error *src);

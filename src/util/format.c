@@ -7,7 +7,7 @@
 
 char *mp_format_bytes(char *buf, size_t n, int64_t bytes)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	double v = (double)(bytes < 0 ? -bytes : bytes);
 	const char *sign = bytes < 0 ? "-" : "";
 	int u = -1;
@@ -20,8 +20,11 @@ char *mp_format_bytes(char *buf, size_t n, int64_t bytes)
 		v /= 1024;
 		u++;
 	}
-	snprintf(buf, n, v < 10 ? "%s%.2f %s" : v < 100 ? "%s%.1f %s" : "%s%.0f %s", sign, v,
-		 units[u]);
+	snprintf(buf, n,
+	         v < 10    ? "%s%.2f %s"
+	         : v < 100 ? "%s%.1f %s"
+	                   : "%s%.0f %s",
+	         sign, v, units[u]);
 	return buf;
 }
 

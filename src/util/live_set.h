@@ -14,7 +14,7 @@ struct mp_live_sets {
 	struct mp_live_set {
 		int64_t process_id;
 		struct mp_intmap map; /* id -> caller's value (e.g. size) */
-	} *sets;
+	} * sets;
 	int n;
 };
 

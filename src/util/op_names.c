@@ -8,16 +8,16 @@
 #include <string.h>
 
 static const char *const names[MEMPROF_OP_MAX + 1] = {
-	[MEMPROF_OP_ALLOC] = "alloc",
-	[MEMPROF_OP_FREE] = "free",
-	[MEMPROF_OP_PREEXISTING] = "preexisting",
-	[MEMPROF_OP_RESERVE] = "reserve",
-	[MEMPROF_OP_RELEASE] = "release",
-	[MEMPROF_OP_MAP] = "map",
-	[MEMPROF_OP_UNMAP] = "unmap",
-	[MEMPROF_OP_OOM] = "oom",
-	[MEMPROF_OP_PHASE_BEGIN] = "phase_begin",
-	[MEMPROF_OP_PHASE_END] = "phase_end",
+        [MEMPROF_OP_ALLOC] = "alloc",
+        [MEMPROF_OP_FREE] = "free",
+        [MEMPROF_OP_PREEXISTING] = "preexisting",
+        [MEMPROF_OP_RESERVE] = "reserve",
+        [MEMPROF_OP_RELEASE] = "release",
+        [MEMPROF_OP_MAP] = "map",
+        [MEMPROF_OP_UNMAP] = "unmap",
+        [MEMPROF_OP_OOM] = "oom",
+        [MEMPROF_OP_PHASE_BEGIN] = "phase_begin",
+        [MEMPROF_OP_PHASE_END] = "phase_end",
 };
 
 const char *mp_op_name(int op)

@@ -30,7 +30,8 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		return 0;
 	}
 	if (!overwrite && access(path, F_OK) == 0)
-		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it", path);
+		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
+		              path);
 	o->overwrite = overwrite;
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->temp_path, "%s.tmp-XXXXXX", path) < 0) {
@@ -53,7 +54,7 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		free(o->temp_path);
 		o->path = o->temp_path = NULL;
 		return mp_err(err, e == ENOSPC ? MP_EFULL : MP_EIO, "cannot create '%s': %s", path,
-			      strerror(e));
+		              strerror(e));
 	}
 	return 0;
 }
@@ -65,13 +66,13 @@ int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
 	if (!o->path) {
 		if (fflush(o->f) != 0)
 			return mp_err(err, MP_EIO, "cannot write to standard output: %s",
-				      strerror(errno));
+			              strerror(errno));
 		return 0;
 	}
 	if (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0) {
 		e = errno;
 		rc = mp_err(err, e == ENOSPC || e == EFBIG ? MP_EFULL : MP_EIO,
-			    "cannot write '%s': %s", o->path, strerror(e));
+		            "cannot write '%s': %s", o->path, strerror(e));
 		mp_outfile_abort(o);
 		return rc;
 	}
@@ -88,14 +89,14 @@ int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
 		/* EEXIST: it appeared meanwhile; anything else: cannot place it safely */
 		e = errno;
 		rc = mp_err(err, e == EEXIST ? MP_EEXIST : MP_EIO, "cannot write '%s': %s%s",
-			    o->path, strerror(e),
-			    e == EEXIST ? " (it appeared while writing; use --force to replace it)"
-					: "");
+		            o->path, strerror(e),
+		            e == EEXIST ? " (it appeared while writing; use --force to replace it)"
+		                        : "");
 		mp_outfile_abort(o);
 		return rc;
 	} else if (rename(o->temp_path, o->path) < 0) { /* no hard links here */
 		rc = mp_err(err, MP_EIO, "cannot rename '%s' to '%s': %s", o->temp_path, o->path,
-			    strerror(errno));
+		            strerror(errno));
 		mp_outfile_abort(o);
 		return rc;
 	}

@@ -86,13 +86,13 @@ static int check_escapes(const char *base, const char *s, const char *e, struct 
 			continue;
 		if (s + 1 == e)
 			return mp_err(err, MP_EFORMAT,
-				      "stack text: backslash at the end of a frame at byte %zu",
-				      (size_t)(s - base) + 1);
+			              "stack text: backslash at the end of a frame at byte %zu",
+			              (size_t)(s - base) + 1);
 		if (!strchr("\\;@:", s[1]))
 			return mp_err(err, MP_EFORMAT,
-				      "stack text: unknown escape '\\%c' at byte %zu (escape only "
-				      "'\\', ';', '@' and ':')",
-				      s[1], (size_t)(s - base) + 1);
+			              "stack text: unknown escape '\\%c' at byte %zu (escape only "
+			              "'\\', ';', '@' and ':')",
+			              s[1], (size_t)(s - base) + 1);
 		s++;
 	}
 	return 0;
@@ -100,7 +100,7 @@ static int check_escapes(const char *base, const char *s, const char *e, struct 
 
 /* Parse one frame [s, e), append it (offsets in pointers, fixed up later). */
 static int parse_frame(struct mp_frame_list *l, const char *base, const char *s, const char *e,
-		       struct mp_error *err)
+                       struct mp_error *err)
 {
 	const char *at = find_unescaped(s, e, '@'), *colon = NULL, *file_end = e;
 	struct memprof_frame *f;
@@ -109,7 +109,7 @@ static int parse_frame(struct mp_frame_list *l, const char *base, const char *s,
 
 	if (s == e)
 		return mp_err(err, MP_EFORMAT, "stack text: empty frame at byte %zu",
-			      (size_t)(s - base) + 1);
+		              (size_t)(s - base) + 1);
 	if (check_escapes(base, s, e, err) < 0)
 		return MP_EFORMAT;
 	if (at < e)
@@ -118,17 +118,19 @@ static int parse_frame(struct mp_frame_list *l, const char *base, const char *s,
 		const char *d;
 
 		if (colon + 1 == e)
-			return mp_err(err, MP_EFORMAT, "stack text: missing line number after ':' at byte %zu",
-				      (size_t)(colon - base) + 1);
+			return mp_err(err, MP_EFORMAT,
+			              "stack text: missing line number after ':' at byte %zu",
+			              (size_t)(colon - base) + 1);
 		for (d = colon + 1; d < e; d++) {
 			if (*d < '0' || *d > '9')
 				return mp_err(err, MP_EFORMAT,
-					      "stack text: line number must be decimal digits at byte %zu",
-					      (size_t)(d - base) + 1);
+				              "stack text: line number must be decimal digits at "
+				              "byte %zu",
+				              (size_t)(d - base) + 1);
 			if (line > (INT64_MAX - 9) / 10)
 				return mp_err(err, MP_EFORMAT,
-					      "stack text: line number too large at byte %zu",
-					      (size_t)(colon - base) + 2);
+				              "stack text: line number too large at byte %zu",
+				              (size_t)(colon - base) + 2);
 			line = line * 10 + (*d - '0');
 		}
 		file_end = colon;
@@ -147,8 +149,7 @@ static int parse_frame(struct mp_frame_list *l, const char *base, const char *s,
 	return 0;
 }
 
-int mp_stack_text_parse(const char *text, size_t len, struct mp_frame_list *l,
-			struct mp_error *err)
+int mp_stack_text_parse(const char *text, size_t len, struct mp_frame_list *l, struct mp_error *err)
 {
 	const char *s = text, *e = text + len;
 	size_t i;
@@ -204,7 +205,7 @@ static void put_escaped(struct out *o, const char *s, const char *special)
 
 char *mp_stack_text_format(const struct memprof_stack *s, size_t *len)
 {
-	struct out o = { NULL, 0, 0, 0 };
+	struct out o = {NULL, 0, 0, 0};
 	uint32_t i;
 
 	put(&o, "", 0);

@@ -28,7 +28,7 @@ void mp_frame_list_free(struct mp_frame_list *l);
 /* Parse len bytes of text into l (replacing its contents).  On a syntax
  * error returns MP_EFORMAT with a message naming the byte offset. */
 int mp_stack_text_parse(const char *text, size_t len, struct mp_frame_list *l,
-			struct mp_error *err);
+                        struct mp_error *err);
 
 /* Format s; returns a malloc'd NUL-terminated string (length in *len, may be
  * NULL) or NULL when out of memory.  An empty stack formats as "". */

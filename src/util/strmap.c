@@ -78,7 +78,7 @@ int mp_strmap_get(const struct mp_strmap *m, const char *key, size_t len, int64_
 }
 
 int mp_strmap_get_key(const struct mp_strmap *m, const char *key, size_t len, int64_t *val,
-		      const char **stored)
+                      const char **stored)
 {
 	uint64_t h;
 	size_t i;
@@ -101,7 +101,7 @@ int mp_strmap_get_key(const struct mp_strmap *m, const char *key, size_t len, in
 }
 
 int mp_strmap_put(struct mp_strmap *m, const char *key, size_t len, int64_t val,
-		  const char **stored)
+                  const char **stored)
 {
 	struct mp_strmap_entry *e;
 

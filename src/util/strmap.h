@@ -25,10 +25,10 @@ void mp_strmap_free(struct mp_strmap *m);
 int mp_strmap_get(const struct mp_strmap *m, const char *key, size_t len, int64_t *val);
 /* The same, also giving the map's own copy of the key in *stored. */
 int mp_strmap_get_key(const struct mp_strmap *m, const char *key, size_t len, int64_t *val,
-		      const char **stored);
+                      const char **stored);
 /* Insert (key must be absent).  Returns 0 or MP_ENOMEM; *stored (may be NULL)
  * receives the map's own NUL-terminated copy of the key. */
 int mp_strmap_put(struct mp_strmap *m, const char *key, size_t len, int64_t val,
-		  const char **stored);
+                  const char **stored);
 
 #endif

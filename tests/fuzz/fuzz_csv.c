@@ -32,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mp_csv_probe((const char *)data, size);
 	if (mp_csv_open(&r, f, "fuzz.csv", &err) == 0) {
 		while ((rc = mp_csv_next(r, &row, &err)) == 1) {
-			if (row.stack && mp_stack_text_parse(row.stack, row.stack_len, &frames,
-							     &err) == 0) {
-				struct memprof_stack s = { (uint32_t)frames.n, frames.frames };
+			if (row.stack &&
+			    mp_stack_text_parse(row.stack, row.stack_len, &frames, &err) == 0) {
+				struct memprof_stack s = {(uint32_t)frames.n, frames.frames};
 				char *text = mp_stack_text_format(&s, NULL);
 
 				free(text);

@@ -52,7 +52,7 @@ static void expect_error(const char *text, const char *fragment)
 
 	parse(text, &p);
 	cr_assert_eq(p.rc, MP_EFORMAT, "expected an error containing '%s', got rc %d", fragment,
-		     p.rc);
+	             p.rc);
 	cr_assert(strstr(p.err.msg, fragment), "message '%s' lacks '%s'", p.err.msg, fragment);
 }
 
@@ -117,18 +117,19 @@ Test(csv, header_errors)
 Test(csv, value_errors_name_line_and_column)
 {
 	expect_error("ts_ns,op,id,size\n1,alloc,1,abc\n",
-		     "invalid size 't.csv:2:11': expected a size in bytes (decimal), found 'abc'");
+	             "invalid size 't.csv:2:11': expected a size in bytes (decimal), found 'abc'");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,-5\n", "invalid size 't.csv:2:11'");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,99999999999999999999\n", "invalid size");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,9223372036854775808\n", "invalid size");
-	expect_error("ts_ns,op,id,size,address\n1,alloc,1,8,0xzz\n", "invalid address 't.csv:2:13'");
+	expect_error("ts_ns,op,id,size,address\n1,alloc,1,8,0xzz\n",
+	             "invalid address 't.csv:2:13'");
 	expect_error("ts_ns,op,id,size\n1,allocate,1,8\n", "invalid op 't.csv:2:3'");
 	expect_error("ts_ns,op,id,size\n1,allocate,1,8\n", "one of alloc, free");
 	expect_error("ts_ns,op,id,size,device\n1,alloc,1,8,4294967296\n", "invalid device");
 	expect_error("ts_ns,op,id,size\n1,alloc,,8\n", "missing id 't.csv:2:9'");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,\n", "missing size");
 	expect_error("ts_ns,op,id,size,requested\n1,alloc,1,8,9\n",
-		     "invalid requested 't.csv:2:13': 9 bytes requested but only 8 granted");
+	             "invalid requested 't.csv:2:13': 9 bytes requested but only 8 granted");
 	expect_error("ts_ns,op,id,size\n1,phase_begin,,\n", "need a phase column");
 	expect_error("ts_ns,op,id,size,phase\n1,phase_end,,,\n", "missing phase 't.csv:2:15'");
 }
@@ -136,14 +137,15 @@ Test(csv, value_errors_name_line_and_column)
 Test(csv, record_errors)
 {
 	expect_error("ts_ns,op,id,size\n1,alloc,1\n",
-		     "wrong number of fields 't.csv:2': expected 4 as in the header, found 3");
-	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9\n",
-		     "found more than");
+	             "wrong number of fields 't.csv:2': expected 4 as in the header, found 3");
+	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9\n", "found more than");
 	expect_error("ts_ns,op,id,size\n1,al\"loc,1,8\n", "stray quote 't.csv:2:5'");
-	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"abc\n", "unterminated quoted field 't.csv:2:13'");
-	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"a\"b\n", "text after closing quote 't.csv:2:16'");
+	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"abc\n",
+	             "unterminated quoted field 't.csv:2:13'");
+	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"a\"b\n",
+	             "text after closing quote 't.csv:2:16'");
 	expect_error("# c\n\nts_ns,op,id,size\n\n# c\n5,alloc,1,8\n4,alloc,2,8\n",
-		     "timestamp goes back 't.csv:7': 4 is before 5 on line 6");
+	             "timestamp goes back 't.csv:7': 4 is before 5 on line 6");
 }
 
 Test(csv, end_of_file_without_newline)
@@ -156,7 +158,7 @@ Test(csv, end_of_file_without_newline)
 	cr_assert_eq(p.rows[0].ev.size_bytes, 8);
 	/* found by the fuzzer: a record that is a lone ',' at the end of the file */
 	expect_error("ts_ns,op,id,size\n1,alloc,1,8\n,",
-		     "wrong number of fields 't.csv:3': expected 4 as in the header, found 2");
+	             "wrong number of fields 't.csv:3': expected 4 as in the header, found 2");
 }
 
 Test(csv, carriage_return_lines_alike_on_both_paths)

@@ -27,7 +27,7 @@ TestSuite(import, .init = setup, .fini = teardown);
 static int import_text(const char *text, struct mp_import_stats *st, struct mp_error *err)
 {
 	char *in = th_path(dir, "in.csv"), *out = th_path(dir, "out.db");
-	struct mp_import_opts o = { NULL, 0, "test", NULL };
+	struct mp_import_opts o = {NULL, 0, "test", NULL};
 	int rc;
 
 	th_write(in, text);
@@ -47,12 +47,12 @@ Test(import, events_stacks_and_processes)
 	char *out = th_path(dir, "out.db");
 
 	cr_assert_eq(import_text("ts_ns,op,id,size,pid,stack,phase\n"
-				 "1,alloc,1,100,10,main@a.py:1;f@b.py:2,fwd\n"
-				 "2,alloc,1,200,11,main@a.py:1;g,fwd\n" /* same id, other pid */
-				 "3,free,1,,10,,\n"
-				 "4,free,77,,10,,\n",
-				 &st, &err),
-		     0, "%s", err.msg);
+	                         "1,alloc,1,100,10,main@a.py:1;f@b.py:2,fwd\n"
+	                         "2,alloc,1,200,11,main@a.py:1;g,fwd\n" /* same id, other pid */
+	                         "3,free,1,,10,,\n"
+	                         "4,free,77,,10,,\n",
+	                         &st, &err),
+	             0, "%s", err.msg);
 	cr_assert_eq(st.n_events, 4);
 	cr_assert_eq(st.n_allocs, 2);
 	cr_assert_eq(st.n_unmatched_frees, 1);
@@ -79,7 +79,7 @@ Test(import, duplicate_live_id_is_an_error_and_leaves_nothing)
 	struct mp_error err;
 
 	cr_assert_eq(import_text("ts_ns,op,id,size\n1,alloc,5,8\n2,alloc,5,8\n", &st, &err),
-		     MP_EFORMAT);
+	             MP_EFORMAT);
 	cr_assert(strstr(err.msg, "duplicate id"), "%s", err.msg);
 	cr_assert(strstr(err.msg, "in.csv:3"), "%s", err.msg);
 	cr_assert_eq(th_count_entries(dir), 1, "only the input remains");
@@ -91,9 +91,9 @@ Test(import, id_reuse_after_free_is_fine)
 	struct mp_error err;
 
 	cr_assert_eq(import_text("ts_ns,op,id,size\n1,alloc,5,8\n2,free,5,\n3,alloc,5,16\n"
-				 "4,reserve,5,2097152\n",
-				 &st, &err),
-		     0, "%s", err.msg);
+	                         "4,reserve,5,2097152\n",
+	                         &st, &err),
+	             0, "%s", err.msg);
 	cr_assert_eq(st.n_allocs, 2);
 }
 
@@ -103,9 +103,8 @@ Test(import, bad_stack_names_position)
 	struct mp_error err;
 
 	cr_assert_eq(import_text("ts_ns,op,id,size,stack\n1,alloc,1,8,a;;b\n", &st, &err),
-		     MP_EFORMAT);
-	cr_assert(strstr(err.msg, "in.csv:2:13': stack text: empty frame"),
-		  "%s", err.msg);
+	             MP_EFORMAT);
+	cr_assert(strstr(err.msg, "in.csv:2:13': stack text: empty frame"), "%s", err.msg);
 	cr_assert_eq(th_count_entries(dir), 1);
 }
 
@@ -114,7 +113,10 @@ Test(import, unknown_format_is_refused)
 	struct mp_import_stats st;
 	struct mp_error err;
 
-	cr_assert_eq(import_text("\x7f" "ELF\x02\x01\x01 binary junk", &st, &err), MP_EFORMAT);
+	cr_assert_eq(import_text("\x7f"
+	                         "ELF\x02\x01\x01 binary junk",
+	                         &st, &err),
+	             MP_EFORMAT);
 	cr_assert(strstr(err.msg, "unknown trace format"), "%s", err.msg);
 	cr_assert_eq(th_count_entries(dir), 1);
 }

@@ -28,17 +28,17 @@ static void teardown(void)
 TestSuite(store, .init = setup, .fini = teardown);
 
 static const struct memprof_frame frames_ab[] = {
-	{ "inner", "lib.py", 7 },
-	{ "outer", "main.py", 1 },
+        {"inner", "lib.py", 7},
+        {"outer", "main.py", 1},
 };
 
 /* Write a small trace at path: 2 processes, stacks, phases, an OOM. */
 static void write_sample(const char *path)
 {
-	struct memprof_process p1 = { 0, 100, 1, "node0", 0, 0, 2, "python train.py" };
-	struct memprof_process p2 = { 0, 200, 1, NULL, -1, -1, -1, NULL };
-	struct memprof_stack st = { 2, frames_ab };
-	struct memprof_device d = { 0, 0, "H100", "GPU-1", 80LL << 30 };
+	struct memprof_process p1 = {0, 100, 1, "node0", 0, 0, 2, "python train.py"};
+	struct memprof_process p2 = {0, 200, 1, NULL, -1, -1, -1, NULL};
+	struct memprof_stack st = {2, frames_ab};
+	struct memprof_device d = {0, 0, "H100", "GPU-1", 80LL << 30};
 	struct memprof_event ev;
 	struct mp_store *s;
 	struct mp_writer *w;
@@ -190,10 +190,10 @@ static int count_end(void *ctx)
 Test(store, consumers_see_every_record_once)
 {
 	char *path = th_path(dir, "t.db");
-	struct counter a = { 0, 0, 0 }, b = { 0, 0, 0 }, stopper = { 0, 0, 1 };
-	struct mp_consumer ca = { "a", &a, 0, count_record, count_end };
-	struct mp_consumer cb = { "b", &b, MP_READ_STACKS, count_record, count_end };
-	struct mp_consumer cs = { "stop", &stopper, 0, count_record, count_end };
+	struct counter a = {0, 0, 0}, b = {0, 0, 0}, stopper = {0, 0, 1};
+	struct mp_consumer ca = {"a", &a, 0, count_record, count_end};
+	struct mp_consumer cb = {"b", &b, MP_READ_STACKS, count_record, count_end};
+	struct mp_consumer cs = {"stop", &stopper, 0, count_record, count_end};
 	struct mp_reader *r;
 	struct mp_store *s;
 	struct mp_error err;
@@ -290,7 +290,8 @@ Test(store, refuses_what_is_not_a_trace)
 	expect_refusal(empty, MP_ENOTTRACE, "without memprof's meta table");
 	th_sqlite_exec(other, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
 	expect_refusal(other, MP_ENOTTRACE, "without memprof's meta table");
-	th_sqlite_exec(other, "CREATE TABLE meta(key, value); INSERT INTO meta VALUES('format','x');");
+	th_sqlite_exec(other,
+	               "CREATE TABLE meta(key, value); INSERT INTO meta VALUES('format','x');");
 	expect_refusal(other, MP_ENOTTRACE, "not a memprof trace");
 	free(missing);
 	free(text);

@@ -56,7 +56,7 @@ Test(strmap, binary_keys_and_stored_copy)
 {
 	struct mp_strmap m;
 	const char *stored;
-	char key[3] = { 'a', '\0', 'b' };
+	char key[3] = {'a', '\0', 'b'};
 	int64_t v;
 
 	mp_strmap_init(&m);
@@ -86,7 +86,7 @@ Test(suggest, distances)
 
 Test(suggest, closest_command)
 {
-	const char *cmds[] = { "import", "export", "info" };
+	const char *cmds[] = {"import", "export", "info"};
 
 	cr_assert_str_eq(mp_suggest("imprt", cmds, 3), "import");
 	cr_assert_str_eq(mp_suggest("exprot", cmds, 3), "export");
@@ -178,7 +178,7 @@ Test(stack_text, unnamed_frame_without_location_round_trips)
 Test(stack_text, empty_text_is_no_frames)
 {
 	struct mp_frame_list l;
-	struct memprof_stack s = { 0, NULL };
+	struct memprof_stack s = {0, NULL};
 	char *out;
 
 	mp_frame_list_init(&l);
