@@ -7,6 +7,15 @@
 
 #include <stdio.h>
 
+/* The replay tables: part of v1, and what the v0 -> v1 step adds. */
+#define REPLAY_TABLES                                                                              \
+	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"                  \
+	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"                 \
+	" device INTEGER, tool_version TEXT);"                                                     \
+	"CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"             \
+	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"                            \
+	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;"
+
 static const char schema_v1[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
         "CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
@@ -27,12 +36,7 @@ static const char schema_v1[] =
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
         " api INTEGER, device_free INTEGER);"
-        "CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
-        " pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
-        " device INTEGER, tool_version TEXT);"
-        "CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
-        " name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
-        " measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+        REPLAY_TABLES;
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
@@ -40,12 +44,7 @@ static const char schema_v1[] =
  */
 static const char migrate_v0_v1[] =
         "ALTER TABLE events ADD COLUMN device_free INTEGER;"
-        "CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"
-        " pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"
-        " device INTEGER, tool_version TEXT);"
-        "CREATE TABLE replay_metrics(run INTEGER NOT NULL REFERENCES replay_runs(id),"
-        " name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
-        " measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;";
+        REPLAY_TABLES;
 
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {
