@@ -22,9 +22,15 @@ enum memprof_op {
 	MEMPROF_OP_OOM = 8,         /* an allocation failed for lack of memory */
 	MEMPROF_OP_PHASE_BEGIN = 9, /* a phase (NVTX range, annotation) starts */
 	MEMPROF_OP_PHASE_END = 10,  /* a phase ends */
+	/*
+	 * The program freed a block whose memory the allocator can reuse only
+	 * later (PyTorch's free_requested, when other streams still use it):
+	 * the block stops being live here and stays active until its free.
+	 */
+	MEMPROF_OP_FREE_REQUESTED = 11,
 };
 #define MEMPROF_OP_MIN MEMPROF_OP_ALLOC
-#define MEMPROF_OP_MAX MEMPROF_OP_PHASE_END
+#define MEMPROF_OP_MAX MEMPROF_OP_FREE_REQUESTED
 
 /* One frame of a host call stack.  line is 0 when unknown, file "" likewise. */
 struct memprof_frame {
@@ -42,7 +48,7 @@ struct memprof_stack {
 /*
  * One event.  Which fields mean what depends on op:
  *   alloc, preexisting: alloc_id, size_bytes (granted), requested_bytes, address
- *   free:               alloc_id (of the alloc), size_bytes, address
+ *   free, free_requested: alloc_id (of the alloc), size_bytes, address
  *   reserve, release, map, unmap: alloc_id is the segment id, size_bytes, address
  *   oom:                requested_bytes (the failed request), device_free_bytes
  *   phase_begin/end:    phase

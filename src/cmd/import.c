@@ -15,11 +15,12 @@ static void help(FILE *out)
 {
 	int i;
 
-	fprintf(out, "usage: memprof import [options] FILE\n\n"
-	             "Read a trace file and write a memprof trace database.\n\n"
+	fprintf(out, "usage: memprof import [options] FILE...\n\n"
+	             "Read trace files and write one memprof trace database.\n\n"
 	             "options:\n"
-	             "  -o, --output=TRACE  the database to write (default: FILE's name with .db,\n"
-	             "                      in the current directory; required when FILE is -)\n"
+	             "  -o, --output=TRACE  the database to write (default: the first FILE's name\n"
+	             "                      with .db, in the current directory; required when\n"
+	             "                      FILE is -)\n"
 	             "      --format=NAME   the input format, instead of detecting it\n"
 	             "  -f, --force         replace TRACE if it exists\n"
 	             "  -q, --quiet         print nothing on success\n"
@@ -28,8 +29,10 @@ static void help(FILE *out)
 	for (i = 0; mp_importers[i]; i++)
 		fprintf(out, "  %-10s %s\n", mp_importers[i]->name, mp_importers[i]->description);
 	fprintf(out,
-	        "\nThe trace is written to a temporary file and appears only when the whole\n"
-	        "input was read: a bad input leaves nothing behind.  See memprof-import(1).\n");
+	        "\nThe format is detected from each file's content.  Several files go into one\n"
+	        "trace, each with its own processes, events in timestamp order.  The trace is\n"
+	        "written to a temporary file and appears only when every input was read: a\n"
+	        "bad input leaves nothing behind.  See memprof-import(1).\n");
 }
 
 /* "dir/run.csv" -> "run.db" */
@@ -61,7 +64,7 @@ static int run(int argc, char **argv)
 	struct mp_error err = {0};
 	const char *out = NULL;
 	char *out_default = NULL;
-	int ch, quiet = 0, rc;
+	int ch, quiet = 0, rc, w;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
@@ -89,37 +92,32 @@ static int run(int argc, char **argv)
 			return mp_cmd_bad_option(&mp_cmd_import, argv, ch);
 		}
 	}
-	if (optind != argc - 1)
-		return mp_cmd_usage(&mp_cmd_import, optind == argc ? "no input file given"
-		                                                   : "more than one input file");
+	if (optind == argc)
+		return mp_cmd_usage(&mp_cmd_import, "no input file given");
 	if (!out && strcmp(argv[optind], "-") == 0)
 		return mp_cmd_usage(&mp_cmd_import, "reading standard input needs --output");
 	if (!out && !(out = out_default = default_output(argv[optind])))
 		return mp_cmd_error(&mp_cmd_import, "out of memory");
-	rc = mp_import_file(argv[optind], out, &o, &st, &err);
+	rc = mp_import_files((const char *const *)argv + optind, argc - optind, out, &o, &st, &err);
 	if (rc < 0) {
 		free(out_default);
 		return mp_cmd_fail(&mp_cmd_import, &err);
 	}
-	if (!quiet) {
-		printf("wrote '%s': %lld events, %lld allocations", out, (long long)st.n_events,
+	for (w = 0; w < MP_WARN_N; w++)
+		if (st.n_warnings[w])
+			fprintf(stderr, "memprof import: warning: %lld %s\n",
+			        (long long)st.n_warnings[w], mp_import_warning_text(w));
+	if (!quiet)
+		printf("wrote '%s': %lld events, %lld allocations\n", out, (long long)st.n_events,
 		       (long long)st.n_allocs);
-		if (st.n_unmatched_frees)
-			printf(", %lld frees without an allocation (kept)",
-			       (long long)st.n_unmatched_frees);
-		if (st.n_unmatched_releases)
-			printf(", %lld releases without a reserve (kept)",
-			       (long long)st.n_unmatched_releases);
-		printf("\n");
-	}
 	free(out_default);
 	return MP_EXIT_OK;
 }
 
 const struct mp_cmd mp_cmd_import = {
         .name = "import",
-        .summary = "turn a trace file (memprof CSV, ...) into a trace database",
-        .usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE",
+        .summary = "turn trace files (PyTorch, RMM, Nsight Systems, ...) into a trace database",
+        .usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE...",
         .help = help,
         .run = run,
 };

@@ -112,10 +112,8 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
 		if (!mp_intmap_get(live, key, &size)) {
-			if (seg)
-				ci->st->n_unmatched_releases++;
-			else
-				ci->st->n_unmatched_frees++;
+			ci->st->n_warnings[seg ? MP_WARN_UNMATCHED_RELEASE
+			                       : MP_WARN_UNMATCHED_FREE]++;
 			return 0;
 		}
 		if (ev->size_bytes == 0)
@@ -150,15 +148,15 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	return 0;
 }
 
-static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import_stats *st,
-               struct mp_error *err)
+static int run(struct mp_import_ctx *c)
 {
-	struct csv_import ci = {.w = w, .path = path, .st = st};
+	struct csv_import ci = {.w = c->w, .path = c->path, .st = c->st};
+	struct mp_error *err = c->err;
 	struct mp_csv_reader *r;
 	struct mp_csv_row row;
 	int rc;
 
-	rc = mp_csv_open(&r, in, path, err);
+	rc = mp_csv_open(&r, c->in, c->path, err);
 	if (rc < 0)
 		return rc;
 	mp_live_sets_init(&ci.live_blocks);
@@ -170,7 +168,7 @@ static int run(FILE *in, const char *path, struct mp_writer *w, struct mp_import
 	while ((rc = mp_csv_next(r, &row, err)) == 1) {
 		rc = import_row(&ci, &row, err);
 		if (rc == MP_EIO || rc == MP_ENOMEM || rc == MP_EFULL)
-			rc = mp_err_copy(err, mp_writer_error(w));
+			rc = mp_err_copy(err, mp_writer_error(c->w));
 		if (rc < 0)
 			break;
 	}

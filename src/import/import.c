@@ -25,6 +25,36 @@ const struct mp_importer *mp_importer_find(const char *name)
 	return NULL;
 }
 
+static const struct {
+	const char *text;
+	int lossy;
+} warnings[MP_WARN_N] = {
+        [MP_WARN_UNMATCHED_FREE] = {"frees of unknown addresses kept as unmatched", 0},
+        [MP_WARN_UNMATCHED_RELEASE] = {"segment releases without a reserve kept as unmatched", 0},
+        [MP_WARN_DUPLICATE_ALLOC] = {"allocations at an address still live: the earlier "
+                                     "allocation was closed by an implied free",
+                                     1},
+        [MP_WARN_DUPLICATE_RESERVE] = {"reserves at an address still reserved: the earlier "
+                                       "segment was closed by an implied release",
+                                       1},
+        [MP_WARN_SKIPPED_HOST] = {"host memory records (pageable, pinned) skipped", 0},
+        [MP_WARN_SKIPPED_UNKNOWN] = {"records of a kind memprof does not know skipped", 1},
+        [MP_WARN_STATE_MISMATCH] = {"blocks where the final allocator state disagrees with "
+                                    "the trace",
+                                    1},
+        [MP_WARN_CLOCK_WRAP] = {"times of day that went backwards, taken as passing midnight", 0},
+};
+
+const char *mp_import_warning_text(enum mp_import_warning w)
+{
+	return w < MP_WARN_N ? warnings[w].text : "unknown warnings";
+}
+
+int mp_import_warning_is_lossy(enum mp_import_warning w)
+{
+	return w < MP_WARN_N && warnings[w].lossy;
+}
+
 /*
  * A stream that replays the bytes already read for detection, then goes on
  * reading the original: detection works on pipes too.
@@ -102,75 +132,181 @@ static const struct mp_importer *detect(FILE **in, const char *path, struct mp_e
 	return found;
 }
 
-static int write_meta(struct mp_store *s, const struct mp_importer *imp, const char *in_path,
-                      const struct mp_import_opts *o)
+/* "412 frees of unknown ...; 3 allocations at ..." or "" */
+static char *warnings_text(const struct mp_import_stats *st, int *lossy)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int w, first = 1;
+
+	if (!f)
+		return NULL;
+	*lossy = 0;
+	for (w = 0; w < MP_WARN_N; w++) {
+		if (!st->n_warnings[w])
+			continue;
+		fprintf(f, "%s%lld %s", first ? "" : "; ", (long long)st->n_warnings[w],
+		        warnings[w].text);
+		first = 0;
+		*lossy |= warnings[w].lossy;
+	}
+	return fclose(f) == 0 ? text : (free(text), NULL);
+}
+
+/* Set key to value unless the importer already did. */
+static int meta_default(struct mp_store *s, const char *key, const char *value)
+{
+	char *had = mp_store_get_meta(s, key);
+
+	free(had);
+	return had ? 0 : mp_store_set_meta(s, key, value);
+}
+
+static int write_meta(struct mp_store *s, const char *source, const char *source_files,
+                      const struct mp_import_opts *o, const struct mp_import_stats *st)
 {
 	char created[32];
 	time_t now = time(NULL);
 	struct tm tm;
+	char *warn;
+	int lossy, rc;
 
 	gmtime_r(&now, &tm);
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (mp_store_set_meta(s, "source", imp->name) < 0 ||
-	    mp_store_set_meta(s, "source_file", in_path) < 0 ||
-	    mp_store_set_meta(s, "tool_version", o->tool_version ? o->tool_version : "") < 0 ||
-	    mp_store_set_meta(s, "created", created) < 0 ||
-	    mp_store_set_meta(s, "clock", "monotonic_ns") < 0 ||
-	    mp_store_set_meta(s, "dropped_records", "0") < 0 ||
-	    mp_store_set_meta(s, "truncated", "0") < 0 || mp_store_set_meta(s, "lossy", "0") < 0)
-		return MP_EIO;
-	if (o->command_line && mp_store_set_meta(s, "command_line", o->command_line) < 0)
-		return MP_EIO;
-	return 0;
+	warn = warnings_text(st, &lossy);
+	if (!warn)
+		return MP_ENOMEM;
+	rc = mp_store_set_meta(s, "source", source) < 0 ||
+	     mp_store_set_meta(s, "source_file", source_files) < 0 ||
+	     mp_store_set_meta(s, "tool_version", o->tool_version ? o->tool_version : "") < 0 ||
+	     mp_store_set_meta(s, "created", created) < 0 ||
+	     meta_default(s, "clock", "monotonic_ns") < 0 ||
+	     meta_default(s, "dropped_records", "0") < 0 || meta_default(s, "truncated", "0") < 0 ||
+	     mp_store_set_meta(s, "lossy", lossy ? "1" : "0") < 0 ||
+	     (*warn && mp_store_set_meta(s, "import_warnings", warn) < 0) ||
+	     (o->command_line && mp_store_set_meta(s, "command_line", o->command_line) < 0);
+	free(warn);
+	return rc ? MP_EIO : 0;
 }
 
-int mp_import_file(const char *in_path, const char *out_path, const struct mp_import_opts *o,
-                   struct mp_import_stats *st, struct mp_error *err)
+static void add_stats(struct mp_import_stats *sum, const struct mp_import_stats *one)
+{
+	int w;
+
+	sum->n_events += one->n_events;
+	sum->n_allocs += one->n_allocs;
+	for (w = 0; w < MP_WARN_N; w++)
+		sum->n_warnings[w] += one->n_warnings[w];
+}
+
+/* Open in_path, find its importer and run it into w. */
+static int import_one(const char *in_path, struct mp_store *s, struct mp_writer *w,
+                      const struct mp_import_opts *o, struct mp_import_stats *st,
+                      const struct mp_importer **imp_out, struct mp_error *err)
 {
 	const struct mp_importer *imp = NULL;
 	int from_stdin = strcmp(in_path, "-") == 0;
-	const char *name = from_stdin ? "<stdin>" : in_path;
-	struct mp_store *s = NULL;
-	struct mp_writer *w = NULL;
+	struct mp_import_ctx c = {0};
 	FILE *in, *original;
 	int rc;
 
-	memset(st, 0, sizeof(*st));
 	if (o->format && !(imp = mp_importer_find(o->format)))
 		return mp_err(err, MP_EINVAL, "unknown format '%s'", o->format);
 	in = from_stdin ? stdin : fopen(in_path, "rb");
 	if (!in)
 		return mp_err(err, MP_EIO, "cannot open '%s': %s", in_path, strerror(errno));
 	original = in;
-	if (!imp && !(imp = detect(&in, name, err))) {
-		rc = err ? err->code : MP_EFORMAT;
+	c.path = from_stdin ? "<stdin>" : in_path;
+	c.file_path = from_stdin ? NULL : in_path;
+	if (!imp && !(imp = detect(&in, c.path, err))) {
+		rc = err->code ? err->code : MP_EFORMAT;
 		goto out;
 	}
-	rc = mp_store_create(&s, out_path, o->overwrite, err);
-	if (rc < 0)
-		goto out;
-	rc = mp_writer_open(s, &w);
-	if (rc == 0)
-		rc = imp->run(in, name, w, st, err);
-	else
-		mp_err_copy(err, mp_store_error(s));
-	if (w) {
-		int close_rc = mp_writer_close(w);
+	c.in = in;
+	c.w = w;
+	c.store = s;
+	c.st = st;
+	c.err = err;
+	rc = imp->run(&c);
+	if (rc == MP_EIO || rc == MP_ENOMEM || rc == MP_EFULL)
+		if (!err->msg[0])
+			mp_err_copy(err, mp_writer_error(w));
+	*imp_out = imp;
+out:
+	if (in != original)
+		fclose(in); /* the replay stream */
+	if (!from_stdin)
+		fclose(original);
+	return rc;
+}
 
+/* "a.csv, b.csv" and the importer names, "rmm" or "rmm+torch" */
+static int describe_inputs(const char *const *in_paths, int n, const struct mp_importer **imps,
+                           char **files, char **sources)
+{
+	size_t lf = 0, ls = 0;
+	FILE *f = open_memstream(files, &lf), *g = open_memstream(sources, &ls);
+	int i, j;
+
+	if (!f || !g) {
+		if (f)
+			fclose(f);
+		if (g)
+			fclose(g);
+		return MP_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s%s", i ? ", " : "",
+		        strcmp(in_paths[i], "-") ? in_paths[i] : "<stdin>");
+		for (j = 0; j < i && imps[j] != imps[i]; j++)
+			;
+		if (j == i)
+			fprintf(g, "%s%s", i ? "+" : "", imps[i]->name);
+	}
+	return (fclose(f) | fclose(g)) == 0 ? 0 : MP_ENOMEM;
+}
+
+int mp_import_files(const char *const *in_paths, int n, const char *out_path,
+                    const struct mp_import_opts *o, struct mp_import_stats *st,
+                    struct mp_error *err)
+{
+	const struct mp_importer **imps = calloc((size_t)n + 1, sizeof(*imps));
+	char *files = NULL, *sources = NULL;
+	struct mp_store *s = NULL;
+	struct mp_writer *w = NULL;
+	int i, rc, close_rc;
+
+	memset(st, 0, sizeof(*st));
+	if (!imps)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	rc = mp_store_create(&s, out_path, o->overwrite, err);
+	if (rc == 0 && (rc = mp_writer_open(s, &w)) < 0)
+		mp_err_copy(err, mp_store_error(s));
+	for (i = 0; rc == 0 && i < n; i++) {
+		struct mp_import_stats one = {0};
+
+		rc = import_one(in_paths[i], s, w, o, &one, &imps[i], err);
+		add_stats(st, &one);
+	}
+	if (w) {
+		close_rc = mp_writer_close(w);
 		if (rc == 0 && close_rc < 0)
 			rc = mp_err_copy(err, mp_store_error(s));
 	}
-	if (rc == 0 && write_meta(s, imp, name, o) < 0)
+	if (rc == 0 && n > 1 && mp_store_sort_events(s) < 0)
+		rc = mp_err_copy(err, mp_store_error(s));
+	if (rc == 0 && describe_inputs(in_paths, n, imps, &files, &sources) < 0)
+		rc = mp_err(err, MP_ENOMEM, "out of memory");
+	if (rc == 0 && write_meta(s, sources, files, o, st) < 0)
 		rc = mp_err_copy(err, mp_store_error(s));
 	if (rc == 0) {
 		rc = mp_store_commit(s, err);
 		s = NULL;
 	}
-out:
 	mp_store_close(s); /* deletes the temporary file of a failed import */
-	if (in != original)
-		fclose(in); /* the replay stream */
-	if (!from_stdin)
-		fclose(original);
+	free(files);
+	free(sources);
+	free(imps);
 	return rc;
 }

@@ -2,7 +2,7 @@
  * import/import.h - turning files users already have into trace databases.
  *
  * Each foreign format is one importer (one file in src/import/) listed in the
- * table in import.c.  mp_import_file writes the new trace to a temporary file
+ * table in import.c.  mp_import_files writes the new trace to a temporary file
  * and renames it into place only when the whole input was read: a bad input
  * leaves nothing behind.
  */
@@ -15,11 +15,43 @@
 #include "store/writer.h"
 #include "util/error.h"
 
+/*
+ * Things an importer noticed and worked around.  Each is counted, printed as
+ * a warning by 'memprof import' and written to the trace's meta table
+ * (key import_warnings), so a trace always says what was done to it.
+ */
+enum mp_import_warning {
+	MP_WARN_UNMATCHED_FREE,    /* a free whose alloc was never seen: kept */
+	MP_WARN_UNMATCHED_RELEASE, /* a segment release whose reserve was never seen: kept */
+	MP_WARN_DUPLICATE_ALLOC,   /* an alloc at an address still live: implied free added */
+	MP_WARN_DUPLICATE_RESERVE, /* a reserve at an address still reserved: implied release */
+	MP_WARN_SKIPPED_HOST,      /* host (pageable, pinned) records: not GPU memory, skipped */
+	MP_WARN_SKIPPED_UNKNOWN,   /* records of a kind memprof does not know: skipped */
+	MP_WARN_STATE_MISMATCH,    /* final allocator state disagrees with the trace */
+	MP_WARN_CLOCK_WRAP,        /* a time of day that went backwards: taken as midnight */
+	MP_WARN_N
+};
+
 struct mp_import_stats {
 	int64_t n_events;
-	int64_t n_allocs;             /* alloc and preexisting events */
-	int64_t n_unmatched_frees;    /* frees whose alloc was never seen */
-	int64_t n_unmatched_releases; /* segment releases whose reserve was never seen */
+	int64_t n_allocs; /* alloc and preexisting events */
+	int64_t n_warnings[MP_WARN_N];
+};
+
+/* The phrase for a warning, to follow its count: "412 frees of ..." */
+const char *mp_import_warning_text(enum mp_import_warning w);
+/* Does this warning mean data was dropped or inferred (meta lossy = 1)? */
+int mp_import_warning_is_lossy(enum mp_import_warning w);
+
+/* What an importer works with. */
+struct mp_import_ctx {
+	FILE *in;              /* the input, positioned at its start */
+	const char *path;      /* its name in messages ("<stdin>" for standard input) */
+	const char *file_path; /* its path on disk, NULL when it is a stream */
+	struct mp_writer *w;
+	struct mp_store *store; /* for mp_store_set_meta; events go through w */
+	struct mp_import_stats *st;
+	struct mp_error *err;
 };
 
 struct mp_importer {
@@ -27,9 +59,12 @@ struct mp_importer {
 	const char *description; /* one line for --help */
 	/* Does a file starting with these n bytes look like this format? */
 	int (*probe)(const char *path, const char *head, size_t n);
-	/* Read in (named path) and append to w.  Error detail in err. */
-	int (*run)(FILE *in, const char *path, struct mp_writer *w, struct mp_import_stats *st,
-	           struct mp_error *err);
+	/*
+	 * Read c->in and append events to c->w.  May set meta keys of its own
+	 * (clock, source details); import.c writes the common ones after it.
+	 * Returns 0, or a negative MP_E* code with c->err filled.
+	 */
+	int (*run)(struct mp_import_ctx *c);
 };
 
 /* The importers, NULL-terminated. */
@@ -44,11 +79,17 @@ struct mp_import_opts {
 	const char *command_line; /* recorded in meta; may be NULL */
 };
 
-/* Import in_path into a new trace at out_path ("-" reads standard input). */
-int mp_import_file(const char *in_path, const char *out_path, const struct mp_import_opts *o,
-                   struct mp_import_stats *st, struct mp_error *err);
+/*
+ * Import the n files in_paths into one new trace at out_path ("-" reads
+ * standard input).  Each file keeps its own processes; with several files
+ * the events are put in timestamp order (their clocks must be comparable).
+ * st sums over the files.
+ */
+int mp_import_files(const char *const *in_paths, int n, const char *out_path,
+                    const struct mp_import_opts *o, struct mp_import_stats *st,
+                    struct mp_error *err);
 
-/* The importer of memprof's own CSV format (csv_import.c). */
+/* The importers, one per file in src/import/. */
 extern const struct mp_importer mp_importer_csv;
 
 #endif

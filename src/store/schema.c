@@ -1,5 +1,5 @@
 /*
- * store/schema.c - schema v1 of the trace database and the migrations that
+ * store/schema.c - the current schema (v2) of the trace database and the migrations that
  * bring older traces to it.  The layout is documented in memprof-trace(5):
  * change both together (version bump, migration step, old fixture, man page).
  */
@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-/* The replay tables: part of v1, and what the v0 -> v1 step adds. */
+/* The replay tables: part of the schema since v1, what the v0 -> v1 step adds. */
 #define REPLAY_TABLES                                                                              \
 	"CREATE TABLE replay_runs(id INTEGER PRIMARY KEY, created TEXT NOT NULL,"                  \
 	" pool TEXT NOT NULL, backend TEXT NOT NULL, baseline TEXT, options TEXT,"                 \
@@ -16,7 +16,7 @@
 	" name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"                            \
 	" measured INTEGER NOT NULL, PRIMARY KEY(run, name)) WITHOUT ROWID;"
 
-static const char schema_v1[] =
+static const char schema_current[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
         "CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
         " ppid INTEGER, host TEXT, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
@@ -35,27 +35,33 @@ static const char schema_v1[] =
         " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-        " api INTEGER, device_free INTEGER);"
-        REPLAY_TABLES;
+        " api INTEGER, device_free INTEGER);" REPLAY_TABLES;
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
  * and without the replay tables.
  */
 static const char migrate_v0_v1[] =
-        "ALTER TABLE events ADD COLUMN device_free INTEGER;"
-        REPLAY_TABLES;
+        "ALTER TABLE events ADD COLUMN device_free INTEGER;" REPLAY_TABLES;
+
+/*
+ * v2 added operation 11, free_requested.  The tables are unchanged: the step
+ * only raises the version, so that older memprof builds refuse traces that
+ * may hold the new operation instead of failing on it mid-read.
+ */
+static const char migrate_v1_v2[] = "";
 
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {
         migrate_v0_v1,
+        migrate_v1_v2,
 };
 
 int mp_schema_create(struct mp_store *s)
 {
 	char sql[64];
 
-	if (mp_store_exec(s, schema_v1) < 0)
+	if (mp_store_exec(s, schema_current) < 0)
 		return s->err.code;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d;", MP_SCHEMA_VERSION);
 	if (mp_store_exec(s, sql) < 0)

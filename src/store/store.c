@@ -393,6 +393,31 @@ int mp_store_count_events(struct mp_store *s, int64_t *n)
 	return 0;
 }
 
+/*
+ * Renumber events in timestamp order, ties kept in their written order: the
+ * new events are appended above the old range, the old rows deleted, and
+ * the new ones moved down, all in one transaction.
+ */
+int mp_store_sort_events(struct mp_store *s)
+{
+	static const char sql[] =
+	        "BEGIN;"
+	        "CREATE TEMP TABLE sort_base AS SELECT coalesce(max(seq), 0) AS n FROM events;"
+	        "INSERT INTO events SELECT (SELECT n FROM sort_base) +"
+	        " row_number() OVER (ORDER BY ts_ns, seq), ts_ns, op, alloc_id, size, requested,"
+	        " address, device, stream, process, phase, stack, api, device_free FROM events;"
+	        "DELETE FROM events WHERE seq <= (SELECT n FROM sort_base);"
+	        "UPDATE events SET seq = seq - (SELECT n FROM sort_base);"
+	        "DROP TABLE sort_base;"
+	        "COMMIT;";
+
+	if (mp_store_exec(s, sql) < 0) {
+		sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
+		return s->err.code;
+	}
+	return 0;
+}
+
 static int64_t column_or(sqlite3_stmt *st, int col, int64_t dflt)
 {
 	return sqlite3_column_type(st, col) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, col);

@@ -16,7 +16,7 @@
 #include "memprof/trace.h"
 #include "util/error.h"
 
-#define MP_SCHEMA_VERSION 1 /* PRAGMA user_version of traces this build writes */
+#define MP_SCHEMA_VERSION 2 /* PRAGMA user_version of traces this build writes */
 
 struct mp_store;
 
@@ -57,6 +57,9 @@ int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, c
                        void *ctx);
 
 int mp_store_count_events(struct mp_store *s, int64_t *n);
+
+/* Renumber the events of a created trace in timestamp order (stable). */
+int mp_store_sort_events(struct mp_store *s);
 
 /* Processes and devices, in id order.  Free the arrays with the matching free. */
 int mp_store_processes(struct mp_store *s, struct memprof_process **out, size_t *n);

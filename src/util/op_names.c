@@ -18,6 +18,7 @@ static const char *const names[MEMPROF_OP_MAX + 1] = {
         [MEMPROF_OP_OOM] = "oom",
         [MEMPROF_OP_PHASE_BEGIN] = "phase_begin",
         [MEMPROF_OP_PHASE_END] = "phase_end",
+        [MEMPROF_OP_FREE_REQUESTED] = "free_requested",
 };
 
 const char *mp_op_name(int op)
@@ -38,5 +39,5 @@ int mp_op_from_name(const char *name, size_t len)
 const char *mp_op_name_list(void)
 {
 	return "alloc, free, preexisting, reserve, release, map, unmap, oom, phase_begin, "
-	       "phase_end";
+	       "phase_end, free_requested";
 }

@@ -109,6 +109,7 @@ for c in import export info; do
 	expect_stderr_contains "usage: memprof $c"
 	expect_stdout_empty
 
+	[ "$c" = import ] && continue # import takes several files
 	step "$c with two operands"
 	mp "$c" a b
 	expect_status 2

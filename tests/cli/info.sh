@@ -31,14 +31,14 @@ cd "$W" || die "cd $W"
 step "import info.csv"
 mp import -o info.db "$DATA/info.csv"
 expect_status 0
-expect_stdout_line "wrote 'info.db': 14 events, 5 allocations, 1 frees without an allocation (kept)"
+expect_stdout_line "wrote 'info.db': 14 events, 5 allocations"
 
 step "info (text)"
 mp info info.db
 expect_status 0
 expect_stderr_empty
 expect_stdout_match '^trace +info\.db$'
-expect_stdout_match '^schema +v1$'
+expect_stdout_match '^schema +v2$'
 expect_stdout_line "source       csv from '$DATA/info.csv'"
 expect_stdout_match '^written by +memprof [0-9]'
 expect_stdout_line "events       14 (alloc 4, free 4, preexisting 1, reserve 1, release 1, oom 1, phase_begin 1, phase_end 1)"
@@ -86,7 +86,7 @@ if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>
 	pass
 	json_check version 'j["memprof_info_version"]' 1
 	json_check trace 'j["trace"]' '"info.db"'
-	json_check schema 'j["schema_version"]' 1
+	json_check schema 'j["schema_version"]' 2
 	json_check source 'j["source"]' '"csv"'
 	json_check source_file 'j["source_file"]' "\"$DATA/info.csv\""
 	json_check flags '[j["truncated"], j["lossy"], j["dropped_records"]]' '[false, false, 0]'
@@ -94,7 +94,7 @@ if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>
 	json_check devices '[d["ordinal"] for d in j["devices"]]' '[0, 1]'
 	json_check events 'j["summary"]["events"]' 14
 	json_check events_by_op 'j["summary"]["events_by_op"]' \
-		'{"alloc": 4, "free": 4, "map": 0, "oom": 1, "phase_begin": 1, "phase_end": 1, "preexisting": 1, "release": 1, "reserve": 1, "unmap": 0}'
+		'{"alloc": 4, "free": 4, "free_requested": 0, "map": 0, "oom": 1, "phase_begin": 1, "phase_end": 1, "preexisting": 1, "release": 1, "reserve": 1, "unmap": 0}'
 	json_check allocations 'j["summary"]["allocations"]' 5
 	json_check live_at_end 'j["summary"]["live_at_end"]' 2
 	json_check unmatched_frees 'j["summary"]["unmatched_frees"]' 1

@@ -31,7 +31,7 @@ static int import_text(const char *text, struct mp_import_stats *st, struct mp_e
 	int rc;
 
 	th_write(in, text);
-	rc = mp_import_file(in, out, &o, st, err);
+	rc = mp_import_files((const char *const[]){in}, 1, out, &o, st, err);
 	free(in);
 	free(out);
 	return rc;
@@ -55,7 +55,7 @@ Test(import, events_stacks_and_processes)
 	             0, "%s", err.msg);
 	cr_assert_eq(st.n_events, 4);
 	cr_assert_eq(st.n_allocs, 2);
-	cr_assert_eq(st.n_unmatched_frees, 1);
+	cr_assert_eq(st.n_warnings[MP_WARN_UNMATCHED_FREE], 1);
 	cr_assert_eq(mp_store_open(&s, out, &err), 0, "%s", err.msg);
 	cr_assert_eq(mp_reader_open(s, MP_READ_STACKS, &r), 0);
 	cr_assert_eq(mp_reader_next(r, &rec), 1);

@@ -305,7 +305,7 @@ Test(store, refuses_newer_schema_naming_both_versions)
 
 	write_sample(path);
 	th_sqlite_exec(path, "PRAGMA user_version=7;");
-	expect_refusal(path, MP_ENEWER, "has schema v7, this memprof reads up to v1");
+	expect_refusal(path, MP_ENEWER, "has schema v7, this memprof reads up to v2");
 	free(path);
 }
 
@@ -334,9 +334,9 @@ Test(store, migrates_v0_in_place)
 	cr_assert_eq(n, 5);
 	mp_reader_close(r);
 	mp_store_close(s);
-	/* migrated for good: a second open sees v1 */
+	/* migrated for good: a second open sees the current version */
 	cr_assert_eq(mp_store_open(&s, path, &err), 0, "%s", err.msg);
-	cr_assert_eq(mp_store_opened_version(s), 1);
+	cr_assert_eq(mp_store_opened_version(s), MP_SCHEMA_VERSION);
 	mp_store_close(s);
 	free(path);
 }
