@@ -69,6 +69,7 @@ struct memprof_event {
 	int64_t phase_id;
 	int64_t stack_id;
 	int64_t api_id;
+	int64_t thread; /* OS thread id of the caller, 0 when unknown */
 };
 
 /* A process of the traced job (the processes table). */

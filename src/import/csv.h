@@ -29,6 +29,7 @@ enum mp_csv_column {
 	MP_CSV_PHASE,
 	MP_CSV_API,
 	MP_CSV_DEVICE_FREE,
+	MP_CSV_THREAD,
 	MP_CSV_STACK,
 	MP_CSV_N_COLUMNS
 };

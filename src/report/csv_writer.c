@@ -106,7 +106,7 @@ struct mp_csv_writer *mp_csv_writer_open(FILE *out)
 {
 	static const char header[] =
 	        "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,"
-	        "stack\n";
+	        "thread,stack\n";
 	struct mp_csv_writer *w = calloc(1, sizeof(*w));
 
 	if (!w || !(w->buf = malloc(BUF_BYTES))) {
@@ -171,6 +171,9 @@ int mp_csv_writer_record(struct mp_csv_writer *w, const struct memprof_record *r
 	put(w, ",", 1);
 	if (ev->device_free_bytes >= 0)
 		put_i64(w, ev->device_free_bytes);
+	put(w, ",", 1);
+	if (ev->thread)
+		put_i64(w, ev->thread);
 	put(w, ",", 1);
 	put_text(w, stack);
 	put(w, "\n", 1);

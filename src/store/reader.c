@@ -82,11 +82,12 @@ int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
 	mp_intmap_init(&r->pids);
 	mp_intmap_init(&r->stacks);
 	mp_intmap_init(&r->frame_cache);
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
-	                       "stream, process, phase, stack, api, device_free FROM events "
-	                       "ORDER BY seq;",
-	                       -1, &r->events, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+	            s->db,
+	            "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
+	            "stream, process, phase, stack, api, device_free, thread FROM events "
+	            "ORDER BY seq;",
+	            -1, &r->events, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT parent, frame FROM stacks WHERE id = ?1;", -1,
 	                       &r->stack_node, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT name, file, line FROM frames WHERE id = ?1;", -1,
@@ -255,6 +256,7 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 	ev->stack_id = col_or(st, 11, 0);
 	ev->api_id = col_or(st, 12, 0);
 	ev->device_free_bytes = col_or(st, 13, -1);
+	ev->thread = col_or(st, 14, 0);
 	o->phase = name_of(&r->phase_names, ev->phase_id);
 	o->api = name_of(&r->api_names, ev->api_id);
 	mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);

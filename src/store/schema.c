@@ -35,7 +35,7 @@ static const char schema_current[] =
         " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-        " api INTEGER, device_free INTEGER);" REPLAY_TABLES;
+        " api INTEGER, device_free INTEGER, thread INTEGER);" REPLAY_TABLES;
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
@@ -44,12 +44,8 @@ static const char schema_current[] =
 static const char migrate_v0_v1[] =
         "ALTER TABLE events ADD COLUMN device_free INTEGER;" REPLAY_TABLES;
 
-/*
- * v2 added operation 11, free_requested.  The tables are unchanged: the step
- * only raises the version, so that older memprof builds refuse traces that
- * may hold the new operation instead of failing on it mid-read.
- */
-static const char migrate_v1_v2[] = "";
+/* v2 added events.thread and operation 11, free_requested. */
+static const char migrate_v1_v2[] = "ALTER TABLE events ADD COLUMN thread INTEGER;";
 
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {

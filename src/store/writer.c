@@ -13,12 +13,13 @@
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
 #define BATCH_ROWS             64 /* events per multi-row INSERT */
-#define EVENT_COLUMNS          14
+#define EVENT_COLUMNS          15
 
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
 
 static const char *const sql[N_ST] = {
-        [ST_EVENT] = "INSERT INTO events VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14);",
+        [ST_EVENT] =
+                "INSERT INTO events VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15);",
         [ST_PHASE] = "INSERT INTO phases(id, name) VALUES(?1, ?2);",
         [ST_API] = "INSERT INTO apis(id, name) VALUES(?1, ?2);",
         [ST_FRAME] = "INSERT INTO frames(id, name, file, line) VALUES(?1, ?2, ?3, ?4);",
@@ -47,7 +48,7 @@ static int fail(struct mp_writer *w)
 
 static int prepare_batch(struct mp_writer *w)
 {
-	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	char text[32 + BATCH_ROWS * sizeof(row)];
 	size_t len = 0;
 	int i;
@@ -239,7 +240,7 @@ int mp_writer_device(struct mp_writer *w, const struct memprof_device *d)
 	return step(w, st);
 }
 
-/* Bind ev to the 14 parameters of one row, starting at parameter base + 1. */
+/* Bind ev to the 15 parameters of one row, starting at parameter base + 1. */
 static void bind_event(sqlite3_stmt *st, int base, const struct memprof_event *ev)
 {
 	sqlite3_bind_int64(st, base + 1, ev->seq);
@@ -256,6 +257,7 @@ static void bind_event(sqlite3_stmt *st, int base, const struct memprof_event *e
 	bind_opt_int(st, base + 12, ev->stack_id, 0);
 	bind_opt_int(st, base + 13, ev->api_id, 0);
 	bind_opt_int(st, base + 14, ev->device_free_bytes, -1);
+	bind_opt_int(st, base + 15, ev->thread, 0);
 }
 
 /* Insert the pending events: one multi-row INSERT when the batch is full,

@@ -10,7 +10,7 @@ OUTDIR=$TMP/out
 mkdir "$W" "$OUTDIR" || die "mkdir"
 cd "$W" || die "cd $W"
 
-HEADER='ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,stack'
+HEADER='ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack'
 
 # bad NAME POSITION [TEXT...]: import NAME.csv (already written in $W) must fail
 # with exit 1, one message naming 'NAME.csv:POSITION' (or 'NAME.csv' when
@@ -176,8 +176,8 @@ step "error after many good records"
 {
 	echo "$HEADER"
 	awk 'BEGIN { for (i = 1; i <= 50000; i++)
-		printf "%d,alloc,%d,4096,4096,0x%x,0,0,1,p%d,cudaMalloc,,main@a.py:%d\n", i, i, i * 4096, i % 7, i % 13 }'
-	echo "50001,alloc,50001,oops,,,,,,,,,"
+		printf "%d,alloc,%d,4096,4096,0x%x,0,0,1,p%d,cudaMalloc,,,main@a.py:%d\n", i, i, i * 4096, i % 7, i % 13 }'
+	echo "50001,alloc,50001,oops,,,,,,,,,,"
 } >"$W/late-error.csv"
 bad late-error 50002:19 "invalid size" "'oops'"
 

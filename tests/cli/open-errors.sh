@@ -117,7 +117,7 @@ if have_sqlite3; then
 		step "export of a v0 trace"
 		mp export v0-export.db
 		expect_status 0
-		expect_stdout_line "200,alloc,1,1024,1000,0x1000,0,7,4242,forward,cudaMalloc,,main@train.py:10;forward@model.py:42"
+		expect_stdout_line "200,alloc,1,1024,1000,0x1000,0,7,4242,forward,cudaMalloc,,,main@train.py:10;forward@model.py:42"
 		expect_eq "$(grep -c '' "$OUT")" $((n_events + 1)) "lines exported"
 		expect_eq "$(sql v0-export.db 'PRAGMA user_version;')" 2 "user_version after export"
 
