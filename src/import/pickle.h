@@ -1,0 +1,74 @@
+/*
+ * import/pickle.h - a reader for Python pickles of plain data (protocols 2
+ * to 5): None, bools, ints of any length, floats, strings, bytes, lists,
+ * tuples, dicts and sets, with the memo and frames.  It never executes or
+ * imports anything: opcodes that would (GLOBAL, REDUCE, BUILD, ...) are
+ * refused with their name and byte offset.  Knows nothing of PyTorch.
+ */
+#ifndef MP_IMPORT_PICKLE_H
+#define MP_IMPORT_PICKLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/error.h"
+
+enum mp_pk_type {
+	MP_PK_NONE = 1,
+	MP_PK_BOOL,
+	MP_PK_INT,    /* fits int64, or uint64 when is_u64 */
+	MP_PK_BIGINT, /* an int that fits neither: only its byte length is kept */
+	MP_PK_FLOAT,
+	MP_PK_STR,
+	MP_PK_BYTES,
+	MP_PK_LIST,
+	MP_PK_TUPLE,
+	MP_PK_DICT,
+	MP_PK_SET,
+};
+
+/*
+ * A value.  Values may be shared (the memo) and containers may even hold
+ * themselves: walk them along a known shape, never recursively at large.
+ */
+struct mp_pk {
+	enum mp_pk_type type;
+	int is_u64; /* MP_PK_INT: the value is (uint64_t)i, at least 2^63 */
+	size_t n;   /* STR, BYTES: bytes; LIST, TUPLE, SET: items; DICT: pairs */
+	union {
+		int64_t i; /* INT, BOOL */
+		double f;
+		const char *s;        /* STR (UTF-8), BYTES: not NUL-terminated */
+		struct mp_pk **items; /* LIST, TUPLE, SET: n; DICT: key, value, ... (2n) */
+	} v;
+	size_t cap; /* private: allocated slots of items */
+};
+
+struct mp_pickle;
+
+/*
+ * Read all of in (named name in messages) and unpickle it.  On success
+ * *out holds the document; its root is mp_pickle_root().  Errors are
+ * MP_EFORMAT with the byte offset and the opcode, MP_EIO or MP_ENOMEM.
+ */
+int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp_error *err);
+/* The same from a buffer (copied). */
+int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, const char *name,
+                          struct mp_error *err);
+const struct mp_pk *mp_pickle_root(const struct mp_pickle *p);
+/* Bytes of input read. */
+size_t mp_pickle_size(const struct mp_pickle *p);
+void mp_pickle_free(struct mp_pickle *p);
+
+/* Does a file start like a pickle of protocol 2 or later (0x80, version)? */
+int mp_pickle_probe(const char *head, size_t n);
+
+/* The value of key in dict d, or NULL (also when d is not a dict). */
+const struct mp_pk *mp_pk_get(const struct mp_pk *d, const char *key);
+/* Does s (a STR) equal text? */
+int mp_pk_str_is(const struct mp_pk *s, const char *text);
+/* Is v an INT (or BOOL) that fits int64?  Then *out holds it. */
+int mp_pk_int(const struct mp_pk *v, int64_t *out);
+
+#endif

@@ -1,0 +1,898 @@
+/*
+ * import/torch.c - the importer of PyTorch CUDA memory snapshots
+ * (torch.cuda.memory._dump_snapshot).  Checks the unpickled document and
+ * flattens it into tp_device arrays, has torch_window.c find the state at
+ * the start of the window, then writes segments, blocks, OOMs and
+ * annotations as events in time order.  Reads plain data only (pickle.c).
+ */
+#include "import/import.h"
+#include "import/torch.h"
+#include "util/intmap.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 4096
+#define MAX_SIZE    (INT64_C(1) << 56) /* larger sizes are refused as corrupt */
+
+struct torch_import {
+	struct mp_import_ctx *c;
+	struct mp_pickle *doc;
+	struct tp_device *devices;
+	size_t n_devices;
+	struct tp_entry *annotations;
+	size_t n_annotations;
+	int64_t budget; /* items left to look at: memo sharing cannot blow up work */
+	/* writing */
+	int64_t process_id, next_id;
+	struct mp_intmap stacks; /* frames list (pointer) -> stack id */
+	struct memprof_frame *frames;
+	size_t cap_frames;
+	char *text; /* NUL-terminated copies of frame strings */
+	size_t cap_text;
+	int64_t api_malloc, api_free, api_map, api_unmap;
+};
+
+/* --- checking the document ------------------------------------------------------- */
+
+static int bad(struct torch_import *t, const char *where, const char *what)
+{
+	return mp_err(t->c->err, MP_EFORMAT, "invalid PyTorch snapshot '%s': %s %s", t->c->path,
+	              where, what);
+}
+
+static int spend(struct torch_import *t, int64_t n)
+{
+	t->budget -= n;
+	if (t->budget < 0)
+		return mp_err(
+		        t->c->err, MP_EFORMAT,
+		        "invalid PyTorch snapshot '%s': shared objects expand it far beyond its "
+		        "size (a crafted pickle?)",
+		        t->c->path);
+	return 0;
+}
+
+static int get_int(struct torch_import *t, const struct mp_pk *d, const char *key,
+                   const char *where, int64_t lo, int64_t hi, int64_t *out)
+{
+	const struct mp_pk *v = mp_pk_get(d, key);
+	char what[160];
+
+	if (v && v->type == MP_PK_INT && v->is_u64 && lo == INT64_MIN) {
+		*out = v->v.i; /* an unsigned 64-bit value: address, stream */
+		return 0;
+	}
+	if (!v || !mp_pk_int(v, out) || *out < lo || *out > hi) {
+		snprintf(what, sizeof(what), "%s '%s'%s", v ? "has an out-of-range" : "has no", key,
+		         v && (v->type == MP_PK_INT || v->type == MP_PK_BIGINT) ? "" : " integer");
+		if (v && v->type == MP_PK_INT && !v->is_u64)
+			snprintf(what, sizeof(what), "has '%s' = %lld, out of range", key,
+			         (long long)v->v.i);
+		return bad(t, where, what);
+	}
+	return 0;
+}
+
+static enum tp_action action_of(const struct mp_pk *a)
+{
+	static const struct {
+		const char *name;
+		enum tp_action action;
+	} names[] = {
+	        {"alloc", TP_ALLOC},
+	        {"free_requested", TP_FREE_REQUESTED},
+	        {"free_completed", TP_FREE_COMPLETED},
+	        {"free", TP_FREE},
+	        {"segment_alloc", TP_SEGMENT_ALLOC},
+	        {"segment_free", TP_SEGMENT_FREE},
+	        {"segment_map", TP_SEGMENT_MAP},
+	        {"segment_unmap", TP_SEGMENT_UNMAP},
+	        {"oom", TP_OOM},
+	        {"snapshot", TP_SNAPSHOT},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (mp_pk_str_is(a, names[i].name))
+			return names[i].action;
+	return TP_OTHER;
+}
+
+static struct tp_device *device(struct torch_import *t, int64_t ordinal)
+{
+	size_t i;
+	struct tp_device *d;
+
+	for (i = 0; i < t->n_devices; i++)
+		if (t->devices[i].ordinal == ordinal)
+			return &t->devices[i];
+	if (t->n_devices == MAX_DEVICES)
+		return NULL;
+	d = realloc(t->devices, (t->n_devices + 1) * sizeof(*d));
+	if (!d)
+		return NULL;
+	t->devices = d;
+	d = &t->devices[t->n_devices++];
+	memset(d, 0, sizeof(*d));
+	d->ordinal = (int32_t)ordinal;
+	return d;
+}
+
+/* One trace entry of device d (entries[i] is already allocated). */
+static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_entry *out,
+                      const char *where, int64_t prev_ts)
+{
+	int64_t time_us = prev_ts / 1000, v;
+	const struct mp_pk *tv = mp_pk_get(e, "time_us");
+
+	if (!e || e->type != MP_PK_DICT)
+		return bad(t, where, "is not a dict");
+	out->action = action_of(mp_pk_get(e, "action"));
+	if (out->action == TP_OTHER && !mp_pk_get(e, "action"))
+		return bad(t, where, "has no 'action'");
+	if (tv && get_int(t, e, "time_us", where, 0, INT64_MAX / 1000, &time_us) < 0)
+		return MP_EFORMAT;
+	out->ts_ns = time_us * 1000 < prev_ts ? prev_ts : time_us * 1000;
+	out->requested = -1;
+	out->device_free = -1;
+	out->frames = mp_pk_get(e, "frames");
+	if (out->action == TP_SNAPSHOT || out->action == TP_OTHER)
+		return 0;
+	if (get_int(t, e, "size", where, 0, MAX_SIZE - 1, &out->size) < 0)
+		return MP_EFORMAT;
+	if (mp_pk_get(e, "stream") &&
+	    get_int(t, e, "stream", where, INT64_MIN, INT64_MAX, (int64_t *)&out->stream) < 0)
+		return MP_EFORMAT;
+	if (out->action == TP_OOM) {
+		if (mp_pk_get(e, "device_free") &&
+		    get_int(t, e, "device_free", where, 0, INT64_MAX, &out->device_free) < 0)
+			return MP_EFORMAT;
+		return 0;
+	}
+	if (get_int(t, e, "addr", where, INT64_MIN, INT64_MAX, &v) < 0)
+		return MP_EFORMAT;
+	out->addr = (uint64_t)v;
+	return 0;
+}
+
+static int read_traces(struct torch_import *t, const struct mp_pk *traces)
+{
+	size_t i, j;
+	char where[64];
+
+	if (!traces)
+		return 0; /* a state-only snapshot */
+	if (traces->type != MP_PK_LIST && traces->type != MP_PK_TUPLE)
+		return bad(t, "'device_traces'", "is not a list");
+	for (i = 0; i < traces->n; i++) {
+		const struct mp_pk *list = traces->v.items[i];
+		struct tp_device *d;
+		int64_t prev = 0;
+
+		snprintf(where, sizeof(where), "device_traces[%zu]", i);
+		if (list->type != MP_PK_LIST && list->type != MP_PK_TUPLE)
+			return bad(t, where, "is not a list");
+		if (list->n == 0)
+			continue;
+		if (spend(t, (int64_t)list->n) < 0)
+			return MP_EFORMAT;
+		if (!(d = device(t, (int64_t)i)))
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		if (d->entries)
+			return bad(t, where, "repeats a device");
+		d->entries = calloc(list->n, sizeof(*d->entries));
+		if (!d->entries)
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		d->n_entries = list->n;
+		for (j = 0; j < list->n; j++) {
+			snprintf(where, sizeof(where), "device_traces[%zu][%zu]", i, j);
+			d->entries[j].device = d->ordinal;
+			if (read_entry(t, list->v.items[j], &d->entries[j], where, prev) < 0)
+				return MP_EFORMAT;
+			prev = d->entries[j].ts_ns;
+		}
+	}
+	return 0;
+}
+
+static int read_blocks(struct torch_import *t, struct tp_device *d, const struct mp_pk *seg,
+                       uint64_t seg_addr, const char *seg_where)
+{
+	const struct mp_pk *blocks = mp_pk_get(seg, "blocks");
+	uint64_t addr = seg_addr;
+	char where[96];
+	size_t i;
+
+	if (!blocks)
+		return 0;
+	if (blocks->type != MP_PK_LIST && blocks->type != MP_PK_TUPLE)
+		return bad(t, seg_where, "has 'blocks' that is not a list");
+	if (spend(t, (int64_t)blocks->n) < 0)
+		return MP_EFORMAT;
+	for (i = 0; i < blocks->n; i++) {
+		const struct mp_pk *b = blocks->v.items[i], *state = mp_pk_get(b, "state");
+		struct tp_block out = {0};
+		int64_t v;
+
+		snprintf(where, sizeof(where), "%s.blocks[%zu]", seg_where, i);
+		if (get_int(t, b, "size", where, 0, MAX_SIZE - 1, &out.size) < 0)
+			return MP_EFORMAT;
+		if (mp_pk_get(b, "address")) {
+			if (get_int(t, b, "address", where, INT64_MIN, INT64_MAX, &v) < 0)
+				return MP_EFORMAT;
+			addr = (uint64_t)v;
+		}
+		out.addr = addr;
+		addr += (uint64_t)out.size;
+		if (!mp_pk_str_is(state, "active_allocated") &&
+		    !mp_pk_str_is(state, "active_pending_free") &&
+		    !mp_pk_str_is(state, "active_awaiting_free"))
+			continue; /* inactive: cached, not in use (its requested_size is stale) */
+		out.requested = out.size;
+		if (mp_pk_get(b, "requested_size") &&
+		    get_int(t, b, "requested_size", where, 0, out.size, &out.requested) < 0)
+			return MP_EFORMAT;
+		out.pending = !mp_pk_str_is(state, "active_allocated");
+		out.frames = mp_pk_get(b, "frames");
+		if (d->n_final_blocks % 64 == 0) {
+			struct tp_block *a =
+			        realloc(d->final_blocks, (d->n_final_blocks + 64) * sizeof(*a));
+			if (!a)
+				return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+			d->final_blocks = a;
+		}
+		d->final_blocks[d->n_final_blocks++] = out;
+	}
+	return 0;
+}
+
+static int read_segments(struct torch_import *t, const struct mp_pk *segs)
+{
+	char where[48];
+	size_t i;
+
+	if (!segs)
+		return 0;
+	if (segs->type != MP_PK_LIST && segs->type != MP_PK_TUPLE)
+		return bad(t, "'segments'", "is not a list");
+	if (spend(t, (int64_t)segs->n) < 0)
+		return MP_EFORMAT;
+	for (i = 0; i < segs->n; i++) {
+		const struct mp_pk *s = segs->v.items[i], *exp;
+		struct tp_segment out = {0};
+		struct tp_device *d;
+		int64_t ordinal = 0, v;
+
+		snprintf(where, sizeof(where), "segments[%zu]", i);
+		if (s->type != MP_PK_DICT)
+			return bad(t, where, "is not a dict");
+		if (mp_pk_get(s, "device") &&
+		    get_int(t, s, "device", where, 0, INT32_MAX, &ordinal) < 0)
+			return MP_EFORMAT;
+		if (get_int(t, s, "address", where, INT64_MIN, INT64_MAX, &v) < 0 ||
+		    get_int(t, s, "total_size", where, 0, MAX_SIZE - 1, &out.size) < 0)
+			return MP_EFORMAT;
+		out.addr = (uint64_t)v;
+		if (mp_pk_get(s, "stream") && get_int(t, s, "stream", where, INT64_MIN, INT64_MAX,
+		                                      (int64_t *)&out.stream) < 0)
+			return MP_EFORMAT;
+		exp = mp_pk_get(s, "is_expandable");
+		out.expandable = exp && exp->type == MP_PK_BOOL && exp->v.i;
+		out.frames = mp_pk_get(s, "frames");
+		if (!(d = device(t, ordinal)))
+			return mp_err(t->c->err, MP_ENOMEM, "too many devices or out of memory");
+		if (d->n_final_segments % 64 == 0) {
+			struct tp_segment *a =
+			        realloc(d->final_segments, (d->n_final_segments + 64) * sizeof(*a));
+			if (!a)
+				return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+			d->final_segments = a;
+		}
+		d->final_segments[d->n_final_segments++] = out;
+		if (read_blocks(t, d, s, out.addr, where) < 0)
+			return MP_EFORMAT;
+	}
+	return 0;
+}
+
+static int read_annotations(struct torch_import *t, const struct mp_pk *list)
+{
+	char where[48];
+	size_t i;
+
+	if (!list || list->type == MP_PK_NONE)
+		return 0;
+	if (list->type != MP_PK_LIST && list->type != MP_PK_TUPLE)
+		return bad(t, "'external_annotations'", "is not a list");
+	if (spend(t, (int64_t)list->n) < 0)
+		return MP_EFORMAT;
+	t->annotations = calloc(list->n ? list->n : 1, sizeof(*t->annotations));
+	if (!t->annotations)
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	for (i = 0; i < list->n; i++) {
+		const struct mp_pk *a = list->v.items[i], *stage = mp_pk_get(a, "stage");
+		struct tp_entry *e = &t->annotations[t->n_annotations];
+		int64_t us = 0, dev = 0;
+
+		snprintf(where, sizeof(where), "external_annotations[%zu]", i);
+		if (get_int(t, a, "time_us", where, 0, INT64_MAX / 1000, &us) < 0 ||
+		    (mp_pk_get(a, "device") &&
+		     get_int(t, a, "device", where, 0, INT32_MAX, &dev) < 0))
+			return MP_EFORMAT;
+		e->name = mp_pk_get(a, "name");
+		if (!e->name || e->name->type != MP_PK_STR)
+			return bad(t, where, "has no string 'name'");
+		if (mp_pk_str_is(stage, "START"))
+			e->action = TP_PHASE_BEGIN;
+		else if (mp_pk_str_is(stage, "END"))
+			e->action = TP_PHASE_END;
+		else
+			return bad(t, where, "has a 'stage' other than START or END");
+		e->device = (int32_t)dev;
+		e->ts_ns = us * 1000;
+		t->n_annotations++;
+	}
+	return 0;
+}
+
+static int read_document(struct torch_import *t)
+{
+	const struct mp_pk *root = mp_pickle_root(t->doc);
+	size_t i;
+
+	if (root->type == MP_PK_LIST) /* torch.cuda.memory_snapshot(): segments only */
+		return read_segments(t, root);
+	if (root->type != MP_PK_DICT || !mp_pk_get(root, "segments"))
+		return bad(t, "the top level",
+		           "is not a dict with 'segments' (is it a memory "
+		           "snapshot from torch.cuda.memory._dump_snapshot?)");
+	if (read_segments(t, mp_pk_get(root, "segments")) < 0 ||
+	    read_traces(t, mp_pk_get(root, "device_traces")) < 0 ||
+	    read_annotations(t, mp_pk_get(root, "external_annotations")) < 0)
+		return MP_EFORMAT;
+	for (i = 0; i < t->n_devices; i++)
+		if (mp_torch_window(&t->devices[i]) < 0)
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* --- writing events ------------------------------------------------------------------- */
+
+/* A live block or segment while writing: where an address's id and sizes are. */
+struct live {
+	int64_t id, size, requested;
+	int pending;
+};
+
+struct writing {
+	struct live *pool;
+	size_t n_pool, cap_pool, free_head;  /* free slots chain through .id */
+	struct mp_intmap *blocks, *segments; /* per device: address -> pool slot */
+};
+
+static const char *copy_str(struct torch_import *t, const struct mp_pk *s, size_t *at)
+{
+	const char *p = t->text + *at;
+
+	if (s && s->type == MP_PK_STR) {
+		memcpy(t->text + *at, s->v.s, s->n);
+		*at += s->n;
+	}
+	t->text[(*at)++] = '\0';
+	return p;
+}
+
+/* The stack of a frames list, interned once per list object. */
+static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
+{
+	struct memprof_stack stack;
+	size_t i, need = 0, at = 0;
+	uint64_t id;
+	int64_t sid;
+
+	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE) || !frames->n)
+		return 0;
+	if (mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)frames, &id))
+		return (int64_t)id;
+	if (spend(t, (int64_t)frames->n) < 0)
+		return MP_EFORMAT;
+	for (i = 0; i < frames->n; i++) {
+		const struct mp_pk *n = mp_pk_get(frames->v.items[i], "name"),
+		                   *f = mp_pk_get(frames->v.items[i], "filename");
+
+		need += (n && n->type == MP_PK_STR ? n->n : 0) +
+		        (f && f->type == MP_PK_STR ? f->n : 0) + 2;
+	}
+	if ((frames->n > t->cap_frames &&
+	     !(t->frames = realloc(t->frames, (t->cap_frames = frames->n) * sizeof(*t->frames)))) ||
+	    (need > t->cap_text && !(t->text = realloc(t->text, t->cap_text = need))))
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	for (i = 0; i < frames->n; i++) {
+		const struct mp_pk *fr = frames->v.items[i];
+		int64_t line = 0;
+
+		t->frames[i].name = copy_str(t, mp_pk_get(fr, "name"), &at);
+		t->frames[i].file = copy_str(t, mp_pk_get(fr, "filename"), &at);
+		if (!mp_pk_int(mp_pk_get(fr, "line"), &line) || line < 0)
+			line = 0;
+		t->frames[i].line = line;
+	}
+	stack.n_frames = (uint32_t)frames->n;
+	stack.frames = t->frames;
+	sid = mp_writer_stack(t->c->w, &stack);
+	if (sid < 0)
+		return sid;
+	if (mp_intmap_put(&t->stacks, (uint64_t)(uintptr_t)frames, (uint64_t)sid) < 0)
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	return sid;
+}
+
+static int put(struct torch_import *t, struct memprof_event *ev, const struct mp_pk *frames)
+{
+	ev->process_id = t->process_id;
+	if (frames && (ev->stack_id = stack_of(t, frames)) < 0)
+		return (int)ev->stack_id;
+	if (mp_writer_event(t->c->w, ev) < 0)
+		return MP_EIO;
+	t->c->st->n_events++;
+	if (ev->op == MEMPROF_OP_ALLOC || ev->op == MEMPROF_OP_PREEXISTING)
+		t->c->st->n_allocs++;
+	return 0;
+}
+
+static struct live *live_get(struct writing *wr, struct mp_intmap *m, uint64_t addr)
+{
+	uint64_t slot;
+
+	return mp_intmap_get(m, addr, &slot) ? &wr->pool[slot] : NULL;
+}
+
+static void live_del(struct writing *wr, struct mp_intmap *m, uint64_t addr)
+{
+	uint64_t slot;
+
+	if (!mp_intmap_get(m, addr, &slot))
+		return;
+	mp_intmap_del(m, addr);
+	wr->pool[slot].id = (int64_t)wr->free_head;
+	wr->free_head = (size_t)slot + 1; /* 0: none free */
+}
+
+static struct live *live_add(struct writing *wr, struct mp_intmap *m, uint64_t addr)
+{
+	size_t slot;
+
+	if (wr->free_head) {
+		slot = wr->free_head - 1;
+		wr->free_head = (size_t)wr->pool[slot].id;
+	} else {
+		if (wr->n_pool == wr->cap_pool) {
+			size_t c = wr->cap_pool ? 2 * wr->cap_pool : 1024;
+			struct live *p = realloc(wr->pool, c * sizeof(*p));
+
+			if (!p)
+				return NULL;
+			wr->pool = p;
+			wr->cap_pool = c;
+		}
+		slot = wr->n_pool++;
+	}
+	if (mp_intmap_put(m, addr, slot) < 0)
+		return NULL;
+	memset(&wr->pool[slot], 0, sizeof(wr->pool[slot]));
+	return &wr->pool[slot];
+}
+
+static void event_init(struct memprof_event *ev, int op, const struct tp_device *d, int64_t ts)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->op = op;
+	ev->device = d->ordinal;
+	ev->ts_ns = ts;
+	ev->device_free_bytes = -1;
+}
+
+/* A block event: alloc and preexisting open a live block at addr; the
+ * frees close or mark the one there (or, unmatched, stand alone). */
+static int block_event(struct torch_import *t, struct writing *wr, size_t dev, int op,
+                       uint64_t addr, int64_t size, int64_t requested, int64_t ts, uint64_t stream,
+                       const struct mp_pk *frames)
+{
+	struct mp_intmap *m = &wr->blocks[dev];
+	struct live *l = live_get(wr, m, addr);
+	struct memprof_event ev;
+	int rc;
+
+	event_init(&ev, op, &t->devices[dev], ts);
+	ev.address = addr;
+	ev.stream = stream;
+	if (op == MEMPROF_OP_ALLOC || op == MEMPROF_OP_PREEXISTING) {
+		if (l) { /* the trace lost a free: close the old block first */
+			t->c->st->n_warnings[MP_WARN_DUPLICATE_ALLOC]++;
+			if ((rc = block_event(t, wr, dev, MEMPROF_OP_FREE, addr, 0, 0, ts, stream,
+			                      NULL)) < 0)
+				return rc;
+		}
+		if (!(l = live_add(wr, m, addr)))
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		l->id = ++t->next_id;
+		l->size = size;
+		l->requested = requested >= 0 ? requested : size;
+	} else if (!l) {
+		t->c->st->n_warnings[MP_WARN_UNMATCHED_FREE]++;
+		ev.alloc_id = ++t->next_id;
+		ev.size_bytes = ev.requested_bytes = size;
+		return put(t, &ev, frames);
+	} else if (op == MEMPROF_OP_FREE_REQUESTED && l->pending) {
+		return 0; /* a second free of a block: counted as a state mismatch */
+	}
+	ev.alloc_id = l->id;
+	ev.size_bytes = l->size;
+	ev.requested_bytes = l->requested;
+	if (op == MEMPROF_OP_FREE_REQUESTED)
+		l->pending = 1;
+	if (op == MEMPROF_OP_FREE)
+		live_del(wr, m, addr);
+	return put(t, &ev, frames);
+}
+
+/* reserve opens a segment at addr, release closes it; map and unmap are
+ * ranges of expandable segments, each its own id. */
+static int segment_event(struct torch_import *t, struct writing *wr, size_t dev, int op,
+                         uint64_t addr, int64_t size, int64_t ts, uint64_t stream,
+                         const struct mp_pk *frames)
+{
+	struct mp_intmap *m = &wr->segments[dev];
+	struct live *l = live_get(wr, m, addr);
+	struct memprof_event ev;
+	int rc;
+
+	event_init(&ev, op, &t->devices[dev], ts);
+	ev.address = addr;
+	ev.stream = stream;
+	ev.size_bytes = ev.requested_bytes = size;
+	ev.alloc_id = ++t->next_id;
+	ev.api_id = op == MEMPROF_OP_RESERVE   ? t->api_malloc
+	            : op == MEMPROF_OP_RELEASE ? t->api_free
+	            : op == MEMPROF_OP_MAP     ? t->api_map
+	                                       : t->api_unmap;
+	if (op == MEMPROF_OP_RESERVE) {
+		if (l) {
+			t->c->st->n_warnings[MP_WARN_DUPLICATE_RESERVE]++;
+			if ((rc = segment_event(t, wr, dev, MEMPROF_OP_RELEASE, addr, 0, ts, stream,
+			                        NULL)) < 0)
+				return rc;
+		}
+		if (!(l = live_add(wr, m, addr)))
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		l->id = ev.alloc_id;
+		l->size = size;
+	} else if (op == MEMPROF_OP_RELEASE) {
+		if (!l) {
+			t->c->st->n_warnings[MP_WARN_UNMATCHED_RELEASE]++;
+		} else {
+			ev.alloc_id = l->id;
+			ev.size_bytes = ev.requested_bytes = l->size;
+			live_del(wr, m, addr);
+		}
+	}
+	return put(t, &ev, frames);
+}
+
+/* What was live when the window opened, at its first timestamp. */
+static int write_prelude(struct torch_import *t, struct writing *wr, size_t dev, int64_t ts)
+{
+	const struct tp_device *d = &t->devices[dev];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < d->n_initial_segments; i++) {
+		const struct tp_segment *s = &d->initial_segments[i];
+
+		rc = segment_event(t, wr, dev, MEMPROF_OP_RESERVE, s->addr, s->size, ts, s->stream,
+		                   s->frames);
+	}
+	if (rc == 0 && d->initial_mapped_bytes > 0)
+		rc = segment_event(t, wr, dev, MEMPROF_OP_MAP, d->expandable_addr,
+		                   d->initial_mapped_bytes, ts, 0, NULL);
+	for (i = 0; rc == 0 && i < d->n_initial_blocks; i++) {
+		const struct tp_block *b = &d->initial_blocks[i];
+
+		rc = block_event(t, wr, dev, MEMPROF_OP_PREEXISTING, b->addr, b->size, b->requested,
+		                 ts, 0, b->frames);
+		if (rc == 0 && b->pending) /* freed by the program before the window */
+			rc = block_event(t, wr, dev, MEMPROF_OP_FREE_REQUESTED, b->addr, 0, 0, ts,
+			                 0, NULL);
+	}
+	return rc;
+}
+
+static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
+                       const struct tp_entry *e)
+{
+	static const int block_ops[] = {
+	        [TP_ALLOC] = MEMPROF_OP_ALLOC,
+	        [TP_FREE_REQUESTED] = MEMPROF_OP_FREE_REQUESTED,
+	        [TP_FREE_COMPLETED] = MEMPROF_OP_FREE,
+	        [TP_FREE] = MEMPROF_OP_FREE,
+	        [TP_SEGMENT_ALLOC] = MEMPROF_OP_RESERVE,
+	        [TP_SEGMENT_FREE] = MEMPROF_OP_RELEASE,
+	        [TP_SEGMENT_MAP] = MEMPROF_OP_MAP,
+	        [TP_SEGMENT_UNMAP] = MEMPROF_OP_UNMAP,
+	};
+	struct memprof_event ev;
+
+	switch (e->action) {
+	case TP_ALLOC:
+	case TP_FREE_REQUESTED:
+	case TP_FREE_COMPLETED:
+	case TP_FREE:
+		return block_event(t, wr, dev, block_ops[e->action], e->addr, e->size, e->requested,
+		                   e->ts_ns, e->stream, e->frames);
+	case TP_SEGMENT_ALLOC:
+	case TP_SEGMENT_FREE:
+	case TP_SEGMENT_MAP:
+	case TP_SEGMENT_UNMAP:
+		return segment_event(t, wr, dev, block_ops[e->action], e->addr, e->size, e->ts_ns,
+		                     e->stream, e->frames);
+	case TP_OOM:
+		event_init(&ev, MEMPROF_OP_OOM, &t->devices[dev], e->ts_ns);
+		ev.size_bytes = ev.requested_bytes = e->size;
+		ev.device_free_bytes = e->device_free;
+		ev.stream = e->stream;
+		return put(t, &ev, e->frames);
+	case TP_PHASE_BEGIN:
+	case TP_PHASE_END:
+		event_init(&ev,
+		           e->action == TP_PHASE_BEGIN ? MEMPROF_OP_PHASE_BEGIN
+		                                       : MEMPROF_OP_PHASE_END,
+		           &t->devices[dev], e->ts_ns);
+		ev.device = e->device;
+		if ((ev.phase_id = mp_writer_phase(t->c->w, e->name->v.s, e->name->n)) < 0)
+			return MP_EIO;
+		return put(t, &ev, NULL);
+	case TP_SNAPSHOT:
+		return 0; /* marks when a snapshot was taken: no memory changes */
+	case TP_OTHER:
+		t->c->st->n_warnings[MP_WARN_SKIPPED_UNKNOWN]++;
+		return 0;
+	}
+	return 0;
+}
+
+/* --- order and the importer ---------------------------------------------------------- */
+
+struct ref {
+	int64_t ts;
+	int rank;      /* at one time: phase starts, then memory, then phase ends */
+	uint32_t dev;  /* device index */
+	uint32_t list; /* device index, or n_devices for annotations */
+	size_t pos;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->list != y->list)
+		return x->list < y->list ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Every entry and annotation, in the order they are written. */
+static struct ref *order(struct torch_import *t, size_t *n_out)
+{
+	size_t n = t->n_annotations, i, j, k = 0, nd;
+	struct ref *refs;
+
+	for (i = 0; i < t->n_annotations; i++) /* annotated devices exist */
+		if (!device(t, t->annotations[i].device))
+			return NULL;
+	nd = t->n_devices;
+	for (i = 0; i < nd; i++)
+		n += t->devices[i].n_entries;
+	refs = malloc((n ? n : 1) * sizeof(*refs));
+	if (!refs)
+		return NULL;
+	for (i = 0; i < nd; i++)
+		for (j = 0; j < t->devices[i].n_entries; j++)
+			refs[k++] = (struct ref){t->devices[i].entries[j].ts_ns, 1, (uint32_t)i,
+			                         (uint32_t)i, j};
+	for (j = 0; j < t->n_annotations; j++) {
+		const struct tp_entry *e = &t->annotations[j];
+
+		for (i = 0; t->devices[i].ordinal != e->device; i++)
+			;
+		refs[k++] = (struct ref){e->ts_ns, e->action == TP_PHASE_BEGIN ? 0 : 2, (uint32_t)i,
+		                         (uint32_t)nd, j};
+	}
+	qsort(refs, n, sizeof(*refs), ref_cmp);
+	*n_out = n;
+	return refs;
+}
+
+static int write_all(struct torch_import *t)
+{
+	struct writing wr = {0};
+	struct ref *refs;
+	size_t n = 0, i, nd;
+	int64_t mismatches = 0;
+	int rc = 0;
+
+	if (!(refs = order(t, &n)))
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	nd = t->n_devices;
+	wr.blocks = calloc(nd ? nd : 1, sizeof(*wr.blocks));
+	wr.segments = calloc(nd ? nd : 1, sizeof(*wr.segments));
+	if (!wr.blocks || !wr.segments)
+		rc = mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	for (i = 0; rc == 0 && i < nd; i++) {
+		struct memprof_device dv = {t->process_id, t->devices[i].ordinal, NULL, NULL, 0};
+
+		mp_intmap_init(&wr.blocks[i]);
+		mp_intmap_init(&wr.segments[i]);
+		if (mp_writer_device(t->c->w, &dv) < 0)
+			rc = MP_EIO;
+		else
+			rc = write_prelude(t, &wr, i, n ? refs[0].ts : 0);
+		mismatches += t->devices[i].n_mismatches;
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		const struct ref *r = &refs[i];
+		const struct tp_entry *e = r->list == nd ? &t->annotations[r->pos]
+		                                         : &t->devices[r->list].entries[r->pos];
+
+		rc = write_entry(t, &wr, r->dev, e);
+	}
+	t->c->st->n_warnings[MP_WARN_STATE_MISMATCH] += mismatches;
+	for (i = 0; wr.blocks && wr.segments && i < nd; i++) {
+		mp_intmap_free(&wr.blocks[i]);
+		mp_intmap_free(&wr.segments[i]);
+	}
+	free(wr.blocks);
+	free(wr.segments);
+	free(wr.pool);
+	free(refs);
+	return rc;
+}
+
+/* A pickle value as JSON, for the meta table (allocator_settings). */
+static cJSON *to_json(const struct mp_pk *v, int depth)
+{
+	cJSON *o;
+	size_t i;
+	char num[32];
+
+	if (depth > 16)
+		return cJSON_CreateNull();
+	switch (v->type) {
+	case MP_PK_BOOL:
+		return cJSON_CreateBool((int)v->v.i);
+	case MP_PK_INT:
+		snprintf(num, sizeof(num), v->is_u64 ? "%llu" : "%lld",
+		         v->is_u64 ? (unsigned long long)v->v.i
+		                   : (unsigned long long)(long long)v->v.i);
+		if (!v->is_u64)
+			snprintf(num, sizeof(num), "%lld", (long long)v->v.i);
+		return cJSON_CreateRaw(num);
+	case MP_PK_FLOAT:
+		return cJSON_CreateNumber(v->v.f);
+	case MP_PK_STR: {
+		char *s = strndup(v->v.s, v->n);
+
+		o = s ? cJSON_CreateString(s) : NULL;
+		free(s);
+		return o;
+	}
+	case MP_PK_LIST:
+	case MP_PK_TUPLE:
+	case MP_PK_SET:
+		o = cJSON_CreateArray();
+		for (i = 0; o && i < v->n; i++)
+			cJSON_AddItemToArray(o, to_json(v->v.items[i], depth + 1));
+		return o;
+	case MP_PK_DICT:
+		o = cJSON_CreateObject();
+		for (i = 0; o && i < v->n; i++) {
+			const struct mp_pk *k = v->v.items[2 * i];
+			char *key = k->type == MP_PK_STR ? strndup(k->v.s, k->n) : strdup("?");
+
+			if (key)
+				cJSON_AddItemToObject(o, key,
+				                      to_json(v->v.items[2 * i + 1], depth + 1));
+			free(key);
+		}
+		return o;
+	default:
+		return cJSON_CreateNull();
+	}
+}
+
+static int write_meta(struct torch_import *t)
+{
+	const struct mp_pk *root = mp_pickle_root(t->doc),
+	                   *settings = mp_pk_get(root, "allocator_settings");
+	struct mp_store *s = t->c->store;
+	char *text = NULL;
+	int rc = 0;
+
+	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0)
+		return MP_EIO;
+	if (settings) {
+		cJSON *j = to_json(settings, 0);
+
+		text = j ? cJSON_PrintUnformatted(j) : NULL;
+		cJSON_Delete(j);
+		if (!text)
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		rc = mp_store_set_meta(s, "allocator_settings", text) < 0 ? MP_EIO : 0;
+		free(text);
+	}
+	return rc;
+}
+
+static void torch_free(struct torch_import *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_devices; i++) {
+		free(t->devices[i].entries);
+		free(t->devices[i].final_blocks);
+		free(t->devices[i].final_segments);
+		free(t->devices[i].initial_blocks);
+		free(t->devices[i].initial_segments);
+	}
+	free(t->devices);
+	free(t->annotations);
+	free(t->frames);
+	free(t->text);
+	mp_intmap_free(&t->stacks);
+	mp_pickle_free(t->doc);
+}
+
+static int run(struct mp_import_ctx *c)
+{
+	struct torch_import t = {.c = c};
+	struct memprof_process p = {0, 0, 0, NULL, -1, -1, -1, NULL};
+	int rc;
+
+	mp_intmap_init(&t.stacks);
+	rc = mp_pickle_load(&t.doc, c->in, c->path, c->err);
+	if (rc < 0)
+		return rc;
+	t.budget = 8 * (int64_t)mp_pickle_size(t.doc) + 1000000;
+	rc = read_document(&t);
+	if (rc == 0 && (t.process_id = mp_writer_process(c->w, &p)) < 0)
+		rc = MP_EIO;
+	if (rc == 0 && ((t.api_malloc = mp_writer_api(c->w, "cudaMalloc", 10)) < 0 ||
+	                (t.api_free = mp_writer_api(c->w, "cudaFree", 8)) < 0 ||
+	                (t.api_map = mp_writer_api(c->w, "cuMemMap", 8)) < 0 ||
+	                (t.api_unmap = mp_writer_api(c->w, "cuMemUnmap", 10)) < 0))
+		rc = MP_EIO;
+	if (rc == 0)
+		rc = write_all(&t);
+	if (rc == 0)
+		rc = write_meta(&t);
+	torch_free(&t);
+	return rc;
+}
+
+static int probe(const char *path, const char *head, size_t n)
+{
+	(void)path;
+	return mp_pickle_probe(head, n);
+}
+
+const struct mp_importer mp_importer_torch = {
+        .name = "torch",
+        .description = "PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot)",
+        .probe = probe,
+        .run = run,
+};

@@ -1,0 +1,87 @@
+/*
+ * import/torch.h - what the PyTorch snapshot importer's two halves share:
+ * a snapshot checked and flattened into plain arrays (torch.c), and the
+ * reconstruction of the allocator state at the start of the trace window
+ * (torch_window.c).  Internal to src/import/.
+ */
+#ifndef MP_IMPORT_TORCH_H
+#define MP_IMPORT_TORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "import/pickle.h"
+
+enum tp_action {
+	TP_ALLOC = 1,
+	TP_FREE_REQUESTED,
+	TP_FREE_COMPLETED,
+	TP_FREE, /* older PyTorch: one 'free' for both */
+	TP_SEGMENT_ALLOC,
+	TP_SEGMENT_FREE,
+	TP_SEGMENT_MAP,
+	TP_SEGMENT_UNMAP,
+	TP_OOM,
+	TP_SNAPSHOT,
+	TP_PHASE_BEGIN, /* external_annotations START */
+	TP_PHASE_END,   /* external_annotations END */
+	TP_OTHER,       /* an action memprof does not know */
+};
+
+/* A trace entry or an annotation, checked. */
+struct tp_entry {
+	enum tp_action action;
+	int32_t device;
+	uint64_t addr;
+	int64_t size;
+	uint64_t stream;
+	int64_t ts_ns;       /* time_us * 1000, never below the previous entry's */
+	int64_t device_free; /* oom: what CUDA reported free; -1 unknown */
+	int64_t requested;   /* alloc: requested size when known (window.c), else -1 */
+	const struct mp_pk *frames;
+	const struct mp_pk *name; /* annotation name (a STR) */
+};
+
+/* A block or segment of the final state, or one live at the window start. */
+struct tp_block {
+	uint64_t addr;
+	int64_t size, requested;
+	int pending; /* active_pending_free: freed by the program, not yet reusable */
+	const struct mp_pk *frames;
+};
+
+struct tp_segment {
+	uint64_t addr;
+	int64_t size;
+	int expandable;
+	uint64_t stream;
+	const struct mp_pk *frames;
+};
+
+struct tp_device {
+	int32_t ordinal;
+	struct tp_entry *entries; /* the device's trace, in order */
+	size_t n_entries;
+	struct tp_block *final_blocks; /* active blocks of the final state */
+	size_t n_final_blocks;
+	struct tp_segment *final_segments;
+	size_t n_final_segments;
+	/* filled by mp_torch_window */
+	struct tp_block *initial_blocks; /* pending ones first */
+	size_t n_initial_blocks;
+	struct tp_segment *initial_segments;
+	size_t n_initial_segments;
+	int64_t initial_mapped_bytes; /* of expandable segments */
+	uint64_t expandable_addr;     /* where to put them */
+	int64_t n_mismatches;         /* final state that disagrees with the trace */
+};
+
+/*
+ * Find what was live on d when its trace starts: blocks and segments freed
+ * in the window without being allocated in it, and those of the final state
+ * the window never touched.  Also gives each window alloc that survives to
+ * the end the requested size the final state records.  0 or MP_ENOMEM.
+ */
+int mp_torch_window(struct tp_device *d);
+
+#endif

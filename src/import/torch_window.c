@@ -1,0 +1,215 @@
+/*
+ * import/torch_window.c - the allocator state at the start of a snapshot's
+ * trace window.  The trace is a ring buffer: what was live before its first
+ * entry shows only as a free without an alloc, or as a block of the final
+ * state the window never touched.  One forward pass over the window, then
+ * one over the final state.  Pure computation on tp_device arrays.
+ */
+#include "import/torch.h"
+#include "util/error.h"
+#include "util/intmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the window says of an address: state in the low 2 bits, the index
+ * of the entry that allocated it above them. */
+enum { W_ALLOCATED = 1, W_PENDING = 2, W_FREED = 3 };
+
+#define W_STATE(v)   ((int)((v)&3))
+#define W_INDEX(v)   ((size_t)((v) >> 2))
+#define W_PACK(i, s) (((uint64_t)(i) << 2) | (uint64_t)(s))
+
+static int add_block(struct tp_device *d, size_t *cap, uint64_t addr, int64_t size,
+                     int64_t requested, int pending, const struct mp_pk *frames)
+{
+	struct tp_block *b;
+
+	if (d->n_initial_blocks == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+
+		b = realloc(d->initial_blocks, c * sizeof(*b));
+		if (!b)
+			return MP_ENOMEM;
+		d->initial_blocks = b;
+		*cap = c;
+	}
+	b = &d->initial_blocks[d->n_initial_blocks++];
+	b->addr = addr;
+	b->size = size;
+	b->requested = requested;
+	b->pending = pending;
+	b->frames = frames;
+	return 0;
+}
+
+static int add_segment(struct tp_device *d, size_t *cap, const struct tp_segment *s)
+{
+	if (d->n_initial_segments == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		struct tp_segment *a = realloc(d->initial_segments, c * sizeof(*a));
+
+		if (!a)
+			return MP_ENOMEM;
+		d->initial_segments = a;
+		*cap = c;
+	}
+	d->initial_segments[d->n_initial_segments++] = *s;
+	return 0;
+}
+
+/* The window pass over blocks: w maps address -> W_PACK(entry, state). */
+static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
+{
+	size_t i;
+	uint64_t v;
+
+	for (i = 0; i < d->n_entries; i++) {
+		const struct tp_entry *e = &d->entries[i];
+		int known = mp_intmap_get(w, e->addr, &v), st = known ? W_STATE(v) : 0;
+		int rc = 0;
+
+		switch (e->action) {
+		case TP_ALLOC:
+			rc = mp_intmap_put(w, e->addr, W_PACK(i, W_ALLOCATED));
+			break;
+		case TP_FREE_REQUESTED:
+			if (!known) /* live before the window */
+				rc = add_block(d, cap, e->addr, e->size, e->size, 0, NULL);
+			else if (st != W_ALLOCATED)
+				d->n_mismatches++; /* a free of nothing live */
+			if (rc == 0 && (!known || st == W_ALLOCATED))
+				rc = mp_intmap_put(w, e->addr,
+				                   W_PACK(known ? W_INDEX(v) : i, W_PENDING));
+			break;
+		case TP_FREE_COMPLETED:
+		case TP_FREE:
+			if (!known) /* pending (or, for 'free', live) before the window */
+				rc = add_block(d, cap, e->addr, e->size, e->size,
+				               e->action == TP_FREE_COMPLETED, NULL);
+			else if (st == W_FREED)
+				d->n_mismatches++;
+			rc = rc ? rc : mp_intmap_put(w, e->addr, W_PACK(i, W_FREED));
+			break;
+		default:
+			break;
+		}
+		if (rc < 0)
+			return MP_ENOMEM;
+	}
+	return 0;
+}
+
+/* The final state against the window: blocks it never touched were live
+ * all along; window allocs still live get their requested size. */
+static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
+{
+	size_t i, first_live;
+	uint64_t v;
+
+	for (i = 0; i < d->n_final_blocks; i++) {
+		const struct tp_block *b = &d->final_blocks[i];
+		int st = mp_intmap_get(w, b->addr, &v) ? W_STATE(v) : 0;
+
+		if (st == 0) {
+			if (add_block(d, cap, b->addr, b->size, b->requested, b->pending,
+			              b->frames) < 0)
+				return MP_ENOMEM;
+			continue;
+		}
+		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0)) {
+			d->n_mismatches++;
+			continue;
+		}
+		if (st == W_ALLOCATED && d->entries[W_INDEX(v)].action == TP_ALLOC)
+			d->entries[W_INDEX(v)].requested = b->requested;
+		if (mp_intmap_put(w, b->addr, W_PACK(W_INDEX(v), W_FREED)) < 0)
+			return MP_ENOMEM;
+	}
+	/* what the window leaves live but the final state does not hold */
+	for (i = 0; i < w->cap; i++)
+		if (w->used[i] && W_STATE(w->vals[i]) != W_FREED)
+			d->n_mismatches++;
+	/* pending blocks first: the importer frees each right after it appears */
+	for (first_live = 0, i = 0; i < d->n_initial_blocks; i++)
+		if (d->initial_blocks[i].pending) {
+			struct tp_block t = d->initial_blocks[i];
+
+			d->initial_blocks[i] = d->initial_blocks[first_live];
+			d->initial_blocks[first_live++] = t;
+		}
+	return 0;
+}
+
+/* Segments: the same walk with reserve and release; expandable segments
+ * are counted in mapped bytes, since maps cover parts of them. */
+static int walk_segments(struct tp_device *d, struct mp_intmap *w)
+{
+	size_t i, cap = 0;
+	uint64_t v;
+	int64_t mapped = 0;
+
+	for (i = 0; i < d->n_entries; i++) {
+		const struct tp_entry *e = &d->entries[i];
+		struct tp_segment s = {e->addr, e->size, 0, e->stream, NULL};
+		int st = mp_intmap_get(w, e->addr, &v) ? W_STATE(v) : 0;
+
+		if (e->action == TP_SEGMENT_ALLOC && mp_intmap_put(w, e->addr, W_PACK(i, 1)) < 0)
+			return MP_ENOMEM;
+		if (e->action == TP_SEGMENT_FREE) {
+			if (st == W_FREED)
+				d->n_mismatches++;
+			else if (st == 0 && add_segment(d, &cap, &s) < 0)
+				return MP_ENOMEM;
+			if (mp_intmap_put(w, e->addr, W_PACK(i, W_FREED)) < 0)
+				return MP_ENOMEM;
+		}
+		mapped += e->action == TP_SEGMENT_MAP ? e->size : 0;
+		mapped -= e->action == TP_SEGMENT_UNMAP ? e->size : 0;
+	}
+	d->initial_mapped_bytes = -mapped;
+	for (i = 0; i < d->n_final_segments; i++) {
+		const struct tp_segment *s = &d->final_segments[i];
+		int st = mp_intmap_get(w, s->addr, &v) ? W_STATE(v) : 0;
+
+		if (s->expandable) {
+			d->initial_mapped_bytes += s->size;
+			if (!d->expandable_addr || s->addr < d->expandable_addr)
+				d->expandable_addr = s->addr;
+		} else if (st == 0) {
+			if (add_segment(d, &cap, s) < 0)
+				return MP_ENOMEM;
+		} else if (st == W_FREED) {
+			d->n_mismatches++;
+		} else if (mp_intmap_put(w, s->addr, W_PACK(0, W_FREED)) < 0) {
+			return MP_ENOMEM;
+		}
+	}
+	for (i = 0; i < w->cap; i++)
+		if (w->used[i] && W_STATE(w->vals[i]) != W_FREED)
+			d->n_mismatches++;
+	if (d->initial_mapped_bytes < 0) {
+		d->n_mismatches++;
+		d->initial_mapped_bytes = 0;
+	}
+	return 0;
+}
+
+int mp_torch_window(struct tp_device *d)
+{
+	struct mp_intmap w;
+	size_t cap = 0;
+	int rc;
+
+	mp_intmap_init(&w);
+	rc = walk_blocks(d, &w, &cap);
+	if (rc == 0)
+		rc = match_final_blocks(d, &w, &cap);
+	mp_intmap_free(&w);
+	if (rc < 0)
+		return rc;
+	mp_intmap_init(&w);
+	rc = walk_segments(d, &w);
+	mp_intmap_free(&w);
+	return rc;
+}
