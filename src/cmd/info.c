@@ -46,10 +46,10 @@ static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error
 
 static int describe(struct mp_store *s, int json, struct mp_error *err)
 {
-	static const char *const keys[] = {"source",  "source_file",    "tool_version",
-	                                   "created", "command_line",   "truncated",
-	                                   "lossy",   "dropped_records"};
-	char *meta[8] = {0};
+	static const char *const keys[] = {"source",  "source_file",     "tool_version",
+	                                   "created", "command_line",    "truncated",
+	                                   "lossy",   "dropped_records", "import_warnings"};
+	char *meta[9] = {0};
 	struct memprof_process *procs = NULL;
 	struct memprof_device *devs = NULL;
 	struct mp_summary sum;
@@ -61,7 +61,7 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 	if (rc == 0 && (mp_store_processes(s, &procs, &info.n_processes) < 0 ||
 	                mp_store_devices(s, &devs, &info.n_devices) < 0))
 		rc = mp_err_copy(err, mp_store_error(s));
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		meta[i] = mp_store_get_meta(s, keys[i]);
 	if (rc == 0) {
 		info.path = mp_store_path(s);
@@ -75,6 +75,7 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 		info.truncated = meta[5];
 		info.lossy = meta[6];
 		info.dropped_records = meta[7];
+		info.import_warnings = meta[8];
 		info.summary = &sum;
 		info.processes = procs;
 		info.devices = devs;
@@ -83,7 +84,7 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 		else if (!json)
 			mp_info_print_text(stdout, &info);
 	}
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		free(meta[i]);
 	mp_store_free_processes(procs, info.n_processes);
 	mp_store_free_devices(devs, info.n_devices);

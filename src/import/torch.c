@@ -136,7 +136,7 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 	if (tv && get_int(t, e, "time_us", where, 0, INT64_MAX / 1000, &time_us) < 0)
 		return MP_EFORMAT;
 	out->ts_ns = time_us * 1000 < prev_ts ? prev_ts : time_us * 1000;
-	out->requested = -1;
+	out->granted = -1;
 	out->device_free = -1;
 	out->frames = mp_pk_get(e, "frames");
 	if (out->action == TP_SNAPSHOT || out->action == TP_OTHER)
@@ -630,8 +630,9 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 	case TP_FREE_REQUESTED:
 	case TP_FREE_COMPLETED:
 	case TP_FREE:
-		return block_event(t, wr, dev, block_ops[e->action], e->addr, e->size, e->requested,
-		                   e->ts_ns, e->stream, e->frames);
+		return block_event(t, wr, dev, block_ops[e->action], e->addr,
+		                   e->granted >= e->size ? e->granted : mp_torch_round_size(e->size),
+		                   e->size, e->ts_ns, e->stream, e->frames);
 	case TP_SEGMENT_ALLOC:
 	case TP_SEGMENT_FREE:
 	case TP_SEGMENT_MAP:

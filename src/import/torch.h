@@ -33,11 +33,11 @@ struct tp_entry {
 	enum tp_action action;
 	int32_t device;
 	uint64_t addr;
-	int64_t size;
+	int64_t size; /* blocks: the size the program asked for (PyTorch traces no more) */
 	uint64_t stream;
 	int64_t ts_ns;       /* time_us * 1000, never below the previous entry's */
 	int64_t device_free; /* oom: what CUDA reported free; -1 unknown */
-	int64_t requested;   /* alloc: requested size when known (window.c), else -1 */
+	int64_t granted;     /* alloc: the block's size when the final state has it, else -1 */
 	const struct mp_pk *frames;
 	const struct mp_pk *name; /* annotation name (a STR) */
 };
@@ -83,5 +83,12 @@ struct tp_device {
  * the end the requested size the final state records.  0 or MP_ENOMEM.
  */
 int mp_torch_window(struct tp_device *d);
+
+/*
+ * The size PyTorch's caching allocator grants for a request it traced:
+ * rounded up to 512 bytes.  Exact for blocks that were split off a larger
+ * one; a large block left unsplit (less than 1 MiB over) is bigger.
+ */
+int64_t mp_torch_round_size(int64_t requested);
 
 #endif

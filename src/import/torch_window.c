@@ -20,6 +20,11 @@ enum { W_ALLOCATED = 1, W_PENDING = 2, W_FREED = 3 };
 #define W_INDEX(v)   ((size_t)((v) >> 2))
 #define W_PACK(i, s) (((uint64_t)(i) << 2) | (uint64_t)(s))
 
+int64_t mp_torch_round_size(int64_t requested)
+{
+	return requested < 512 ? 512 : (requested + 511) / 512 * 512;
+}
+
 static int add_block(struct tp_device *d, size_t *cap, uint64_t addr, int64_t size,
                      int64_t requested, int pending, const struct mp_pk *frames)
 {
@@ -75,7 +80,8 @@ static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 			break;
 		case TP_FREE_REQUESTED:
 			if (!known) /* live before the window */
-				rc = add_block(d, cap, e->addr, e->size, e->size, 0, NULL);
+				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size), e->size, 0,
+				               NULL);
 			else if (st != W_ALLOCATED)
 				d->n_mismatches++; /* a free of nothing live */
 			if (rc == 0 && (!known || st == W_ALLOCATED))
@@ -85,7 +91,7 @@ static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 		case TP_FREE_COMPLETED:
 		case TP_FREE:
 			if (!known) /* pending (or, for 'free', live) before the window */
-				rc = add_block(d, cap, e->addr, e->size, e->size,
+				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size), e->size,
 				               e->action == TP_FREE_COMPLETED, NULL);
 			else if (st == W_FREED)
 				d->n_mismatches++;
@@ -122,7 +128,7 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 			continue;
 		}
 		if (st == W_ALLOCATED && d->entries[W_INDEX(v)].action == TP_ALLOC)
-			d->entries[W_INDEX(v)].requested = b->requested;
+			d->entries[W_INDEX(v)].granted = b->size;
 		if (mp_intmap_put(w, b->addr, W_PACK(W_INDEX(v), W_FREED)) < 0)
 			return MP_ENOMEM;
 	}

@@ -83,6 +83,28 @@ static void print_processes(FILE *out, const struct mp_info *info)
 	fprintf(out, "%s\n", info->n_devices > 16 ? ", ..." : "");
 }
 
+/* Reserved memory and what fills it, for a device with a segment level. */
+static void print_device_end(FILE *out, const struct mp_device_peak *d)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	if (!d->has_segments)
+		return;
+	fprintf(out, "device %-5d peak reserved %s (%lld B) at event %lld\n", d->device,
+	        mp_format_bytes(b1, sizeof(b1), d->peak_reserved_bytes),
+	        (long long)d->peak_reserved_bytes, (long long)d->peak_reserved_seq);
+	fprintf(out,
+	        "             at the end: reserved %s, live %s, requested %s, internal "
+	        "fragmentation %s, free in reserved %s\n",
+	        mp_format_bytes(b1, sizeof(b1), d->reserved_bytes),
+	        mp_format_bytes(b2, sizeof(b2), d->live_bytes),
+	        mp_format_bytes(b3, sizeof(b3), d->requested_bytes),
+	        mp_format_bytes(b4, sizeof(b4), d->live_bytes - d->requested_bytes),
+	        d->reserved_bytes >= d->active_bytes
+	                ? mp_format_bytes(b5, sizeof(b5), d->reserved_bytes - d->active_bytes)
+	                : "unknown (blocks outside segments)");
+}
+
 void mp_info_print_text(FILE *out, const struct mp_info *info)
 {
 	const struct mp_summary *s = info->summary;
@@ -120,8 +142,12 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 	if (s->devices_truncated)
 		fprintf(out, "  (more than %d devices: per-device peaks cover the first %d seen)\n",
 		        MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
+	for (i = 0; i < s->n_devices; i++)
+		print_device_end(out, &s->devices[i]);
 	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
 	        yes_no(info->truncated), yes_no(info->lossy), or_unknown(info->dropped_records));
+	if (info->import_warnings)
+		fprintf(out, "warnings     %s\n", info->import_warnings);
 }
 
 /* Integers go out as raw JSON text: a double would round those above 2^53. */
@@ -143,6 +169,38 @@ static cJSON *str_json(const char *s)
 	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
+/* add_int, or null where the trace has no segment level */
+static void add_reserved(cJSON *o, const char *key, const struct mp_device_peak *d, int64_t v)
+{
+	if (d->has_segments)
+		add_int(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *device_json(const struct mp_device_peak *d)
+{
+	cJSON *o = cJSON_CreateObject(), *end = cJSON_CreateObject();
+
+	add_int(o, "device", d->device);
+	add_int(o, "peak_live_bytes", d->peak_bytes);
+	add_int(o, "peak_live_ts_ns", d->peak_ts_ns);
+	add_int(o, "peak_live_seq", d->peak_seq);
+	add_reserved(o, "peak_reserved_bytes", d, d->peak_reserved_bytes);
+	add_reserved(o, "peak_reserved_ts_ns", d, d->peak_reserved_ts_ns);
+	add_reserved(o, "peak_reserved_seq", d, d->peak_reserved_seq);
+	add_reserved(end, "reserved_bytes", d, d->reserved_bytes);
+	add_int(end, "live_bytes", d->live_bytes);
+	add_int(end, "requested_bytes", d->requested_bytes);
+	add_int(end, "internal_frag_bytes", d->live_bytes - d->requested_bytes);
+	if (d->reserved_bytes >= d->active_bytes) /* else blocks lie outside the segments */
+		add_reserved(end, "free_in_reserved_bytes", d, d->reserved_bytes - d->active_bytes);
+	else
+		cJSON_AddNullToObject(end, "free_in_reserved_bytes");
+	cJSON_AddItemToObject(o, "end", end);
+	return o;
+}
+
 static cJSON *summary_json(const struct mp_summary *s)
 {
 	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateObject(), *devs = cJSON_CreateArray();
@@ -161,17 +219,10 @@ static cJSON *summary_json(const struct mp_summary *s)
 	add_int(o, "peak_live_bytes", s->peak_bytes);
 	add_int(o, "peak_ts_ns", s->peak_ts_ns);
 	add_int(o, "peak_seq", s->peak_seq);
-	for (i = 0; i < s->n_devices; i++) {
-		cJSON *d = cJSON_CreateObject();
-
-		add_int(d, "device", s->devices[i].device);
-		add_int(d, "peak_live_bytes", s->devices[i].peak_bytes);
-		add_int(d, "peak_ts_ns", s->devices[i].peak_ts_ns);
-		add_int(d, "peak_seq", s->devices[i].peak_seq);
-		cJSON_AddItemToArray(devs, d);
-	}
-	cJSON_AddItemToObject(o, "peak_by_device", devs);
-	cJSON_AddBoolToObject(o, "peak_by_device_truncated", s->devices_truncated);
+	for (i = 0; i < s->n_devices; i++)
+		cJSON_AddItemToArray(devs, device_json(&s->devices[i]));
+	cJSON_AddItemToObject(o, "by_device", devs);
+	cJSON_AddBoolToObject(o, "by_device_truncated", s->devices_truncated);
 	return o;
 }
 
@@ -191,6 +242,7 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	cJSON_AddItemToObject(o, "command_line", str_json(info->command_line));
 	cJSON_AddItemToObject(o, "truncated", flag_json(info->truncated));
 	cJSON_AddItemToObject(o, "lossy", flag_json(info->lossy));
+	cJSON_AddItemToObject(o, "import_warnings", str_json(info->import_warnings));
 	if (info->dropped_records)
 		add_int(o, "dropped_records", strtoll(info->dropped_records, NULL, 10));
 	else

@@ -18,6 +18,7 @@ struct mp_info {
 	int current_version; /* what this memprof writes */
 	const char *source, *source_file, *tool_version, *created, *command_line; /* may be NULL */
 	const char *truncated, *lossy, *dropped_records;                          /* may be NULL */
+	const char *import_warnings;                                              /* may be NULL */
 	const struct mp_summary *summary;
 	const struct memprof_process *processes;
 	size_t n_processes;
@@ -25,7 +26,7 @@ struct mp_info {
 	size_t n_devices;
 };
 
-#define MP_INFO_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
+#define MP_INFO_JSON_VERSION 2 /* bump when the JSON layout changes incompatibly */
 
 void mp_info_print_text(FILE *out, const struct mp_info *info);
 /* Returns 0, or -1 when out of memory. */

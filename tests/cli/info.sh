@@ -84,7 +84,7 @@ print(json.dumps(eval(sys.argv[2]), sort_keys=True))' "$W/info.json" "$2" 2>&1)
 
 if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>"$TMP/json.err"; then
 	pass
-	json_check version 'j["memprof_info_version"]' 1
+	json_check version 'j["memprof_info_version"]' 2
 	json_check trace 'j["trace"]' '"info.db"'
 	json_check schema 'j["schema_version"]' 2
 	json_check source 'j["source"]' '"csv"'
@@ -101,9 +101,15 @@ if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>
 	json_check time_span '[j["summary"]["first_ts_ns"], j["summary"]["last_ts_ns"]]' '[100, 1400]'
 	json_check peak '[j["summary"]["peak_live_bytes"], j["summary"]["peak_ts_ns"], j["summary"]["peak_seq"]]' \
 		'[14336, 700, 7]'
-	json_check peak_by_device \
-		'[[d["device"], d["peak_live_bytes"], d["peak_ts_ns"], d["peak_seq"]] for d in j["summary"]["peak_by_device"]]' \
+	json_check by_device \
+		'[[d["device"], d["peak_live_bytes"], d["peak_live_ts_ns"], d["peak_live_seq"]] for d in j["summary"]["by_device"]]' \
 		'[[0, 6144, 700, 7], [1, 8192, 400, 4]]'
+	# dev0: segment 100 (2 MiB) reserved at event 5, released at 12; live at the
+	# end id 2 (2048 B); no segment holds it, so free-in-reserved is unknown.
+	# dev1: no segment level at all; live at the end id 4 (512 B).
+	json_check by_device_end \
+		'[[d["device"], d["peak_reserved_bytes"], d["peak_reserved_seq"], d["end"]] for d in j["summary"]["by_device"]]' \
+		'[[0, 2097152, 5, {"free_in_reserved_bytes": null, "internal_frag_bytes": 0, "live_bytes": 2048, "requested_bytes": 2048, "reserved_bytes": 0}], [1, null, null, {"free_in_reserved_bytes": null, "internal_frag_bytes": 0, "live_bytes": 512, "requested_bytes": 512, "reserved_bytes": null}]]'
 else
 	fail "info --json is not valid JSON: $(cat "$TMP/json.err")"
 fi
