@@ -343,16 +343,18 @@ static int read_document(struct torch_import *t)
 	const struct mp_pk *root = mp_pickle_root(t->doc);
 	size_t i;
 
-	if (root->type == MP_PK_LIST) /* torch.cuda.memory_snapshot(): segments only */
-		return read_segments(t, root);
-	if (root->type != MP_PK_DICT || !mp_pk_get(root, "segments"))
+	if (root->type == MP_PK_LIST) { /* torch.cuda.memory_snapshot(): segments only */
+		if (read_segments(t, root) < 0)
+			return MP_EFORMAT;
+	} else if (root->type != MP_PK_DICT || !mp_pk_get(root, "segments")) {
 		return bad(t, "the top level",
 		           "is not a dict with 'segments' (is it a memory "
 		           "snapshot from torch.cuda.memory._dump_snapshot?)");
-	if (read_segments(t, mp_pk_get(root, "segments")) < 0 ||
-	    read_traces(t, mp_pk_get(root, "device_traces")) < 0 ||
-	    read_annotations(t, mp_pk_get(root, "external_annotations")) < 0)
+	} else if (read_segments(t, mp_pk_get(root, "segments")) < 0 ||
+	           read_traces(t, mp_pk_get(root, "device_traces")) < 0 ||
+	           read_annotations(t, mp_pk_get(root, "external_annotations")) < 0) {
 		return MP_EFORMAT;
+	}
 	for (i = 0; i < t->n_devices; i++)
 		if (mp_torch_window(&t->devices[i]) < 0)
 			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
@@ -631,7 +633,8 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 	case TP_FREE_COMPLETED:
 	case TP_FREE:
 		return block_event(t, wr, dev, block_ops[e->action], e->addr,
-		                   e->granted >= e->size ? e->granted : mp_torch_round_size(e->size),
+		                   e->granted >= e->size ? e->granted
+		                                         : mp_torch_round_size(e->size),
 		                   e->size, e->ts_ns, e->stream, e->frames);
 	case TP_SEGMENT_ALLOC:
 	case TP_SEGMENT_FREE:
