@@ -10,6 +10,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void help(FILE *out)
 {
@@ -59,7 +60,8 @@ static int run(int argc, char **argv)
 	        {"force", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line()};
+	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line(),
+	                           isatty(STDERR_FILENO) ? stderr : NULL};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	const char *out = NULL;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -201,6 +202,37 @@ static void add_stats(struct mp_import_stats *sum, const struct mp_import_stats 
 		sum->n_warnings[w] += one->n_warnings[w];
 }
 
+/* Progress of a long import: "<file>: 41% read, 3.1M events". */
+struct progress {
+	FILE *out;
+	FILE *in;
+	const char *path;
+	int64_t size; /* of the input, 0 when unknown */
+	int shown;
+};
+
+static void show_progress(void *ctx, int64_t n_events)
+{
+	struct progress *p = ctx;
+	long pos = p->size > 0 ? ftell(p->in) : -1;
+
+	if (pos >= 0)
+		fprintf(p->out, "\rmemprof import: %s: %3d%% read, %.1fM events ", p->path,
+		        (int)(100.0 * (double)pos / (double)p->size), (double)n_events / 1e6);
+	else
+		fprintf(p->out, "\rmemprof import: %s: %.1fM events ", p->path,
+		        (double)n_events / 1e6);
+	fflush(p->out);
+	p->shown = 1;
+}
+
+static int64_t file_size(FILE *f)
+{
+	struct stat sb;
+
+	return fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (int64_t)sb.st_size : 0;
+}
+
 /* Open in_path, find its importer and run it into w. */
 static int import_one(const char *in_path, struct mp_store *s, struct mp_writer *w,
                       const struct mp_import_opts *o, struct mp_import_stats *st,
@@ -229,7 +261,13 @@ static int import_one(const char *in_path, struct mp_store *s, struct mp_writer 
 	c.store = s;
 	c.st = st;
 	c.err = err;
+	struct progress prog = {o->progress, in, c.path, file_size(original), 0};
+	if (o->progress)
+		mp_writer_on_progress(w, show_progress, &prog);
 	rc = imp->run(&c);
+	mp_writer_on_progress(w, NULL, NULL);
+	if (prog.shown)
+		fprintf(o->progress, "\r\033[K");
 	if (rc == MP_EIO || rc == MP_ENOMEM || rc == MP_EFULL)
 		if (!err->msg[0])
 			mp_err_copy(err, mp_writer_error(w));

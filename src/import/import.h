@@ -77,6 +77,7 @@ struct mp_import_opts {
 	int overwrite;      /* replace an existing output */
 	const char *tool_version;
 	const char *command_line; /* recorded in meta; may be NULL */
+	FILE *progress;           /* where to show progress (a terminal), or NULL */
 };
 
 /*

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
-#define BATCH_ROWS             64 /* events per multi-row INSERT */
+#define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
+#define BATCH_ROWS             64              /* events per multi-row INSERT */
 #define EVENT_COLUMNS          15
 
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
@@ -38,6 +39,8 @@ struct mp_writer {
 	struct mp_strmap phases, apis, frames, stacks;
 	int64_t n_events, in_transaction;
 	int failed;
+	mp_writer_progress_fn *progress;
+	void *progress_ctx;
 };
 
 static int fail(struct mp_writer *w)
@@ -298,7 +301,15 @@ int mp_writer_event(struct mp_writer *w, struct memprof_event *ev)
 			return w->s->err.code;
 		}
 	}
+	if (w->progress && (w->n_events & PROGRESS_MASK) == 0)
+		w->progress(w->progress_ctx, w->n_events);
 	return 0;
+}
+
+void mp_writer_on_progress(struct mp_writer *w, mp_writer_progress_fn *fn, void *ctx)
+{
+	w->progress = fn;
+	w->progress_ctx = ctx;
 }
 
 int64_t mp_writer_n_events(const struct mp_writer *w)

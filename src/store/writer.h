@@ -34,6 +34,10 @@ int mp_writer_event(struct mp_writer *w, struct memprof_event *ev);
 
 int64_t mp_writer_n_events(const struct mp_writer *w);
 
+/* Call fn(ctx, n_events) every 2^18 events written (NULL: never). */
+typedef void mp_writer_progress_fn(void *ctx, int64_t n_events);
+void mp_writer_on_progress(struct mp_writer *w, mp_writer_progress_fn *fn, void *ctx);
+
 /* The error of the last failed call (the store's error slot). */
 const struct mp_error *mp_writer_error(const struct mp_writer *w);
 
