@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_summary.c - src/analysis/summary.c fed records directly:
- * peak live bytes overall and per device, unmatched frees, per-process ids.
+ * peak live bytes overall and per device, unmatched frees, per-process ids,
+ * free_requested against free, reserved bytes, pre-existing pending blocks.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -99,4 +100,72 @@ Test(summary, ids_are_per_process_and_unmatched_frees_counted)
 	cr_assert_eq(sum.live_bytes, 100);
 	cr_assert_eq(sum.n_unmatched_frees, 1);
 	cr_assert_eq(sum.n_live_at_end, 1);
+}
+
+static void feed_req(int op, int64_t id, int64_t size, int64_t requested)
+{
+	struct memprof_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.ev.seq = ++seq;
+	rec.ev.ts_ns = seq * 10;
+	rec.ev.op = op;
+	rec.ev.alloc_id = id;
+	rec.ev.size_bytes = size;
+	rec.ev.requested_bytes = requested;
+	rec.ev.process_id = 1;
+	cr_assert_eq(c.on_record(c.ctx, &rec), 0);
+}
+
+Test(summary, free_requested_ends_life_free_ends_activity)
+{
+	feed(MEMPROF_OP_RESERVE, 100, 4096, 0, 1);
+	feed_req(MEMPROF_OP_ALLOC, 1, 1024, 1000);
+	feed_req(MEMPROF_OP_ALLOC, 2, 2048, 2000); /* live 3072: the peak */
+	feed_req(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0);
+	feed_req(MEMPROF_OP_ALLOC, 3, 512, 500); /* live 2560, active 3584 */
+	feed_req(MEMPROF_OP_FREE_REQUESTED, 2, 0, 0);
+	feed_req(MEMPROF_OP_FREE, 2, 0, 0); /* live 512, active 1536 */
+	c.on_end(c.ctx);
+	cr_assert_eq(sum.devices[0].peak_bytes, 3072);
+	cr_assert_eq(sum.devices[0].peak_seq, 3);
+	cr_assert_eq(sum.devices[0].live_bytes, 512);
+	cr_assert_eq(sum.devices[0].requested_bytes, 500);
+	cr_assert_eq(sum.devices[0].active_bytes, 1536, "block 1 is freed but not yet reusable");
+	cr_assert_eq(sum.devices[0].reserved_bytes, 4096);
+	cr_assert_eq(sum.n_live_at_end, 1, "pending block 1 is not live");
+}
+
+Test(summary, reserved_bytes_from_reserve_release_map_unmap)
+{
+	feed(MEMPROF_OP_RESERVE, 1, 1000, 0, 1);
+	feed(MEMPROF_OP_MAP, 2, 500, 0, 1);      /* 1500 */
+	feed(MEMPROF_OP_RESERVE, 3, 2000, 0, 1); /* 3500: the peak */
+	feed(MEMPROF_OP_RELEASE, 1, 0, 0, 1);    /* takes back its reserve's 1000 */
+	feed(MEMPROF_OP_UNMAP, 4, 200, 0, 1);    /* 2300 */
+	feed(MEMPROF_OP_RELEASE, 77, 0, 0, 1);   /* unknown: no change */
+	c.on_end(c.ctx);
+	cr_assert(sum.devices[0].has_segments);
+	cr_assert_eq(sum.devices[0].peak_reserved_bytes, 3500);
+	cr_assert_eq(sum.devices[0].peak_reserved_seq, 3);
+	cr_assert_eq(sum.devices[0].reserved_bytes, 2300);
+}
+
+Test(summary, a_preexisting_block_already_freed_never_was_live)
+{
+	feed_req(MEMPROF_OP_PREEXISTING, 1, 1 << 20, 1 << 20);
+	feed_req(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0); /* pending at the window start */
+	feed_req(MEMPROF_OP_PREEXISTING, 2, 100, 100);
+	feed_req(MEMPROF_OP_FREE, 1, 0, 0);
+	c.on_end(c.ctx);
+	cr_assert_eq(sum.peak_bytes, 100, "the pending block must not make a peak");
+	cr_assert_eq(sum.devices[0].peak_bytes, 100);
+	cr_assert_eq(sum.devices[0].peak_seq, 3);
+}
+
+Test(summary, a_preexisting_block_at_the_end_counts)
+{
+	feed_req(MEMPROF_OP_PREEXISTING, 1, 300, 300);
+	c.on_end(c.ctx);
+	cr_assert_eq(sum.peak_bytes, 300, "the deferred check runs at the end");
 }
