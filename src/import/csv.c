@@ -552,11 +552,12 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	column_text(r, MP_CSV_OP, &s, &n);
 	trim(&s, &n);
 	op = mp_op_from_name(s, n);
-	if (!op)
-		return value_error(r, MP_CSV_OP,
-		                   "one of alloc, free, preexisting, reserve, "
-		                   "release, map, unmap, oom, phase_begin, phase_end",
-		                   err);
+	if (!op) {
+		char expected[256];
+
+		snprintf(expected, sizeof(expected), "one of %s", mp_op_name_list());
+		return value_error(r, MP_CSV_OP, expected, err);
+	}
 	ev->op = op;
 	if (required(r, MP_CSV_TS_NS, op, err) < 0 ||
 	    column_u64(r, MP_CSV_TS_NS, 0, i64max, 0, "a non-negative decimal integer", &v, err) <

@@ -111,6 +111,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 		return 0;
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
+	case MEMPROF_OP_FREE_REQUESTED:
 		if (!mp_intmap_get(live, key, &size)) {
 			ci->st->n_warnings[seg ? MP_WARN_UNMATCHED_RELEASE
 			                       : MP_WARN_UNMATCHED_FREE]++;
@@ -118,7 +119,8 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 		}
 		if (ev->size_bytes == 0)
 			ev->size_bytes = ev->requested_bytes = (int64_t)size;
-		mp_intmap_del(live, key);
+		if (ev->op != MEMPROF_OP_FREE_REQUESTED) /* the free that follows ends it */
+			mp_intmap_del(live, key);
 		return 0;
 	default:
 		return 0;

@@ -41,8 +41,8 @@ static const struct {
                                        1},
         [MP_WARN_SKIPPED_HOST] = {"host memory records (pageable, pinned) skipped", 0},
         [MP_WARN_SKIPPED_UNKNOWN] = {"records of a kind memprof does not know skipped", 1},
-        [MP_WARN_STATE_MISMATCH] = {"blocks where the final allocator state disagrees with "
-                                    "the trace",
+        [MP_WARN_STATE_MISMATCH] = {"blocks or segments where the final allocator state "
+                                    "disagrees with the trace",
                                     1},
         [MP_WARN_CLOCK_WRAP] = {"times of day that went backwards, taken as passing midnight", 0},
 };

@@ -353,7 +353,13 @@ static int refuse(struct vm *m, int op)
 		return mp_err(
 		        m->err, MP_EFORMAT,
 		        "unsupported pickle '%s' at byte %zu: opcode %s (0x%02x): memprof reads "
-		        "pickles of protocol 2 or later",
+		        "binary pickles (protocol 2 or later), not text ones",
+		        m->name, m->op_pos, name, op);
+	if (op == 0x97 || op == 0x98)
+		return mp_err(
+		        m->err, MP_EFORMAT,
+		        "unsupported pickle '%s' at byte %zu: opcode %s (0x%02x): out-of-band "
+		        "buffers are not part of a file",
 		        m->name, m->op_pos, name, op);
 	if (name)
 		return mp_err(m->err, MP_EFORMAT,

@@ -180,7 +180,7 @@ static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 		if (spend(t, (int64_t)list->n) < 0)
 			return MP_EFORMAT;
 		if (!(d = device(t, (int64_t)i)))
-			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+			return mp_err(t->c->err, MP_ENOMEM, "too many devices or out of memory");
 		if (d->entries)
 			return bad(t, where, "repeats a device");
 		d->entries = calloc(list->n, sizeof(*d->entries));
@@ -526,7 +526,8 @@ static int block_event(struct torch_import *t, struct writing *wr, size_t dev, i
 	} else if (!l) {
 		t->c->st->n_warnings[MP_WARN_UNMATCHED_FREE]++;
 		ev.alloc_id = ++t->next_id;
-		ev.size_bytes = ev.requested_bytes = size;
+		ev.size_bytes = size;
+		ev.requested_bytes = requested >= 0 && requested <= size ? requested : size;
 		return put(t, &ev, frames);
 	} else if (op == MEMPROF_OP_FREE_REQUESTED && l->pending) {
 		return 0; /* a second free of a block: counted as a state mismatch */
@@ -767,14 +768,15 @@ static int write_all(struct torch_import *t)
 	return rc;
 }
 
-/* A pickle value as JSON, for the meta table (allocator_settings). */
-static cJSON *to_json(const struct mp_pk *v, int depth)
+/* A pickle value as JSON, for the meta table (allocator_settings).  *left
+ * bounds the nodes written: shared objects cannot blow the text up. */
+static cJSON *to_json(const struct mp_pk *v, int depth, int64_t *left)
 {
 	cJSON *o;
 	size_t i;
 	char num[32];
 
-	if (depth > 16)
+	if (depth > 16 || --*left < 0)
 		return cJSON_CreateNull();
 	switch (v->type) {
 	case MP_PK_BOOL:
@@ -800,7 +802,7 @@ static cJSON *to_json(const struct mp_pk *v, int depth)
 	case MP_PK_SET:
 		o = cJSON_CreateArray();
 		for (i = 0; o && i < v->n; i++)
-			cJSON_AddItemToArray(o, to_json(v->v.items[i], depth + 1));
+			cJSON_AddItemToArray(o, to_json(v->v.items[i], depth + 1, left));
 		return o;
 	case MP_PK_DICT:
 		o = cJSON_CreateObject();
@@ -809,8 +811,8 @@ static cJSON *to_json(const struct mp_pk *v, int depth)
 			char *key = k->type == MP_PK_STR ? strndup(k->v.s, k->n) : strdup("?");
 
 			if (key)
-				cJSON_AddItemToObject(o, key,
-				                      to_json(v->v.items[2 * i + 1], depth + 1));
+				cJSON_AddItemToObject(
+				        o, key, to_json(v->v.items[2 * i + 1], depth + 1, left));
 			free(key);
 		}
 		return o;
@@ -830,7 +832,8 @@ static int write_meta(struct torch_import *t)
 	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0)
 		return MP_EIO;
 	if (settings) {
-		cJSON *j = to_json(settings, 0);
+		int64_t left = 10000;
+		cJSON *j = to_json(settings, 0, &left);
 
 		text = j ? cJSON_PrintUnformatted(j) : NULL;
 		cJSON_Delete(j);

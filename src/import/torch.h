@@ -80,7 +80,8 @@ struct tp_device {
  * Find what was live on d when its trace starts: blocks and segments freed
  * in the window without being allocated in it, and those of the final state
  * the window never touched.  Also gives each window alloc that survives to
- * the end the requested size the final state records.  0 or MP_ENOMEM.
+ * the end the granted size (block size) the final state records.  0 or
+ * MP_ENOMEM.
  */
 int mp_torch_window(struct tp_device *d);
 

@@ -80,8 +80,8 @@ static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 			break;
 		case TP_FREE_REQUESTED:
 			if (!known) /* live before the window */
-				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size), e->size, 0,
-				               NULL);
+				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size),
+				               e->size, 0, NULL);
 			else if (st != W_ALLOCATED)
 				d->n_mismatches++; /* a free of nothing live */
 			if (rc == 0 && (!known || st == W_ALLOCATED))
@@ -91,8 +91,8 @@ static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 		case TP_FREE_COMPLETED:
 		case TP_FREE:
 			if (!known) /* pending (or, for 'free', live) before the window */
-				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size), e->size,
-				               e->action == TP_FREE_COMPLETED, NULL);
+				rc = add_block(d, cap, e->addr, mp_torch_round_size(e->size),
+				               e->size, e->action == TP_FREE_COMPLETED, NULL);
 			else if (st == W_FREED)
 				d->n_mismatches++;
 			rc = rc ? rc : mp_intmap_put(w, e->addr, W_PACK(i, W_FREED));

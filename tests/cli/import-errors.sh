@@ -115,7 +115,7 @@ bad overflow-hex 2:13 "invalid address" "0x1ffffffffffffffff"
 
 csv unknown-op 'ts_ns,op,id,size\n1,malloc,1,1\n'
 bad unknown-op 2:3 "invalid op" "'malloc'" \
-	"alloc, free, preexisting, reserve, release, map, unmap, oom, phase_begin, phase_end"
+	"alloc, free, preexisting, reserve, release, map, unmap, oom, phase_begin, phase_end, free_requested"
 
 csv missing-size 'ts_ns,op,id,size\n1,alloc,1,\n'
 bad missing-size 2:11 "missing size" "'alloc'"
