@@ -719,6 +719,8 @@ static int write_trace(struct mm *m)
 		                pieces + n);
 	free(m->gaps); /* no longer needed: give the memory to the sort */
 	m->gaps = NULL;
+	free(m->bufs);
+	m->bufs = NULL;
 	rc = write_events(m, pieces, n, proc.id);
 	free(pieces);
 	return rc;
