@@ -12,6 +12,7 @@
 #define SIZE_BITS 56
 #define NO_SLOT   0xffULL
 #define SIZE_MASK ((1ULL << SIZE_BITS) - 1)
+#define MAX_TOTAL (INT64_C(1) << 62) /* sums beyond 4 EiB are refused, never overflowed */
 
 void mp_summary_init(struct mp_summary *s)
 {
@@ -109,10 +110,11 @@ static int on_alloc(struct mp_summary *s, struct mp_intmap *live, const struct m
 	struct mp_summary_block *b;
 	size_t slot;
 
-	if (!size_fits(ev->size_bytes)) {
+	if (!size_fits(ev->size_bytes) || s->held_bytes + ev->size_bytes > MAX_TOTAL) {
 		s->oversized_seq = ev->seq;
 		return MP_EFORMAT;
 	}
+	s->held_bytes += ev->size_bytes;
 	d = device_slot(s, ev->device);
 	if (!(b = new_block(s, &slot)) || mp_intmap_put(live, (uint64_t)ev->alloc_id, slot) < 0)
 		return MP_ENOMEM;
@@ -160,6 +162,7 @@ static int on_free(struct mp_summary *s, struct mp_intmap *live, const struct me
 		s->n_pending++;
 	}
 	if (ev->op == MEMPROF_OP_FREE) {
+		s->held_bytes -= b->size;
 		if (d)
 			d->active_bytes -= b->size;
 		mp_intmap_del(live, (uint64_t)ev->alloc_id);
@@ -194,7 +197,9 @@ static int on_segment(struct mp_summary *s, const struct memprof_event *ev)
 
 	if (!segs)
 		return MP_ENOMEM;
-	if (!size_fits(ev->size_bytes)) {
+	d = device_slot(s, ev->device);
+	if (!size_fits(ev->size_bytes) || (d && (d->reserved_bytes > MAX_TOTAL - ev->size_bytes ||
+	                                         d->reserved_bytes < ev->size_bytes - MAX_TOTAL))) {
 		s->oversized_seq = ev->seq;
 		return MP_EFORMAT;
 	}

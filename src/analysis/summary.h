@@ -54,14 +54,15 @@ struct mp_summary {
 	struct mp_device_peak devices[MP_SUMMARY_MAX_DEVICES];
 	int n_devices;
 	int devices_truncated; /* more devices than MP_SUMMARY_MAX_DEVICES */
-	int64_t oversized_seq; /* the event that stopped the run with MP_EFORMAT: an
-	                          allocation of 2^56 bytes or more */
+	int64_t oversized_seq; /* the event that stopped the run with MP_EFORMAT: a size
+	                          of 2^56 bytes or more, or sums beyond 2^62 */
 	/* private */
 	struct mp_live_sets live;     /* alloc id -> block slot, per process */
 	struct mp_live_sets segments; /* segment id -> size and device slot, per process */
 	struct mp_summary_block *blocks;
 	size_t n_blocks, cap_blocks, free_block; /* free slots chain through .size */
 	int64_t n_pending;   /* blocks freed by the program, not yet by the allocator */
+	int64_t held_bytes;  /* live and pending blocks, all devices: bounds every sum */
 	int64_t deferred_id; /* a preexisting block whose peak check waits one event */
 	int64_t deferred_process;
 	const struct memprof_event *deferred_ev;

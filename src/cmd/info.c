@@ -36,7 +36,8 @@ static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error
 		mp_err(err, rc, "out of memory summarizing '%s'", mp_store_path(s));
 	else if (rc == MP_EFORMAT)
 		mp_err(err, rc,
-		       "allocation too large in '%s': event %lld asks for 2^56 bytes or more",
+		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
+		       "a sum of sizes beyond 2^62",
 		       mp_store_path(s), (long long)sum->oversized_seq);
 	else if (rc < 0)
 		mp_err_copy(err, mp_store_error(s));

@@ -169,3 +169,21 @@ Test(summary, a_preexisting_block_at_the_end_counts)
 	c.on_end(c.ctx);
 	cr_assert_eq(sum.peak_bytes, 300, "the deferred check runs at the end");
 }
+
+Test(summary, sums_beyond_2_to_62_are_refused_not_overflowed)
+{
+	struct memprof_record rec;
+	int i, rc = 0;
+
+	for (i = 1; i <= 80 && rc == 0; i++) { /* 80 * 2^56 - 80 > 2^62 */
+		memset(&rec, 0, sizeof(rec));
+		rec.ev.seq = ++seq;
+		rec.ev.op = MEMPROF_OP_ALLOC;
+		rec.ev.alloc_id = i;
+		rec.ev.size_bytes = (INT64_C(1) << 56) - 1;
+		rec.ev.process_id = 1;
+		rc = c.on_record(c.ctx, &rec);
+	}
+	cr_assert_eq(rc, MP_EFORMAT);
+	cr_assert_eq(sum.oversized_seq, 65, "the 65th allocation passes 2^62");
+}
