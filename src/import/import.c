@@ -11,6 +11,7 @@
 #include <time.h>
 
 const struct mp_importer *const mp_importers[] = {
+        &mp_importer_nsys,
         &mp_importer_csv,
         NULL,
 };

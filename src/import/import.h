@@ -91,5 +91,6 @@ int mp_import_files(const char *const *in_paths, int n, const char *out_path,
 
 /* The importers, one per file in src/import/. */
 extern const struct mp_importer mp_importer_csv;
+extern const struct mp_importer mp_importer_nsys;
 
 #endif
