@@ -14,6 +14,7 @@
 const struct mp_importer *const mp_importers[] = {
         &mp_importer_torch,
         &mp_importer_minimalloc,
+        &mp_importer_nsys,
         &mp_importer_csv,
         NULL,
 };

@@ -94,5 +94,6 @@ int mp_import_files(const char *const *in_paths, int n, const char *out_path,
 extern const struct mp_importer mp_importer_csv;
 extern const struct mp_importer mp_importer_torch;
 extern const struct mp_importer mp_importer_minimalloc;
+extern const struct mp_importer mp_importer_nsys;
 
 #endif

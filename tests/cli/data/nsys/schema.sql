@@ -1,0 +1,79 @@
+-- schema.sql - the tables of an Nsight Systems SQLite export that memprof
+-- reads, in the layout of export schema 3.16.1 (nsys 2024.6.2), with the
+-- enum rows nsys writes.  Test fixtures are this file followed by a case
+-- file (tests/cli/data/nsys/*.sql) that inserts rows or changes tables.
+CREATE TABLE StringIds (
+	id INTEGER NOT NULL PRIMARY KEY,
+	value TEXT NOT NULL
+);
+CREATE TABLE PROCESSES (
+	globalPid INTEGER,
+	pid INTEGER,
+	name TEXT
+);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (
+	utcEpochNs INTEGER,
+	utcTime TEXT,
+	localTime TEXT
+);
+CREATE TABLE META_DATA_EXPORT (
+	name TEXT NOT NULL,
+	value TEXT
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+	start INTEGER NOT NULL,
+	end INTEGER NOT NULL,
+	eventClass INTEGER NOT NULL,
+	globalTid INTEGER,
+	correlationId INTEGER,
+	nameId INTEGER NOT NULL,
+	returnValue INTEGER NOT NULL,
+	callchainId INTEGER
+);
+CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (
+	start INTEGER NOT NULL,
+	globalPid INTEGER NOT NULL,
+	deviceId INTEGER NOT NULL,
+	contextId INTEGER NOT NULL,
+	address INTEGER NOT NULL,
+	pc INTEGER NOT NULL,
+	bytes INTEGER NOT NULL,
+	memKind INTEGER NOT NULL,
+	memoryOperationType INTEGER NOT NULL,
+	name TEXT,
+	correlationId INTEGER,
+	streamId INTEGER,
+	localMemoryPoolAddress INTEGER,
+	localMemoryPoolReleaseThreshold INTEGER,
+	localMemoryPoolSize INTEGER,
+	localMemoryPoolUtilizedSize INTEGER,
+	importedMemoryPoolAddress INTEGER,
+	importedMemoryPoolProcessId INTEGER
+);
+CREATE TABLE ENUM_CUDA_MEM_KIND (
+	id INTEGER NOT NULL PRIMARY KEY,
+	name TEXT,
+	label TEXT
+);
+CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (
+	id INTEGER NOT NULL PRIMARY KEY,
+	name TEXT,
+	label TEXT
+);
+INSERT INTO ENUM_CUDA_MEM_KIND VALUES
+	(0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
+	(1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'),
+	(2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
+	(3, 'CUDA_MEMOPR_MEMORY_KIND_ARRAY', 'Array'),
+	(4, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED', 'Managed'),
+	(5, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC', 'Device Static'),
+	(6, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC', 'Managed Static'),
+	(7, 'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN', 'Unknown');
+INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES
+	(0, 'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION', 'Allocation'),
+	(1, 'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION', 'Deallocation');
+INSERT INTO META_DATA_EXPORT VALUES
+	('EXPORT_SCHEMA_VERSION', '3.16.1'),
+	('EXPORT_PRODUCT_VERSION', '2024.6.2.225');
+INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES
+	(1761000000123456789, '2025-10-20T22:40:00.123456789Z', '2025-10-21T00:40:00.123456789');
