@@ -55,6 +55,13 @@ static int spend(struct torch_import *t, int64_t n)
 	return 0;
 }
 
+/* Looking keys up in a dict costs its size: charge that too, so that one
+ * large dict shared many times (the memo) cannot make the work quadratic. */
+static int spend_dict(struct torch_import *t, const struct mp_pk *d)
+{
+	return d && d->type == MP_PK_DICT ? spend(t, (int64_t)d->n) : 0;
+}
+
 static int get_int(struct torch_import *t, const struct mp_pk *d, const char *key,
                    const char *where, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -130,6 +137,8 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 
 	if (!e || e->type != MP_PK_DICT)
 		return bad(t, where, "is not a dict");
+	if (spend_dict(t, e) < 0)
+		return MP_EFORMAT;
 	out->action = action_of(mp_pk_get(e, "action"));
 	if (out->action == TP_OTHER && !mp_pk_get(e, "action"))
 		return bad(t, where, "has no 'action'");
@@ -218,7 +227,8 @@ static int read_blocks(struct torch_import *t, struct tp_device *d, const struct
 		int64_t v;
 
 		snprintf(where, sizeof(where), "%s.blocks[%zu]", seg_where, i);
-		if (get_int(t, b, "size", where, 0, MAX_SIZE - 1, &out.size) < 0)
+		if (spend_dict(t, b) < 0 ||
+		    get_int(t, b, "size", where, 0, MAX_SIZE - 1, &out.size) < 0)
 			return MP_EFORMAT;
 		if (mp_pk_get(b, "address")) {
 			if (get_int(t, b, "address", where, INT64_MIN, INT64_MAX, &v) < 0)
@@ -269,6 +279,8 @@ static int read_segments(struct torch_import *t, const struct mp_pk *segs)
 		snprintf(where, sizeof(where), "segments[%zu]", i);
 		if (s->type != MP_PK_DICT)
 			return bad(t, where, "is not a dict");
+		if (spend_dict(t, s) < 0)
+			return MP_EFORMAT;
 		if (mp_pk_get(s, "device") &&
 		    get_int(t, s, "device", where, 0, INT32_MAX, &ordinal) < 0)
 			return MP_EFORMAT;
@@ -318,7 +330,8 @@ static int read_annotations(struct torch_import *t, const struct mp_pk *list)
 		int64_t us = 0, dev = 0;
 
 		snprintf(where, sizeof(where), "external_annotations[%zu]", i);
-		if (get_int(t, a, "time_us", where, 0, INT64_MAX / 1000, &us) < 0 ||
+		if (spend_dict(t, a) < 0 ||
+		    get_int(t, a, "time_us", where, 0, INT64_MAX / 1000, &us) < 0 ||
 		    (mp_pk_get(a, "device") &&
 		     get_int(t, a, "device", where, 0, INT32_MAX, &dev) < 0))
 			return MP_EFORMAT;
@@ -405,6 +418,8 @@ static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
 		const struct mp_pk *n = mp_pk_get(frames->v.items[i], "name"),
 		                   *f = mp_pk_get(frames->v.items[i], "filename");
 
+		if (spend_dict(t, frames->v.items[i]) < 0)
+			return MP_EFORMAT;
 		need += (n && n->type == MP_PK_STR ? n->n : 0) +
 		        (f && f->type == MP_PK_STR ? f->n : 0) + 2;
 	}
@@ -769,14 +784,15 @@ static int write_all(struct torch_import *t)
 }
 
 /* A pickle value as JSON, for the meta table (allocator_settings).  *left
- * bounds the nodes written: shared objects cannot blow the text up. */
+ * bounds the values and string bytes written, and no loop goes on once it
+ * is spent: shared objects cannot blow the text up. */
 static cJSON *to_json(const struct mp_pk *v, int depth, int64_t *left)
 {
 	cJSON *o;
 	size_t i;
 	char num[32];
 
-	if (depth > 16 || --*left < 0)
+	if (--*left < 0 || depth > 16)
 		return cJSON_CreateNull();
 	switch (v->type) {
 	case MP_PK_BOOL:
@@ -791,7 +807,7 @@ static cJSON *to_json(const struct mp_pk *v, int depth, int64_t *left)
 	case MP_PK_FLOAT:
 		return cJSON_CreateNumber(v->v.f);
 	case MP_PK_STR: {
-		char *s = strndup(v->v.s, v->n);
+		char *s = (*left -= (int64_t)v->n) < 0 ? NULL : strndup(v->v.s, v->n);
 
 		o = s ? cJSON_CreateString(s) : NULL;
 		free(s);
@@ -801,14 +817,16 @@ static cJSON *to_json(const struct mp_pk *v, int depth, int64_t *left)
 	case MP_PK_TUPLE:
 	case MP_PK_SET:
 		o = cJSON_CreateArray();
-		for (i = 0; o && i < v->n; i++)
+		for (i = 0; o && *left >= 0 && i < v->n; i++)
 			cJSON_AddItemToArray(o, to_json(v->v.items[i], depth + 1, left));
 		return o;
 	case MP_PK_DICT:
 		o = cJSON_CreateObject();
-		for (i = 0; o && i < v->n; i++) {
+		for (i = 0; o && *left >= 0 && i < v->n; i++) {
 			const struct mp_pk *k = v->v.items[2 * i];
-			char *key = k->type == MP_PK_STR ? strndup(k->v.s, k->n) : strdup("?");
+			char *key = k->type != MP_PK_STR           ? strdup("?")
+			            : (*left -= (int64_t)k->n) < 0 ? NULL
+			                                           : strndup(k->v.s, k->n);
 
 			if (key)
 				cJSON_AddItemToObject(

@@ -20,6 +20,15 @@ enum { W_ALLOCATED = 1, W_PENDING = 2, W_FREED = 3 };
 #define W_INDEX(v)   ((size_t)((v) >> 2))
 #define W_PACK(i, s) (((uint64_t)(i) << 2) | (uint64_t)(s))
 
+/* a + b held within +-2^62: sums of many sizes (each below 2^56) of a
+ * crafted snapshot must not overflow. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	const int64_t lim = INT64_C(1) << 62;
+
+	return a + b > lim ? lim : a + b < -lim ? -lim : a + b;
+}
+
 int64_t mp_torch_round_size(int64_t requested)
 {
 	return requested < 512 ? 512 : (requested + 511) / 512 * 512;
@@ -123,11 +132,9 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 				return MP_ENOMEM;
 			continue;
 		}
-		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0)) {
-			d->n_mismatches++;
-			continue;
-		}
-		if (st == W_ALLOCATED && d->entries[W_INDEX(v)].action == TP_ALLOC)
+		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0))
+			d->n_mismatches++; /* once: marked as seen below */
+		else if (st == W_ALLOCATED && d->entries[W_INDEX(v)].action == TP_ALLOC)
 			d->entries[W_INDEX(v)].granted = b->size;
 		if (mp_intmap_put(w, b->addr, W_PACK(W_INDEX(v), W_FREED)) < 0)
 			return MP_ENOMEM;
@@ -170,8 +177,8 @@ static int walk_segments(struct tp_device *d, struct mp_intmap *w)
 			if (mp_intmap_put(w, e->addr, W_PACK(i, W_FREED)) < 0)
 				return MP_ENOMEM;
 		}
-		mapped += e->action == TP_SEGMENT_MAP ? e->size : 0;
-		mapped -= e->action == TP_SEGMENT_UNMAP ? e->size : 0;
+		mapped = sat_add(mapped, e->action == TP_SEGMENT_MAP ? e->size : 0);
+		mapped = sat_add(mapped, e->action == TP_SEGMENT_UNMAP ? -e->size : 0);
 	}
 	d->initial_mapped_bytes = -mapped;
 	for (i = 0; i < d->n_final_segments; i++) {
@@ -179,7 +186,7 @@ static int walk_segments(struct tp_device *d, struct mp_intmap *w)
 		int st = mp_intmap_get(w, s->addr, &v) ? W_STATE(v) : 0;
 
 		if (s->expandable) {
-			d->initial_mapped_bytes += s->size;
+			d->initial_mapped_bytes = sat_add(d->initial_mapped_bytes, s->size);
 			if (!d->expandable_addr || s->addr < d->expandable_addr)
 				d->expandable_addr = s->addr;
 		} else if (st == 0) {
