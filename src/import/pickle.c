@@ -125,6 +125,13 @@ static int append(struct vm *m, struct mp_pk *c, struct mp_pk **vals, size_t n)
 	return 0;
 }
 
+/* Where the values above the topmost mark start (CPython's fence): an
+ * opcode other than those that pop the mark never takes a value below it. */
+static size_t fence(const struct vm *m)
+{
+	return m->n_marks ? m->marks[m->n_marks - 1] : 0;
+}
+
 /* The values above the topmost mark: *first is their index on the stack. */
 static int pop_mark(struct vm *m, size_t *first)
 {
@@ -235,7 +242,7 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 
 static int memo_put(struct vm *m, uint64_t idx)
 {
-	if (!m->n_stack)
+	if (m->n_stack <= fence(m))
 		return bad(m, "memo store from an empty stack");
 	if (mp_intmap_put(&m->memo, idx, (uint64_t)(uintptr_t)top(m)) < 0)
 		return oom(m);
@@ -277,12 +284,14 @@ static int add_to(struct vm *m, size_t first, enum mp_pk_type want, const char *
 	struct mp_pk *c;
 	char msg[96];
 
-	if (first == 0)
+	if (first <= fence(m))
 		return bad(m, "nothing to add to");
 	c = m->stack[first - 1];
-	if (c->type != want && !(want == MP_PK_LIST && c->type == MP_PK_SET)) {
+	if (c->type != want) {
 		snprintf(msg, sizeof(msg), "%s on something that is not a %s", op,
-		         want == MP_PK_DICT ? "dict" : "list");
+		         want == MP_PK_DICT  ? "dict"
+		         : want == MP_PK_SET ? "set"
+		                             : "list");
 		return bad(m, msg);
 	}
 	if (want == MP_PK_DICT && n % 2)
@@ -429,21 +438,21 @@ static int run_structure(struct vm *m, int op)
 	case 0x85:
 	case 0x86:
 	case 0x87: /* TUPLE1..3 */
-		if (m->n_stack < (size_t)(op - 0x84))
+		if (m->n_stack - fence(m) < (size_t)(op - 0x84))
 			return bad(m, "TUPLE with too few values on the stack");
 		return collect(m, MP_PK_TUPLE, m->n_stack - (size_t)(op - 0x84));
 	case 'a':
-		return m->n_stack < 2 ? bad(m, "APPEND with too few values")
-		                      : add_to(m, m->n_stack - 1, MP_PK_LIST, "APPEND");
+		return m->n_stack - fence(m) < 2 ? bad(m, "APPEND with too few values")
+		                                 : add_to(m, m->n_stack - 1, MP_PK_LIST, "APPEND");
 	case 'e':
 		return pop_mark(m, &first) < 0 ? MP_EFORMAT
 		                               : add_to(m, first, MP_PK_LIST, "APPENDS");
 	case 0x90:
 		return pop_mark(m, &first) < 0 ? MP_EFORMAT
-		                               : add_to(m, first, MP_PK_LIST, "ADDITEMS");
+		                               : add_to(m, first, MP_PK_SET, "ADDITEMS");
 	case 's':
-		return m->n_stack < 3 ? bad(m, "SETITEM with too few values")
-		                      : add_to(m, m->n_stack - 2, MP_PK_DICT, "SETITEM");
+		return m->n_stack - fence(m) < 3 ? bad(m, "SETITEM with too few values")
+		                                 : add_to(m, m->n_stack - 2, MP_PK_DICT, "SETITEM");
 	case 'u':
 		return pop_mark(m, &first) < 0 ? MP_EFORMAT
 		                               : add_to(m, first, MP_PK_DICT, "SETITEMS");
@@ -463,7 +472,7 @@ static int run_structure(struct vm *m, int op)
 		m->n_stack = first;
 		return 0;
 	case '2': /* DUP */
-		v = top(m);
+		v = m->n_stack > fence(m) ? top(m) : NULL;
 		return v ? push(m, v) : bad(m, "DUP of an empty stack");
 	}
 	return 1; /* not a structure opcode */
