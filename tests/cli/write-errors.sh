@@ -17,7 +17,7 @@ cp "$DATA/small.csv" "$W/small.csv" || die "cannot copy small.csv"
 awk 'BEGIN {
 	print "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack"
 	for (i = 1; i <= 50000; i++)
-		printf "%d,alloc,%d,%d,1000,0x%x,%d,7,%d,phase%d,cudaMalloc,,main@train.py:10;f%d@model.py:%d\n",
+		printf "%d,alloc,%d,%d,1000,0x%x,%d,7,%d,phase%d,cudaMalloc,,,main@train.py:10;f%d@model.py:%d\n",
 			i, i, 1024 + i, 140000000000 + i * 4096, i % 4, 1000 + i % 3, i % 50, i % 1000, i % 77
 }' >"$W/big.csv"
 "$MEMPROF" import -q -o "$W/big.db" "$W/big.csv" || die "cannot import big.csv"
