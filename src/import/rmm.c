@@ -2,8 +2,11 @@
  * import/rmm.c - the importer of RAPIDS RMM logging_resource_adaptor logs:
  * rows from import/rmm_scan.c become events of one process and one device
  * per file.  Owns the time-of-day clock (midnight wraps, out-of-order rows)
- * and the pairing of frees with allocations by address.
+ * and the pairing of frees with allocations by address.  Scanning and
+ * pairing run on a thread of their own (import/event_pipe.c), the writer on
+ * the caller's: they touch nothing in common but the queued events.
  */
+#include "import/event_pipe.h"
 #include "import/import.h"
 #include "import/rmm_scan.h"
 #include "util/intmap.h"
@@ -21,7 +24,10 @@ struct block {
 };
 
 struct rmm_import {
-	struct mp_import_ctx *c;
+	struct mp_import_ctx *c; /* on the reading thread: c->st only */
+	struct mp_rmm_scanner *s;
+	struct mp_event_pipe *pipe;
+	struct mp_error err;     /* the reading thread's error */
 	struct memprof_event ev; /* the next event; process and device stay */
 	struct mp_intmap live;   /* address -> index in blocks */
 	struct block *blocks;    /* live allocations, and free slots */
@@ -96,12 +102,11 @@ static int store_failed(struct rmm_import *ri)
 	return mp_err_copy(ri->c->err, mp_writer_error(ri->c->w));
 }
 
+/* Queue the event for the writer; MP_ESTOP when writing failed. */
 static int emit(struct rmm_import *ri)
 {
-	if (mp_writer_event(ri->c->w, &ri->ev) < 0)
-		return store_failed(ri);
 	ri->c->st->n_events++;
-	return 0;
+	return mp_event_pipe_push(ri->pipe, &ri->ev);
 }
 
 /* Remember a live allocation at address; returns 0 or MP_ENOMEM. */
@@ -169,7 +174,7 @@ static int on_allocate(struct rmm_import *ri, const struct mp_rmm_row *row)
 	ri->ev.size_bytes = ri->ev.requested_bytes = row->size;
 	ri->ev.address = row->pointer;
 	if (block_add(ri, row->pointer, ri->ev.alloc_id, row->size) < 0)
-		return mp_err(ri->c->err, MP_ENOMEM, "out of memory");
+		return mp_err(&ri->err, MP_ENOMEM, "out of memory");
 	ri->c->st->n_allocs++;
 	return emit(ri);
 }
@@ -190,7 +195,7 @@ static int on_free(struct rmm_import *ri, const struct mp_rmm_row *row)
 
 static int on_row(struct rmm_import *ri, const struct mp_rmm_row *row)
 {
-	int rc = timestamp(ri, row, ri->c->err);
+	int rc = timestamp(ri, row, &ri->err);
 
 	if (rc < 0)
 		return rc;
@@ -245,23 +250,39 @@ static int finish(struct rmm_import *ri, const struct mp_rmm_scanner *s)
 	return 0;
 }
 
-static int run(struct mp_import_ctx *c)
+/* The reading thread: every row, as events into the pipe. */
+static int produce(void *ctx, struct mp_event_pipe *pipe)
 {
-	struct rmm_import ri = {.c = c};
-	struct mp_rmm_scanner *s;
+	struct rmm_import *ri = ctx;
 	struct mp_rmm_row row;
 	int rc;
 
-	rc = mp_rmm_scan_open(&s, c->in, c->path, 0, c->err);
+	ri->pipe = pipe;
+	while ((rc = mp_rmm_scan_next(ri->s, &row, &ri->err)) == 1)
+		if ((rc = on_row(ri, &row)) < 0)
+			return rc;
+	return rc;
+}
+
+static int run(struct mp_import_ctx *c)
+{
+	struct rmm_import ri = {.c = c};
+	struct mp_error werr = {0};
+	int rc;
+
+	rc = mp_rmm_scan_open(&ri.s, c->in, c->path, 0, c->err);
 	if (rc < 0)
 		return rc;
 	mp_intmap_init(&ri.live);
 	rc = start(&ri);
-	while (rc == 0 && (rc = mp_rmm_scan_next(s, &row, c->err)) == 1)
-		rc = on_row(&ri, &row);
+	if (rc == 0) {
+		rc = mp_event_pipe_run(c->w, produce, &ri, &werr);
+		if (rc < 0)
+			mp_err_copy(c->err, werr.code ? &werr : &ri.err);
+	}
 	if (rc == 0)
-		rc = finish(&ri, s);
-	mp_rmm_scan_close(s);
+		rc = finish(&ri, ri.s);
+	mp_rmm_scan_close(ri.s);
 	mp_intmap_free(&ri.live);
 	free(ri.blocks);
 	free(ri.free_slots);

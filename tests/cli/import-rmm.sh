@@ -146,6 +146,23 @@ expect_stdout_line "processes    2: pid 0, pid 0"
 expect_stdout_line "devices      2: 0 of pid 0, 1 of pid 0"
 expect_stdout_match '^peak live .*\(13631488 B\)'
 
+# --- a write that fails while the log is still being read ----------------------------------------
+# 200000 rows (about 9 MB of trace) under a 2 MiB file-size limit: the writer
+# fails, the reading thread stops, nothing is left behind.
+step "import into a full disk"
+awk 'BEGIN {
+	print "Thread,Time,Action,Pointer,Size,Stream"
+	for (i = 0; i < 100000; i++) {
+		printf "7,10:%02d:%02d.%06d,allocate,0x%x,4096,0\n", i / 60000000 % 60, i / 1000000 % 60, i % 1000000, 4096 * i
+		printf "7,10:%02d:%02d.%06d,free,0x%x,4096,0\n", i / 60000000 % 60, i / 1000000 % 60, i % 1000000, 4096 * i
+	}
+}' >big.csv
+run bash -c 'trap "" XFSZ; ulimit -f 2048; exec "$1" import -o "$2" big.csv' sh "$MEMPROF" "$OUTDIR/big.db"
+expect_status 1
+expect_one_message "memprof import: "
+expect_stderr_contains "cannot write trace '$OUTDIR/big.db'"
+expect_dir_empty "$OUTDIR"
+
 # --- bad input: nothing written ----------------------------------------------------------------
 # bad NAME POSITION [TEXT...]: import NAME (written in $W) must fail with exit
 # 1, one message naming 'NAME:POSITION' and holding each TEXT; $OUTDIR stays empty.

@@ -402,7 +402,8 @@ Test(import_rmm, errors_name_file_line_and_column)
 {
 	bad("", 0, "empty trace 'bad.csv': no RMM log header ('" HF "')");
 	bad("\n \n", 0, "empty trace 'bad.csv'");
-	bad("\n\n\r\r", 0, "empty trace 'bad.csv'"); /* found by fuzzing: a '\r' read past the data */
+	/* found by fuzzing: the last '\r' looked past the data for a '\n' */
+	bad("\n\n\r\r", 0, "empty trace 'bad.csv'");
 	bad("ts_ns,op\n", 0,
 	    "not an RMM log 'bad.csv:1': expected the header '" HF "', found 'ts_ns");
 	bad("\n[1][12:00:00:000001][info] x\n", 0, "not an RMM log 'bad.csv:2'");
