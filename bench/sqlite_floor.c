@@ -60,11 +60,12 @@ static char *insert_sql(void)
 		die(NULL, "out of memory");
 	len = (size_t)snprintf(sql, cap, "INSERT INTO events VALUES");
 	for (r = 0; r < ROWS; r++, k += 7)
-		len += (size_t)snprintf(sql + len, cap - len,
-		                        "%s(NULL,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,NULL,NULL,NULL,"
-		                        "NULL,?%d)",
-		                        r ? "," : "", k + 1, k + 2, k + 3, k + 4, k + 4, k + 5,
-		                        7 * ROWS + 1, k + 6, 7 * ROWS + 2, k + 7);
+		len += (size_t)snprintf(
+		        sql + len, cap - len,
+		        "%s(NULL,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,NULL,NULL,NULL,"
+		        "NULL,?%d)",
+		        r ? "," : "", k + 1, k + 2, k + 3, k + 4, k + 4, k + 5, 7 * ROWS + 1, k + 6,
+		        7 * ROWS + 2, k + 7);
 	return sql;
 }
 
@@ -89,18 +90,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sqlite_floor -n EVENTS -o NEW.db\n");
 		return 2;
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	                                       SQLITE_OPEN_NOMUTEX,
+	if (sqlite3_open_v2(path, &db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
 		die(db, path);
 	sql = insert_sql();
 	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-	                       "INSERT INTO events VALUES(NULL,?1,?2,?3,?4,?4,?5,?8,?6,?9,NULL,NULL,"
-	                       "NULL,NULL,?7);",
-	                       -1, &one, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+	            db,
+	            "INSERT INTO events VALUES(NULL,?1,?2,?3,?4,?4,?5,?8,?6,?9,NULL,NULL,"
+	            "NULL,NULL,?7);",
+	            -1, &one, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, "BEGIN;", NULL, NULL, NULL) != SQLITE_OK)
 		die(db, "prepare");
 	for (; i + ROWS <= n; sqlite3_reset(st)) {
