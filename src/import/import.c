@@ -15,6 +15,7 @@ const struct mp_importer *const mp_importers[] = {
         &mp_importer_torch,
         &mp_importer_minimalloc,
         &mp_importer_nsys,
+        &mp_importer_rmm,
         &mp_importer_csv,
         NULL,
 };
@@ -47,6 +48,10 @@ static const struct {
                                     "disagrees with the trace",
                                     1},
         [MP_WARN_CLOCK_WRAP] = {"times of day that went backwards, taken as passing midnight", 0},
+        [MP_WARN_SIZE_MISMATCH] = {"frees whose size differs from their allocation's: the "
+                                   "allocation's size was kept",
+                                   1},
+        [MP_WARN_PARTIAL_LINE] = {"cut-off last lines (the log lost its tail) dropped", 1},
 };
 
 const char *mp_import_warning_text(enum mp_import_warning w)

@@ -29,6 +29,8 @@ enum mp_import_warning {
 	MP_WARN_SKIPPED_UNKNOWN,   /* records of a kind memprof does not know: skipped */
 	MP_WARN_STATE_MISMATCH,    /* final allocator state disagrees with the trace */
 	MP_WARN_CLOCK_WRAP,        /* a time of day that went backwards: taken as midnight */
+	MP_WARN_SIZE_MISMATCH,     /* a free whose size differs from its alloc's: alloc's kept */
+	MP_WARN_PARTIAL_LINE,      /* a cut-off last line (a log lost its tail): dropped */
 	MP_WARN_N
 };
 
@@ -95,5 +97,6 @@ extern const struct mp_importer mp_importer_csv;
 extern const struct mp_importer mp_importer_torch;
 extern const struct mp_importer mp_importer_minimalloc;
 extern const struct mp_importer mp_importer_nsys;
+extern const struct mp_importer mp_importer_rmm;
 
 #endif

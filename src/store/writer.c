@@ -13,14 +13,25 @@
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
 #define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
-#define BATCH_ROWS             64              /* events per multi-row INSERT */
-#define EVENT_COLUMNS          15
+#define BATCH_ROWS             128 /* events per multi-row INSERT */
+#define N_OPTIONAL             5   /* phase, stack, api, device_free, thread */
+
+/*
+ * What a batch's INSERT binds (see prepare_batch): bit i of SHAPE_OPTIONAL
+ * for optional column i, and columns whose value repeats one bound once.
+ */
+enum {
+	SHAPE_OPTIONAL = (1 << N_OPTIONAL) - 1,
+	SHAPE_REQ_IS_SIZE = 1 << N_OPTIONAL, /* requested = size in every row */
+	SHAPE_ONE_DEVICE = 2 << N_OPTIONAL,  /* the same device in every row */
+	SHAPE_ONE_PROCESS = 4 << N_OPTIONAL, /* the same process in every row */
+	N_SHAPES = 8 << N_OPTIONAL
+};
 
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
 
 static const char *const sql[N_ST] = {
-        [ST_EVENT] =
-                "INSERT INTO events VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15);",
+        [ST_EVENT] = "INSERT INTO events VALUES(NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?);",
         [ST_PHASE] = "INSERT INTO phases(id, name) VALUES(?1, ?2);",
         [ST_API] = "INSERT INTO apis(id, name) VALUES(?1, ?2);",
         [ST_FRAME] = "INSERT INTO frames(id, name, file, line) VALUES(?1, ?2, ?3, ?4);",
@@ -33,7 +44,7 @@ static const char *const sql[N_ST] = {
 struct mp_writer {
 	struct mp_store *s;
 	sqlite3_stmt *st[N_ST];
-	sqlite3_stmt *batch; /* INSERT of BATCH_ROWS events at once */
+	sqlite3_stmt *batch[N_SHAPES]; /* INSERTs of BATCH_ROWS events, by shape; lazily */
 	struct memprof_event pending[BATCH_ROWS];
 	int n_pending;
 	struct mp_strmap phases, apis, frames, stacks;
@@ -49,23 +60,78 @@ static int fail(struct mp_writer *w)
 	return mp_store_sqlerr(w->s, "cannot write trace");
 }
 
-static int prepare_batch(struct mp_writer *w)
+/* ",?N" with N the next parameter number, or ",?same" when same > 0. */
+static void param(FILE *f, int *k, int same)
 {
-	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-	char text[32 + BATCH_ROWS * sizeof(row)];
-	size_t len = 0;
-	int i;
+	fprintf(f, ",?%d", same > 0 ? same : ++*k);
+}
 
-	len += (size_t)snprintf(text, sizeof(text), "INSERT INTO events VALUES");
+/*
+ * The multi-row INSERT for batches of this shape.  Binding costs SQLite
+ * about as much per value as storing it, so it binds as few as it can:
+ * optional columns no event of the batch uses are literal NULLs, a
+ * requested equal to size reuses size's parameter, and a device or process
+ * common to the batch is one parameter after the rows.  seq is NULL: the
+ * events table only grows, in order, so SQLite's next rowid is the writer's
+ * next seq, and it finds it without the lookup that an explicit rowid costs.
+ */
+static int prepare_batch(struct mp_writer *w, unsigned shape)
+{
+	int per_row = 9 - !!(shape & SHAPE_REQ_IS_SIZE) - !!(shape & SHAPE_ONE_DEVICE) -
+	              !!(shape & SHAPE_ONE_PROCESS) + __builtin_popcount(shape & SHAPE_OPTIONAL);
+	int device = per_row * BATCH_ROWS + 1;
+	int process = device + !!(shape & SHAPE_ONE_DEVICE);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int i, c, k = 0, size, rc;
+
+	if (!f)
+		return -1;
+	fputs("INSERT INTO events VALUES", f);
 	for (i = 0; i < BATCH_ROWS; i++) {
-		memcpy(text + len, row + (i == 0), sizeof(row) - 1 - (i == 0));
-		len += sizeof(row) - 1 - (i == 0);
+		fprintf(f, "%s(NULL", i ? "," : "");
+		param(f, &k, 0); /* ts_ns */
+		param(f, &k, 0); /* op */
+		param(f, &k, 0); /* alloc_id */
+		param(f, &k, 0); /* size */
+		size = k;
+		param(f, &k, shape & SHAPE_REQ_IS_SIZE ? size : 0);
+		param(f, &k, 0); /* address */
+		param(f, &k, shape & SHAPE_ONE_DEVICE ? device : 0);
+		param(f, &k, 0); /* stream */
+		param(f, &k, shape & SHAPE_ONE_PROCESS ? process : 0);
+		for (c = 0; c < N_OPTIONAL; c++)
+			if (shape & (1u << c))
+				param(f, &k, 0);
+			else
+				fputs(",NULL", f);
+		fputc(')', f);
 	}
-	text[len] = 0;
-	return sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT, &w->batch,
-	                          NULL) == SQLITE_OK
-	               ? 0
-	               : -1;
+	if (fclose(f) != 0) {
+		free(text);
+		return -1;
+	}
+	rc = sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT,
+	                        &w->batch[shape], NULL);
+	free(text);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The events already in the table (0 for a new trace): seq goes on from there. */
+static int count_events(struct mp_writer *w)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(w->s->db, "SELECT coalesce(max(seq), 0) FROM events;", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		w->n_events = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
 }
 
 int mp_writer_open(struct mp_store *s, struct mp_writer **out)
@@ -89,7 +155,7 @@ int mp_writer_open(struct mp_store *s, struct mp_writer **out)
 			return s->err.code;
 		}
 	}
-	if (prepare_batch(w) < 0) {
+	if (count_events(w) < 0) {
 		fail(w);
 		mp_writer_close(w);
 		return s->err.code;
@@ -243,40 +309,82 @@ int mp_writer_device(struct mp_writer *w, const struct memprof_device *d)
 	return step(w, st);
 }
 
-/* Bind ev to the 15 parameters of one row, starting at parameter base + 1. */
-static void bind_event(sqlite3_stmt *st, int base, const struct memprof_event *ev)
+/* Which optional columns ev uses (see prepare_batch). */
+static unsigned optional_columns(const struct memprof_event *ev)
 {
-	sqlite3_bind_int64(st, base + 1, ev->seq);
-	sqlite3_bind_int64(st, base + 2, ev->ts_ns);
-	sqlite3_bind_int(st, base + 3, ev->op);
-	sqlite3_bind_int64(st, base + 4, ev->alloc_id);
-	sqlite3_bind_int64(st, base + 5, ev->size_bytes);
-	sqlite3_bind_int64(st, base + 6, ev->requested_bytes);
-	sqlite3_bind_int64(st, base + 7, (int64_t)ev->address);
-	sqlite3_bind_int(st, base + 8, ev->device);
-	sqlite3_bind_int64(st, base + 9, (int64_t)ev->stream);
-	sqlite3_bind_int64(st, base + 10, ev->process_id);
-	bind_opt_int(st, base + 11, ev->phase_id, 0);
-	bind_opt_int(st, base + 12, ev->stack_id, 0);
-	bind_opt_int(st, base + 13, ev->api_id, 0);
-	bind_opt_int(st, base + 14, ev->device_free_bytes, -1);
-	bind_opt_int(st, base + 15, ev->thread, 0);
+	return (ev->phase_id != 0) | (ev->stack_id != 0) << 1 | (ev->api_id != 0) << 2 |
+	       (ev->device_free_bytes != -1) << 3 | (ev->thread != 0) << 4;
+}
+
+static unsigned batch_shape(const struct mp_writer *w)
+{
+	const struct memprof_event *e = w->pending;
+	unsigned optional = 0, req = 1, device = 1, process = 1;
+	int i;
+
+	for (i = 0; i < w->n_pending; i++) {
+		optional |= optional_columns(&e[i]);
+		req &= e[i].requested_bytes == e[i].size_bytes;
+		device &= e[i].device == e[0].device;
+		process &= e[i].process_id == e[0].process_id;
+	}
+	return optional | (req ? SHAPE_REQ_IS_SIZE : 0) | (device ? SHAPE_ONE_DEVICE : 0) |
+	       (process ? SHAPE_ONE_PROCESS : 0);
+}
+
+/*
+ * Bind ev to st from parameter k + 1 on, in the order of prepare_batch,
+ * leaving out what shape says is shared.  Returns the last parameter bound.
+ */
+static int bind_event(sqlite3_stmt *st, int k, const struct memprof_event *ev, unsigned shape)
+{
+	const int64_t opt[N_OPTIONAL] = {ev->phase_id, ev->stack_id, ev->api_id,
+	                                 ev->device_free_bytes, ev->thread};
+	const int64_t absent[N_OPTIONAL] = {0, 0, 0, -1, 0};
+	int i;
+
+	sqlite3_bind_int64(st, ++k, ev->ts_ns);
+	sqlite3_bind_int(st, ++k, ev->op);
+	sqlite3_bind_int64(st, ++k, ev->alloc_id);
+	sqlite3_bind_int64(st, ++k, ev->size_bytes);
+	if (!(shape & SHAPE_REQ_IS_SIZE))
+		sqlite3_bind_int64(st, ++k, ev->requested_bytes);
+	sqlite3_bind_int64(st, ++k, (int64_t)ev->address);
+	if (!(shape & SHAPE_ONE_DEVICE))
+		sqlite3_bind_int(st, ++k, ev->device);
+	sqlite3_bind_int64(st, ++k, (int64_t)ev->stream);
+	if (!(shape & SHAPE_ONE_PROCESS))
+		sqlite3_bind_int64(st, ++k, ev->process_id);
+	for (i = 0; i < N_OPTIONAL; i++)
+		if (shape & (1u << i))
+			bind_opt_int(st, ++k, opt[i], absent[i]);
+	return k;
 }
 
 /* Insert the pending events: one multi-row INSERT when the batch is full,
  * one row at a time for the remainder at the end. */
 static int flush_pending(struct mp_writer *w)
 {
-	int i;
+	unsigned shape;
+	sqlite3_stmt *st;
+	int i, k = 0;
 
 	if (w->n_pending == BATCH_ROWS) {
+		shape = batch_shape(w);
+		if (!w->batch[shape] && prepare_batch(w, shape) < 0)
+			return fail(w);
+		st = w->batch[shape];
 		for (i = 0; i < BATCH_ROWS; i++)
-			bind_event(w->batch, i * EVENT_COLUMNS, &w->pending[i]);
-		if (step(w, w->batch) < 0)
+			k = bind_event(st, k, &w->pending[i], shape);
+		if (shape & SHAPE_ONE_DEVICE)
+			sqlite3_bind_int(st, ++k, w->pending[0].device);
+		if (shape & SHAPE_ONE_PROCESS)
+			sqlite3_bind_int64(st, ++k, w->pending[0].process_id);
+		if (step(w, st) < 0)
 			return w->s->err.code;
 	} else {
 		for (i = 0; i < w->n_pending; i++) {
-			bind_event(w->st[ST_EVENT], 0, &w->pending[i]);
+			bind_event(w->st[ST_EVENT], 0, &w->pending[i], SHAPE_OPTIONAL);
 			if (step(w, w->st[ST_EVENT]) < 0)
 				return w->s->err.code;
 		}
@@ -331,7 +439,8 @@ int mp_writer_close(struct mp_writer *w)
 	rc = w->failed ? w->s->err.code : 0;
 	for (i = 0; i < N_ST; i++)
 		sqlite3_finalize(w->st[i]);
-	sqlite3_finalize(w->batch);
+	for (i = 0; i < (int)(sizeof(w->batch) / sizeof(w->batch[0])); i++)
+		sqlite3_finalize(w->batch[i]);
 	if (sqlite3_get_autocommit(w->s->db) == 0) {
 		if (rc == 0)
 			rc = mp_store_exec(w->s, "COMMIT;");

@@ -355,3 +355,79 @@ Test(store, read_only_v0_cannot_migrate)
 	cr_assert(strstr(err.msg, "cannot migrate trace"), "%s", err.msg);
 	free(path);
 }
+
+/*
+ * The writer inserts events 128 at a time with statements shaped by what
+ * the batch uses (optional columns, requested = size, one device or
+ * process): events whose fields vary in every way, across several batches
+ * and a remainder, must all come back exactly.
+ */
+Test(store, writer_batches_of_every_shape_round_trip)
+{
+	struct memprof_process p1 = {0, 1, 0, NULL, -1, -1, -1, NULL};
+	struct memprof_process p2 = {0, 2, 0, NULL, -1, -1, -1, NULL};
+	char *path = th_path(dir, "shapes.db");
+	const struct memprof_record *rec;
+	struct memprof_event ev, want[1000];
+	struct mp_reader *r;
+	struct mp_writer *w;
+	struct mp_store *s;
+	struct mp_error err;
+	int64_t phase, api, stack;
+	struct memprof_stack st = {2, frames_ab};
+	int i, n = 1000;
+
+	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_writer_open(s, &w), 0);
+	cr_assert_gt(mp_writer_process(w, &p1), 0);
+	cr_assert_gt(mp_writer_process(w, &p2), 0);
+	phase = mp_writer_phase(w, "fwd", 3);
+	api = mp_writer_api(w, "cudaMalloc", 10);
+	stack = mp_writer_stack(w, &st);
+	for (i = 0; i < n; i++) {
+		int batch = i / 128; /* each batch varies in its own ways */
+
+		memset(&ev, 0, sizeof(ev));
+		ev.ts_ns = 1000 + i;
+		ev.op = i % 3 == 2 ? MEMPROF_OP_OOM : MEMPROF_OP_ALLOC;
+		ev.alloc_id = i + 1;
+		ev.size_bytes = 4096 + i;
+		ev.requested_bytes = batch % 2 && i % 5 == 0 ? 4000 : ev.size_bytes;
+		ev.address = 0x7f0000000000 + (uint64_t)i * 4096;
+		ev.device = batch % 3 == 1 && i % 7 == 0 ? 3 : 0;
+		ev.stream = (uint64_t)i % 4;
+		ev.process_id = batch % 4 == 2 && i % 11 == 0 ? p2.id : p1.id;
+		ev.phase_id = batch & 1 && i % 2 ? phase : 0;
+		ev.stack_id = batch & 2 && i % 3 ? stack : 0;
+		ev.api_id = batch & 4 && i % 4 ? api : 0;
+		ev.device_free_bytes = ev.op == MEMPROF_OP_OOM && batch % 2 == 0 ? 77 + i : -1;
+		ev.thread = batch == 3 ? 0 : 500 + i % 9;
+		cr_assert_eq(mp_writer_event(w, &ev), 0);
+		cr_assert_eq(ev.seq, i + 1);
+		want[i] = ev;
+	}
+	cr_assert_eq(mp_writer_close(w), 0);
+	cr_assert_eq(mp_store_commit(s, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_store_open(&s, path, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_reader_open(s, 0, &r), 0);
+	for (i = 0; i < n; i++) {
+		const struct memprof_event *e, *x = &want[i];
+
+		cr_assert_eq(mp_reader_next(r, &rec), 1);
+		e = &rec->ev;
+		cr_assert(e->seq == x->seq && e->ts_ns == x->ts_ns && e->op == x->op &&
+		                  e->alloc_id == x->alloc_id && e->size_bytes == x->size_bytes &&
+		                  e->requested_bytes == x->requested_bytes &&
+		                  e->address == x->address && e->device == x->device &&
+		                  e->stream == x->stream && e->process_id == x->process_id &&
+		                  e->phase_id == x->phase_id && e->stack_id == x->stack_id &&
+		                  e->api_id == x->api_id &&
+		                  e->device_free_bytes == x->device_free_bytes &&
+		                  e->thread == x->thread,
+		          "event %d differs", i + 1);
+	}
+	cr_assert_eq(mp_reader_next(r, &rec), 0);
+	mp_reader_close(r);
+	mp_store_close(s);
+	free(path);
+}
