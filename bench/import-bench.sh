@@ -10,6 +10,8 @@
 # Exits non-zero only when a command fails, never for a missed goal.
 
 set -u
+BENCH_NAME=import-bench
+. "$(dirname "$0")/lib.sh"
 
 MEMPROF=${MEMPROF:-./memprof}
 SQLITE3=${SQLITE3:-sqlite3}
@@ -22,23 +24,11 @@ GOAL_EVENTS_PER_S=1000000
 GOAL_RATIO=1.5
 GOAL_RSS_GROWTH=1.5
 
-die() {
-	echo "import-bench: $*" >&2
-	exit 1
-}
-
 cleanup() {
 	if [ "${KEEP:-0}" != 1 ]; then
 		rm -f "$OUT"/trace-*.csv "$OUT"/memprof.db "$OUT"/memprof.db.tmp-* "$OUT"/floor.db \
 			"$OUT"/floor.db-journal
 	fi
-}
-
-# median FILE FIELD: the median of FIELD=value over the lines of a measure log
-median() {
-	sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1" | sort -g | awk '
-		{ v[NR] = $1 }
-		END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # run LOG CMD...: measure CMD, appending its line to LOG; die when it fails

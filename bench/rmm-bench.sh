@@ -13,6 +13,8 @@
 # Exits non-zero only when a command fails, never for a missed goal.
 
 set -u
+BENCH_NAME=rmm-bench
+. "$(dirname "$0")/lib.sh"
 
 MEMPROF=${MEMPROF:-./memprof}
 SQLITE3=${SQLITE3:-sqlite3}
@@ -25,31 +27,11 @@ REPEAT=3
 GOAL_EVENTS_PER_S=1000000
 GOAL_RSS_GROWTH=1.5
 
-die() {
-	echo "rmm-bench: $*" >&2
-	exit 1
-}
-
 cleanup() {
 	if [ "${KEEP:-0}" != 1 ]; then
 		rm -f "$OUT"/rmm-*.csv "$OUT"/rmm-memprof.db "$OUT"/rmm-memprof.db.tmp-* \
 			"$OUT"/rmm-floor.db "$OUT"/rmm-floor.db-journal "$OUT"/rmm-insert.db
 	fi
-}
-
-# median FILE FIELD: the median of FIELD=value over the lines of a measure log
-median() {
-	sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1" | sort -g | awk '
-		{ v[NR] = $1 }
-		END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# cpu_median FILE: the median of user_s + sys_s
-cpu_median() {
-	sed -n 's/.*user_s=\([0-9.]*\) sys_s=\([0-9.]*\).*/\1 \2/p' "$1" | awk '{ print $1 + $2 }' |
-		sort -g | awk '
-		{ v[NR] = $1 }
-		END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # run LOG CMD...: measure CMD, appending its line to LOG (its output and

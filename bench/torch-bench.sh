@@ -10,6 +10,8 @@
 # DATASETS (default $top_srcdir/../shared/datasets), REPEAT (default 5).
 
 set -u
+BENCH_NAME=torch-bench
+. "$(dirname "$0")/lib.sh"
 
 MEMPROF=${MEMPROF:-./memprof}
 PYTHON=${PYTHON:-python3}
@@ -18,17 +20,6 @@ OUT=bench-out
 REPEAT=${REPEAT:-5}
 top_srcdir=${top_srcdir:-$(dirname "$0")/..}
 DATASETS=${DATASETS:-$top_srcdir/../shared/datasets}
-
-die() {
-	echo "torch-bench: $*" >&2
-	exit 1
-}
-
-median() {
-	sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1" | sort -g | awk '
-		{ v[NR] = $1 }
-		END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 run() {
 	log=$1
