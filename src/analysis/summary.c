@@ -19,13 +19,14 @@ void mp_summary_init(struct mp_summary *s)
 	memset(s, 0, sizeof(*s));
 	mp_live_sets_init(&s->live);
 	mp_live_sets_init(&s->segments);
+	mp_slot_pool_init(&s->blocks, sizeof(struct mp_summary_block));
 }
 
 void mp_summary_free(struct mp_summary *s)
 {
 	mp_live_sets_free(&s->live);
 	mp_live_sets_free(&s->segments);
-	free(s->blocks);
+	mp_slot_pool_free(&s->blocks);
 }
 
 static struct mp_device_peak *device_slot(struct mp_summary *s, int32_t device)
@@ -79,26 +80,6 @@ static void check_all_peaks(struct mp_summary *s, const struct memprof_event *ev
 		check_live_peak(s, &s->devices[i], ev);
 }
 
-static struct mp_summary_block *new_block(struct mp_summary *s, size_t *slot)
-{
-	if (s->free_block) {
-		*slot = s->free_block - 1;
-		s->free_block = (size_t)s->blocks[*slot].size;
-		return &s->blocks[*slot];
-	}
-	if (s->n_blocks == s->cap_blocks) {
-		size_t c = s->cap_blocks ? 2 * s->cap_blocks : 1024;
-		struct mp_summary_block *b = realloc(s->blocks, c * sizeof(*b));
-
-		if (!b)
-			return NULL;
-		s->blocks = b;
-		s->cap_blocks = c;
-	}
-	*slot = s->n_blocks++;
-	return &s->blocks[*slot];
-}
-
 static struct mp_device_peak *slot_device(struct mp_summary *s, int slot)
 {
 	return slot < 0 ? NULL : &s->devices[slot];
@@ -116,7 +97,8 @@ static int on_alloc(struct mp_summary *s, struct mp_intmap *live, const struct m
 	}
 	s->held_bytes += ev->size_bytes;
 	d = device_slot(s, ev->device);
-	if (!(b = new_block(s, &slot)) || mp_intmap_put(live, (uint64_t)ev->alloc_id, slot) < 0)
+	if (!(b = mp_slot_pool_take(&s->blocks, &slot)) ||
+	    mp_intmap_put(live, (uint64_t)ev->alloc_id, slot) < 0)
 		return MP_ENOMEM;
 	b->size = ev->size_bytes;
 	b->requested = ev->requested_bytes < b->size ? ev->requested_bytes : b->size;
@@ -150,7 +132,7 @@ static int on_free(struct mp_summary *s, struct mp_intmap *live, const struct me
 		s->n_unmatched_frees++;
 		return 0;
 	}
-	b = &s->blocks[slot];
+	b = mp_slot_pool_at(&s->blocks, slot);
 	d = slot_device(s, b->slot);
 	if (!b->pending) {
 		s->live_bytes -= b->size;
@@ -167,8 +149,7 @@ static int on_free(struct mp_summary *s, struct mp_intmap *live, const struct me
 			d->active_bytes -= b->size;
 		mp_intmap_del(live, (uint64_t)ev->alloc_id);
 		s->n_pending--;
-		b->size = (int64_t)s->free_block;
-		s->free_block = (size_t)slot + 1;
+		mp_slot_pool_give(&s->blocks, slot);
 	}
 	return 0;
 }

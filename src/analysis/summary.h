@@ -11,6 +11,7 @@
 #include "memprof/trace.h"
 #include "store/reader.h"
 #include "util/live_set.h"
+#include "util/slot_pool.h"
 
 #define MP_SUMMARY_MAX_DEVICES 64
 
@@ -59,11 +60,10 @@ struct mp_summary {
 	/* private */
 	struct mp_live_sets live;     /* alloc id -> block slot, per process */
 	struct mp_live_sets segments; /* segment id -> size and device slot, per process */
-	struct mp_summary_block *blocks;
-	size_t n_blocks, cap_blocks, free_block; /* free slots chain through .size */
-	int64_t n_pending;   /* blocks freed by the program, not yet by the allocator */
-	int64_t held_bytes;  /* live and pending blocks, all devices: bounds every sum */
-	int64_t deferred_id; /* a preexisting block whose peak check waits one event */
+	struct mp_slot_pool blocks;   /* of struct mp_summary_block */
+	int64_t n_pending;            /* blocks freed by the program, not yet by the allocator */
+	int64_t held_bytes;           /* live and pending blocks, all devices: bounds every sum */
+	int64_t deferred_id;          /* a preexisting block whose peak check waits one event */
 	int64_t deferred_process;
 	const struct memprof_event *deferred_ev;
 	struct memprof_event deferred_copy;

@@ -8,6 +8,7 @@
 #include "import/import.h"
 #include "import/torch.h"
 #include "util/intmap.h"
+#include "util/slot_pool.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -383,8 +384,7 @@ struct live {
 };
 
 struct writing {
-	struct live *pool;
-	size_t n_pool, cap_pool, free_head;  /* free slots chain through .id */
+	struct mp_slot_pool pool;            /* of struct live */
 	struct mp_intmap *blocks, *segments; /* per device: address -> pool slot */
 };
 
@@ -464,7 +464,7 @@ static struct live *live_get(struct writing *wr, struct mp_intmap *m, uint64_t a
 {
 	uint64_t slot;
 
-	return mp_intmap_get(m, addr, &slot) ? &wr->pool[slot] : NULL;
+	return mp_intmap_get(m, addr, &slot) ? mp_slot_pool_at(&wr->pool, slot) : NULL;
 }
 
 static void live_del(struct writing *wr, struct mp_intmap *m, uint64_t addr)
@@ -474,33 +474,17 @@ static void live_del(struct writing *wr, struct mp_intmap *m, uint64_t addr)
 	if (!mp_intmap_get(m, addr, &slot))
 		return;
 	mp_intmap_del(m, addr);
-	wr->pool[slot].id = (int64_t)wr->free_head;
-	wr->free_head = (size_t)slot + 1; /* 0: none free */
+	mp_slot_pool_give(&wr->pool, slot);
 }
 
 static struct live *live_add(struct writing *wr, struct mp_intmap *m, uint64_t addr)
 {
 	size_t slot;
+	struct live *l = mp_slot_pool_take(&wr->pool, &slot);
 
-	if (wr->free_head) {
-		slot = wr->free_head - 1;
-		wr->free_head = (size_t)wr->pool[slot].id;
-	} else {
-		if (wr->n_pool == wr->cap_pool) {
-			size_t c = wr->cap_pool ? 2 * wr->cap_pool : 1024;
-			struct live *p = realloc(wr->pool, c * sizeof(*p));
-
-			if (!p)
-				return NULL;
-			wr->pool = p;
-			wr->cap_pool = c;
-		}
-		slot = wr->n_pool++;
-	}
-	if (mp_intmap_put(m, addr, slot) < 0)
+	if (!l || mp_intmap_put(m, addr, slot) < 0)
 		return NULL;
-	memset(&wr->pool[slot], 0, sizeof(wr->pool[slot]));
-	return &wr->pool[slot];
+	return l;
 }
 
 static void event_init(struct memprof_event *ev, int op, const struct tp_device *d, int64_t ts)
@@ -748,6 +732,7 @@ static int write_all(struct torch_import *t)
 
 	if (!(refs = order(t, &n)))
 		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	mp_slot_pool_init(&wr.pool, sizeof(struct live));
 	nd = t->n_devices;
 	wr.blocks = calloc(nd ? nd : 1, sizeof(*wr.blocks));
 	wr.segments = calloc(nd ? nd : 1, sizeof(*wr.segments));
@@ -778,7 +763,7 @@ static int write_all(struct torch_import *t)
 	}
 	free(wr.blocks);
 	free(wr.segments);
-	free(wr.pool);
+	mp_slot_pool_free(&wr.pool);
 	free(refs);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "util/format.h"
 #include "util/intmap.h"
 #include "util/op_names.h"
+#include "util/slot_pool.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 #include "util/suggest.h"
@@ -216,4 +217,36 @@ Test(format, bytes)
 	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 3LL << 30), "3.00 GiB");
 	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), 200LL << 20), "200 MiB");
 	cr_assert_str_eq(mp_format_bytes(b, sizeof(b), -(1LL << 20)), "-1.00 MiB");
+}
+
+Test(slot_pool, freed_slots_are_reused_and_records_survive_growth)
+{
+	struct mp_slot_pool p;
+	size_t slot, i;
+	int64_t *v;
+
+	mp_slot_pool_init(&p, sizeof(int64_t) * 3);
+	for (i = 0; i < 5000; i++) { /* past the first growth */
+		v = mp_slot_pool_take(&p, &slot);
+		cr_assert_not_null(v);
+		cr_assert_eq(slot, i);
+		cr_assert_eq(v[0] | v[1] | v[2], 0, "a taken record is zeroed");
+		v[0] = (int64_t)i;
+		v[2] = -(int64_t)i;
+	}
+	for (i = 0; i < 5000; i++) {
+		v = mp_slot_pool_at(&p, i);
+		cr_assert_eq(v[0], (int64_t)i);
+		cr_assert_eq(v[2], -(int64_t)i);
+	}
+	mp_slot_pool_give(&p, 17);
+	mp_slot_pool_give(&p, 4000);
+	v = mp_slot_pool_take(&p, &slot);
+	cr_assert_eq(slot, 4000, "the last slot given back is taken first");
+	cr_assert_eq(v[0], 0);
+	mp_slot_pool_take(&p, &slot);
+	cr_assert_eq(slot, 17);
+	mp_slot_pool_take(&p, &slot);
+	cr_assert_eq(slot, 5000, "then the array grows again");
+	mp_slot_pool_free(&p);
 }
