@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_figures as sf  # noqa: E402
 
 GRANULARITY = 2097152  # the address-space model's default granule
+OOMS_LISTED = 10  # memprof analyze's default --top
 CHECK = os.environ.get("ANALYZE_FIGURES_CHECK") == "1"  # slow self-checks
 ALLOC, FREE, PREEXISTING, RESERVE, RELEASE, MAP, UNMAP, OOM = range(1, 9)
 PHASE_BEGIN, PHASE_END, FREE_REQUESTED = 9, 10, 11
@@ -706,7 +707,7 @@ def analyze(snap, top):
                 "at_reserved_peak": public(reserved_peak),
                 "at_end": public(end),
                 "time_weighted": tw[dev].figures()},
-            "ooms": ooms,
+            "ooms": ooms[:OOMS_LISTED],
             "attribution": {"at": "peak", "seq": peak["seq"], "ts_ns": peak["ts_ns"],
                             "live_bytes": peak["live_bytes"],
                             "live_blocks": sum(g["count"] for g in groups),
