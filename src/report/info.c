@@ -24,7 +24,7 @@ static const char *yes_no(const char *flag)
 	return strcmp(flag, "0") == 0 ? "no" : "yes";
 }
 
-static void print_counts(FILE *out, const struct mp_summary *s)
+static void print_counts(FILE *out, const struct mp_memstate *s)
 {
 	int op, first = 1;
 
@@ -84,15 +84,15 @@ static void print_processes(FILE *out, const struct mp_info *info)
 }
 
 /* Reserved memory and what fills it, for a device with a segment level. */
-static void print_device_end(FILE *out, const struct mp_device_peak *d)
+static void print_device_end(FILE *out, const struct mp_mem_device *d)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	if (!d->has_segments)
 		return;
 	fprintf(out, "device %-5d peak reserved %s (%lld B) at event %lld\n", d->device,
-	        mp_format_bytes(b1, sizeof(b1), d->peak_reserved_bytes),
-	        (long long)d->peak_reserved_bytes, (long long)d->peak_reserved_seq);
+	        mp_format_bytes(b1, sizeof(b1), d->reserved_peak.bytes),
+	        (long long)d->reserved_peak.bytes, (long long)d->reserved_peak.seq);
 	fprintf(out,
 	        "             at the end: reserved %s, live %s, requested %s, internal "
 	        "fragmentation %s, free in reserved %s\n",
@@ -107,7 +107,7 @@ static void print_device_end(FILE *out, const struct mp_device_peak *d)
 
 void mp_info_print_text(FILE *out, const struct mp_info *info)
 {
-	const struct mp_summary *s = info->summary;
+	const struct mp_memstate *s = info->summary;
 	char b1[32], b2[32];
 	int i;
 
@@ -128,20 +128,20 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 	        mp_format_duration(b1, sizeof(b1), s->last_ts_ns - s->first_ts_ns));
 	fprintf(out, " (%lld ns to %lld ns)\n", (long long)s->first_ts_ns,
 	        (long long)s->last_ts_ns);
-	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->peak_bytes),
-	        (long long)s->peak_bytes);
-	if (s->peak_seq)
+	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->live_peak.bytes),
+	        (long long)s->live_peak.bytes);
+	if (s->live_peak.seq)
 		fprintf(out, " at %s, event %lld",
-		        mp_format_duration(b2, sizeof(b2), s->peak_ts_ns - s->first_ts_ns),
-		        (long long)s->peak_seq);
+		        mp_format_duration(b2, sizeof(b2), s->live_peak.ts_ns - s->first_ts_ns),
+		        (long long)s->live_peak.seq);
 	fprintf(out, "\n");
 	for (i = 0; s->n_devices > 1 && i < s->n_devices; i++)
 		fprintf(out, "  device %-4d %s (%lld B) at event %lld\n", s->devices[i].device,
-		        mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
-		        (long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
+		        mp_format_bytes(b1, sizeof(b1), s->devices[i].live_peak.bytes),
+		        (long long)s->devices[i].live_peak.bytes, (long long)s->devices[i].live_peak.seq);
 	if (s->devices_truncated)
 		fprintf(out, "  (more than %d devices: per-device peaks cover the first %d seen)\n",
-		        MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
+		        MP_MEM_MAX_DEVICES, MP_MEM_MAX_DEVICES);
 	for (i = 0; i < s->n_devices; i++)
 		print_device_end(out, &s->devices[i]);
 	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
@@ -170,7 +170,7 @@ static cJSON *str_json(const char *s)
 }
 
 /* add_int, or null where the trace has no segment level */
-static void add_reserved(cJSON *o, const char *key, const struct mp_device_peak *d, int64_t v)
+static void add_reserved(cJSON *o, const char *key, const struct mp_mem_device *d, int64_t v)
 {
 	if (d->has_segments)
 		add_int(o, key, v);
@@ -178,17 +178,17 @@ static void add_reserved(cJSON *o, const char *key, const struct mp_device_peak 
 		cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *device_json(const struct mp_device_peak *d)
+static cJSON *device_json(const struct mp_mem_device *d)
 {
 	cJSON *o = cJSON_CreateObject(), *end = cJSON_CreateObject();
 
 	add_int(o, "device", d->device);
-	add_int(o, "peak_live_bytes", d->peak_bytes);
-	add_int(o, "peak_live_ts_ns", d->peak_ts_ns);
-	add_int(o, "peak_live_seq", d->peak_seq);
-	add_reserved(o, "peak_reserved_bytes", d, d->peak_reserved_bytes);
-	add_reserved(o, "peak_reserved_ts_ns", d, d->peak_reserved_ts_ns);
-	add_reserved(o, "peak_reserved_seq", d, d->peak_reserved_seq);
+	add_int(o, "peak_live_bytes", d->live_peak.bytes);
+	add_int(o, "peak_live_ts_ns", d->live_peak.ts_ns);
+	add_int(o, "peak_live_seq", d->live_peak.seq);
+	add_reserved(o, "peak_reserved_bytes", d, d->reserved_peak.bytes);
+	add_reserved(o, "peak_reserved_ts_ns", d, d->reserved_peak.ts_ns);
+	add_reserved(o, "peak_reserved_seq", d, d->reserved_peak.seq);
 	add_reserved(end, "reserved_bytes", d, d->reserved_bytes);
 	add_int(end, "live_bytes", d->live_bytes);
 	add_int(end, "requested_bytes", d->requested_bytes);
@@ -201,7 +201,7 @@ static cJSON *device_json(const struct mp_device_peak *d)
 	return o;
 }
 
-static cJSON *summary_json(const struct mp_summary *s)
+static cJSON *summary_json(const struct mp_memstate *s)
 {
 	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateObject(), *devs = cJSON_CreateArray();
 	int op, i;
@@ -216,9 +216,9 @@ static cJSON *summary_json(const struct mp_summary *s)
 	add_int(o, "unmatched_frees", s->n_unmatched_frees);
 	add_int(o, "first_ts_ns", s->first_ts_ns);
 	add_int(o, "last_ts_ns", s->last_ts_ns);
-	add_int(o, "peak_live_bytes", s->peak_bytes);
-	add_int(o, "peak_ts_ns", s->peak_ts_ns);
-	add_int(o, "peak_seq", s->peak_seq);
+	add_int(o, "peak_live_bytes", s->live_peak.bytes);
+	add_int(o, "peak_ts_ns", s->live_peak.ts_ns);
+	add_int(o, "peak_seq", s->live_peak.seq);
 	for (i = 0; i < s->n_devices; i++)
 		cJSON_AddItemToArray(devs, device_json(&s->devices[i]));
 	cJSON_AddItemToObject(o, "by_device", devs);
