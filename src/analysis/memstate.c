@@ -194,6 +194,7 @@ static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, in
 	    mp_intmap_put(live, (uint64_t)ev->alloc_id, bslot) < 0)
 		return MP_ENOMEM;
 	fill_block(b, rec, slot);
+	b->key = bslot;
 	b->stream_ordinal = ++*counter;
 	ms->held_bytes += b->size_bytes;
 	if (ev->size_bytes == 0)

@@ -30,6 +30,7 @@
 /* One live (or pending) block, as its allocation described it. */
 struct mp_mem_block {
 	int64_t alloc_id, process_id;
+	uint64_t key;            /* unique among the live and pending blocks of the run */
 	int64_t size_bytes;      /* granted */
 	int64_t requested_bytes; /* what the program asked for, never more than granted */
 	uint64_t address;

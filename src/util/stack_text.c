@@ -234,3 +234,18 @@ char *mp_stack_text_format(const struct memprof_stack *s, size_t *len)
 		*len = o.len;
 	return o.p;
 }
+
+int mp_stack_call_site(const struct memprof_stack *s)
+{
+	uint32_t i;
+
+	if (!s || s->n_frames == 0)
+		return -1;
+	for (i = 0; i < s->n_frames; i++) {
+		const struct memprof_frame *f = &s->frames[i];
+
+		if (f->line > 0 && f->file[0] && strcmp(f->file, "??") != 0)
+			return (int)i;
+	}
+	return 0;
+}
