@@ -271,15 +271,23 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 		        bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
 }
 
+struct note_printer {
+	FILE *out;
+	int n;
+};
+
 static void print_note(void *ctx, const char *note)
 {
-	fprintf(ctx, "  - %s\n", note);
+	struct note_printer *p = ctx;
+
+	fprintf(p->out, "%s  - %s\n", p->n++ ? "" : "\nnotes\n", note);
 }
 
 void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 {
 	const struct mp_memstate *ms = a->ms;
 	int order[MP_MEM_MAX_DEVICES], n, i;
+	struct note_printer notes = {out, 0};
 	char d[32];
 
 	fprintf(out, "trace  %s", a->path);
@@ -301,6 +309,5 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 		print_attribution(out, a, dev->device);
 		print_lifetime(out, a, dev->device);
 	}
-	fprintf(out, "\nnotes\n");
-	mp_analyze_notes(a, print_note, out);
+	mp_analyze_notes(a, print_note, &notes);
 }
