@@ -220,21 +220,20 @@ struct analyses {
 	struct mp_timeline timeline;
 };
 
-static int run_pass(struct mp_store *s, struct analyze_opts *o, struct analyses *x,
-                    struct mp_error *err)
+/* One pass of r through the analyses.  Names and stacks in the results
+ * belong to r: it stays open until they are printed. */
+static int run_pass(struct mp_store *s, struct mp_reader *r, struct analyze_opts *o,
+                    struct analyses *x, struct mp_error *err)
 {
 	struct mp_mem_listener ls[4] = {mp_frag_listener(&x->frag),
 	                                mp_attribution_listener(&x->attr),
 	                                mp_lifetime_listener(&x->life),
 	                                mp_timeline_listener(&x->timeline)};
 	struct mp_consumer c = mp_memstate_consumer(&x->ms);
-	struct mp_reader *r;
 	int i, rc;
 
 	for (i = 0; i < (o->timeline ? 4 : 3); i++)
 		mp_memstate_listen(&x->ms, &ls[i]);
-	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
-		return mp_err_copy(err, mp_store_error(s));
 	mp_reader_add(r, &c);
 	rc = mp_reader_run(r);
 	if (rc == MP_ENOMEM)
@@ -246,7 +245,6 @@ static int run_pass(struct mp_store *s, struct analyze_opts *o, struct analyses 
 		       mp_store_path(s), (long long)x->ms.oversized_seq);
 	else if (rc < 0)
 		mp_err_copy(err, mp_store_error(s));
-	mp_reader_close(r);
 	return rc;
 }
 
@@ -276,11 +274,16 @@ static int write_timeline(const struct analyze_opts *o, const struct mp_timeline
 static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
 {
 	struct analyses *x = calloc(1, sizeof(*x));
+	struct mp_reader *r = NULL;
 	char *source = NULL;
 	int rc;
 
 	if (!x)
 		return mp_err(err, MP_ENOMEM, "out of memory");
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
+		free(x);
+		return mp_err_copy(err, mp_store_error(s));
+	}
 	mp_memstate_init(&x->ms);
 	mp_frag_init(&x->frag, &x->ms, o->a.granularity);
 	mp_attribution_init(&x->attr, &x->ms, o->a.kinds, o->a.at, o->a.at_ts_ns);
@@ -291,7 +294,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 
 		mp_lifetime_init(&x->life, &lo, &x->ms);
 	}
-	rc = run_pass(s, o, x, err);
+	rc = run_pass(s, r, o, x, err);
 	if (rc == 0 && o->timeline)
 		rc = write_timeline(o, &x->timeline, err);
 	if (rc == 0) {
@@ -311,6 +314,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 			mp_analyze_print_text(stdout, &o->a);
 	}
 	free(source);
+	mp_reader_close(r);
 	mp_timeline_free(&x->timeline);
 	mp_lifetime_free(&x->life);
 	mp_attribution_free(&x->attr);

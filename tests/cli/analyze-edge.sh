@@ -77,14 +77,19 @@ assert "1 allocations are of zero bytes" in notes, notes
 '
 
 step "timestamps out of order"
-# live after each event: 100 (ts 10), 300 (ts 40), 200 (ts 20), 0 (ts 50).
-# Backward gaps count 0: 100 held 30 ns, 300 held 0, 200 held 30 -> span 60.
+# The CSV importer refuses them, so the third event's timestamp is moved back
+# in the database.  Live after each event: 100 (ts 10), 300 (ts 40), 200
+# (ts 20), 0 (ts 50).  Backward gaps count 0: 100 held 30 ns, 300 held 0,
+# 200 held 30 -> span 60.
 trace order "10,alloc,1,100,100,0x1000,0,0,1,,,,," "40,alloc,2,200,100,0x2000,0,0,1,,,,," \
-	"20,free,1,100,100,0x1000,0,0,1,,,,," "50,free,2,200,100,0x2000,0,0,1,,,,,"
-mp analyze --json order.db
-expect_status 0
-cp "$OUT" order.json
-check_json order.json '
+	"45,free,1,100,100,0x1000,0,0,1,,,,," "50,free,2,200,100,0x2000,0,0,1,,,,,"
+if [ -n "$SQLITE3_SHELL" ]; then
+	"$SQLITE3_SHELL" order.db "UPDATE events SET ts_ns = 20 WHERE seq = 3;" ||
+		die "cannot edit order.db"
+	mp analyze --json order.db
+	expect_status 0
+	cp "$OUT" order.json
+	check_json order.json '
 d, = j["devices"]
 assert d["peaks"]["live"] == {"bytes": 300, "ts_ns": 40, "seq": 2}
 t = d["fragmentation"]["time_weighted"]
@@ -93,6 +98,9 @@ assert t["span_ns"] == 60, t
 assert abs(t["internal_bytes"] - 50) < 1e-9 and abs(t["internal_ratio"] - 3000 / 9000) < 1e-9, t
 assert "1 events have a timestamp earlier than the event before them" in notes, notes
 '
+else
+	say "no sqlite3 shell: out-of-order timestamps not tested"
+fi
 
 step "a device with no events"
 mp analyze --json --device=5 order.db
