@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *const mp_attr_kind_names[MP_ATTR_KINDS] = {"stack", "phase", "stream", "size",
                                                         "api"};
@@ -80,6 +81,9 @@ static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const ch
 	if (a->truncated)
 		NOTE("the trace is marked truncated: recording stopped early, so blocks live at its "
 		     "end are not necessarily leaks");
+	if (a->source && strcmp(a->source, "torch") == 0)
+		NOTE("a PyTorch snapshot records a window of the program: leaks are blocks never "
+		     "freed within the window, and blocks live before it are preexisting");
 	if (a->lossy)
 		NOTE("the trace is marked lossy: its importer inferred or dropped some records "
 		     "('memprof info' says how many)");

@@ -25,12 +25,34 @@ static const char *at_time(char *buf, size_t n, const struct mp_analysis *a, int
 	return buf;
 }
 
+/* A frame's name without a C++ argument list, at most 72 bytes. */
+static int short_name(char *buf, size_t n, const char *name)
+{
+	size_t len = strlen(name), i;
+	int depth = 0;
+
+	for (i = 0; i < len; i++) { /* cut at the '(' of the argument list */
+		if (name[i] == '<')
+			depth++;
+		else if (name[i] == '>' && depth > 0)
+			depth--;
+		else if (name[i] == '(' && depth == 0 && i > 0 &&
+		         strncmp(name + i, "(anonymous namespace)", 21) != 0)
+			break;
+	}
+	if (i > 72)
+		i = 72;
+	return snprintf(buf, n, "%.*s%s", (int)i, name, i < len && name[i] != '(' ? "..." : "");
+}
+
 /* "forward (transformer.py:54) < _call_impl (module.py:1750)": the call
- * site and up to two source frames around it, file names without dirs. */
+ * site and the source frames toward the caller, up to three frames, file
+ * names without directories. */
 static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
 {
 	int i = mp_stack_call_site(s), shown = 0;
 	size_t len = 0;
+	char name[96];
 
 	buf[0] = '\0';
 	if (i < 0)
@@ -38,15 +60,16 @@ static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
 	for (; i < (int)s->n_frames && shown < 3 && len + 1 < n; i++) {
 		const struct memprof_frame *f = &s->frames[i];
 		const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
-		int w;
+		int source = f->line > 0 && file[0] && strcmp(file, "??") != 0, w;
 
-		if (shown && (f->line <= 0 || !file[0] || strcmp(file, "??") == 0))
+		if (shown && !source)
 			continue;
-		if (f->line > 0 && file[0])
-			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", f->name,
-			             file, (long long)f->line);
+		short_name(name, sizeof(name), f->name);
+		if (source)
+			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", name, file,
+			             (long long)f->line);
 		else
-			w = snprintf(buf + len, n - len, "%s%s", shown ? " < " : "", f->name);
+			w = snprintf(buf + len, n - len, "%s%s", shown ? " < " : "", name);
 		if (w < 0)
 			break;
 		len += (size_t)w;
@@ -183,16 +206,16 @@ static void print_groups(FILE *out, const struct mp_analysis *a, const struct mp
 	ptrdiff_t n, i;
 	struct mp_attr_group *g = mp_attribution_groups(ad, kind, &n);
 
-	fprintf(out, "    by %-8s %9s  %6s %7s\n", mp_attr_kind_names[kind], "bytes", "share",
-	        "blocks");
+	fprintf(out, "    %10s %6s %7s  by %s\n", "bytes", "share", "blocks",
+	        mp_attr_kind_names[kind]);
 	for (i = 0; i < n && i < a->top; i++) {
 		group_label(label, sizeof(label), kind, &g[i]);
-		fprintf(out, "    %20s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
+		fprintf(out, "    %10s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
 		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes : 0.0,
 		        (long long)g[i].count, label);
 	}
 	if (n > a->top)
-		fprintf(out, "    %20s (%lld more)\n", "", (long long)(n - a->top));
+		fprintf(out, "    %10s (%lld more)\n", "", (long long)(n - a->top));
 	free(g);
 }
 
@@ -231,7 +254,7 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 		if (f[i].device != device)
 			continue;
 		site_text(label, sizeof(label), f[i].stack);
-		fprintf(out, "    %20s %7lld  %s", mp_format_bytes(b, sizeof(b), f[i].bytes),
+		fprintf(out, "    %10s %7lld  %s", mp_format_bytes(b, sizeof(b), f[i].bytes),
 		        (long long)f[i].count, label[0] ? label : "(no call stack)");
 		if (kind == MP_LIFETIME_REUSE)
 			fprintf(out, " [%s each]", mp_format_bytes(d, sizeof(d), f[i].size_bytes));
