@@ -13,6 +13,7 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_import,
         &mp_cmd_export,
         &mp_cmd_info,
+        &mp_cmd_analyze,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -24,12 +24,13 @@
 #include "util/slot_pool.h"
 #include "util/strmap.h"
 
-#define MP_MEM_MAX_DEVICES    64
-#define MP_MEM_MAX_LISTENERS  8
+#define MP_MEM_MAX_DEVICES   64
+#define MP_MEM_MAX_LISTENERS 8
 
 /* One live (or pending) block, as its allocation described it. */
 struct mp_mem_block {
 	int64_t alloc_id, process_id;
+	uint64_t key;            /* unique among the live and pending blocks of the run */
 	int64_t size_bytes;      /* granted */
 	int64_t requested_bytes; /* what the program asked for, never more than granted */
 	uint64_t address;
@@ -94,10 +95,10 @@ struct mp_memstate {
 	int64_t n_events;
 	int64_t n_by_op[MEMPROF_OP_MAX + 1];
 	int64_t first_ts_ns, last_ts_ns;
-	int64_t n_unmatched_frees;   /* frees whose alloc was never seen */
-	int64_t n_live_at_end;       /* allocations never freed by the program */
-	int64_t n_out_of_order;      /* events whose timestamp is before the previous one */
-	int64_t n_zero_size;         /* allocations of zero bytes */
+	int64_t n_unmatched_frees;    /* frees whose alloc was never seen */
+	int64_t n_live_at_end;        /* allocations never freed by the program */
+	int64_t n_out_of_order;       /* events whose timestamp is before the previous one */
+	int64_t n_zero_size;          /* allocations of zero bytes */
 	int64_t n_unmatched_releases; /* releases whose reserve was never seen */
 	/* all devices together */
 	int64_t live_bytes;
@@ -113,7 +114,12 @@ struct mp_memstate {
 	struct mp_live_sets live;     /* alloc id -> block slot, per process */
 	struct mp_live_sets segments; /* segment id -> size and device slot, per process */
 	struct mp_slot_pool blocks;   /* of struct mp_mem_block */
-	struct mp_strmap streams;     /* (process, device, stream) -> allocations so far */
+	struct mp_strmap streams;     /* (process, device, stream) -> index in stream_counts */
+	int64_t *stream_counts;       /* allocations so far, per stream */
+	int64_t n_streams;
+	size_t cap_streams;
+	int64_t last_stream; /* index of the last stream used, -1 for none */
+	char last_stream_key[20];
 	int64_t n_pending;
 	int64_t held_bytes; /* live and pending blocks: bounds every sum */
 	int held;           /* a preexisting record waits for the next (see above) */
@@ -131,8 +137,8 @@ struct mp_consumer mp_memstate_consumer(struct mp_memstate *ms);
 /* The device's figures, or NULL when it has had no event. */
 const struct mp_mem_device *mp_memstate_device(const struct mp_memstate *ms, int32_t device);
 /* Allocations so far on (process, device, stream). */
-int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_id,
-                                  int32_t device, uint64_t stream);
+int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_id, int32_t device,
+                                  uint64_t stream);
 /* Call fn for every live block (not pending), in no particular order; stops
  * at and returns fn's first negative return. */
 int mp_memstate_foreach_live(const struct mp_memstate *ms,

@@ -1,9 +1,9 @@
 /*
  * cmd/info.c - 'memprof info': what a trace is (source, counts, processes,
  * devices, time span, peak live bytes, loss flags).  Streams the events once
- * through analysis/summary; prints through report/info.
+ * through analysis/memstate; prints through report/info.
  */
-#include "analysis/summary.h"
+#include "analysis/memstate.h"
 #include "cmd/cmd.h"
 #include "report/info.h"
 #include "store/reader.h"
@@ -22,9 +22,9 @@ static void help(FILE *out)
 	             "  -h, --help   show this help\n");
 }
 
-static int summarize(struct mp_store *s, struct mp_summary *sum, struct mp_error *err)
+static int summarize(struct mp_store *s, struct mp_memstate *sum, struct mp_error *err)
 {
-	struct mp_consumer c = mp_summary_consumer(sum);
+	struct mp_consumer c = mp_memstate_consumer(sum);
 	struct mp_reader *r;
 	int rc;
 
@@ -53,11 +53,11 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 	char *meta[9] = {0};
 	struct memprof_process *procs = NULL;
 	struct memprof_device *devs = NULL;
-	struct mp_summary sum;
+	struct mp_memstate sum;
 	struct mp_info info = {0};
 	int rc, i;
 
-	mp_summary_init(&sum);
+	mp_memstate_init(&sum);
 	rc = summarize(s, &sum, err);
 	if (rc == 0 && (mp_store_processes(s, &procs, &info.n_processes) < 0 ||
 	                mp_store_devices(s, &devs, &info.n_devices) < 0))
@@ -89,7 +89,7 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 		free(meta[i]);
 	mp_store_free_processes(procs, info.n_processes);
 	mp_store_free_devices(devs, info.n_devices);
-	mp_summary_free(&sum);
+	mp_memstate_free(&sum);
 	return rc;
 }
 

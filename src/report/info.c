@@ -4,6 +4,7 @@
  * MP_INFO_JSON_VERSION.
  */
 #include "report/info.h"
+#include "report/json_util.h"
 #include "util/format.h"
 #include "util/op_names.h"
 
@@ -24,7 +25,7 @@ static const char *yes_no(const char *flag)
 	return strcmp(flag, "0") == 0 ? "no" : "yes";
 }
 
-static void print_counts(FILE *out, const struct mp_summary *s)
+static void print_counts(FILE *out, const struct mp_memstate *s)
 {
 	int op, first = 1;
 
@@ -84,15 +85,15 @@ static void print_processes(FILE *out, const struct mp_info *info)
 }
 
 /* Reserved memory and what fills it, for a device with a segment level. */
-static void print_device_end(FILE *out, const struct mp_device_peak *d)
+static void print_device_end(FILE *out, const struct mp_mem_device *d)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	if (!d->has_segments)
 		return;
 	fprintf(out, "device %-5d peak reserved %s (%lld B) at event %lld\n", d->device,
-	        mp_format_bytes(b1, sizeof(b1), d->peak_reserved_bytes),
-	        (long long)d->peak_reserved_bytes, (long long)d->peak_reserved_seq);
+	        mp_format_bytes(b1, sizeof(b1), d->reserved_peak.bytes),
+	        (long long)d->reserved_peak.bytes, (long long)d->reserved_peak.seq);
 	fprintf(out,
 	        "             at the end: reserved %s, live %s, requested %s, internal "
 	        "fragmentation %s, free in reserved %s\n",
@@ -107,7 +108,7 @@ static void print_device_end(FILE *out, const struct mp_device_peak *d)
 
 void mp_info_print_text(FILE *out, const struct mp_info *info)
 {
-	const struct mp_summary *s = info->summary;
+	const struct mp_memstate *s = info->summary;
 	char b1[32], b2[32];
 	int i;
 
@@ -128,20 +129,20 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 	        mp_format_duration(b1, sizeof(b1), s->last_ts_ns - s->first_ts_ns));
 	fprintf(out, " (%lld ns to %lld ns)\n", (long long)s->first_ts_ns,
 	        (long long)s->last_ts_ns);
-	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->peak_bytes),
-	        (long long)s->peak_bytes);
-	if (s->peak_seq)
+	fprintf(out, "peak live    %s (%lld B)", mp_format_bytes(b1, sizeof(b1), s->live_peak.bytes),
+	        (long long)s->live_peak.bytes);
+	if (s->live_peak.seq)
 		fprintf(out, " at %s, event %lld",
-		        mp_format_duration(b2, sizeof(b2), s->peak_ts_ns - s->first_ts_ns),
-		        (long long)s->peak_seq);
+		        mp_format_duration(b2, sizeof(b2), s->live_peak.ts_ns - s->first_ts_ns),
+		        (long long)s->live_peak.seq);
 	fprintf(out, "\n");
 	for (i = 0; s->n_devices > 1 && i < s->n_devices; i++)
 		fprintf(out, "  device %-4d %s (%lld B) at event %lld\n", s->devices[i].device,
-		        mp_format_bytes(b1, sizeof(b1), s->devices[i].peak_bytes),
-		        (long long)s->devices[i].peak_bytes, (long long)s->devices[i].peak_seq);
+		        mp_format_bytes(b1, sizeof(b1), s->devices[i].live_peak.bytes),
+		        (long long)s->devices[i].live_peak.bytes, (long long)s->devices[i].live_peak.seq);
 	if (s->devices_truncated)
 		fprintf(out, "  (more than %d devices: per-device peaks cover the first %d seen)\n",
-		        MP_SUMMARY_MAX_DEVICES, MP_SUMMARY_MAX_DEVICES);
+		        MP_MEM_MAX_DEVICES, MP_MEM_MAX_DEVICES);
 	for (i = 0; i < s->n_devices; i++)
 		print_device_end(out, &s->devices[i]);
 	fprintf(out, "truncated    %s\nlossy        %s\ndropped      %s records\n",
@@ -151,14 +152,6 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 }
 
 /* Integers go out as raw JSON text: a double would round those above 2^53. */
-static void add_int(cJSON *o, const char *key, int64_t v)
-{
-	char num[24];
-
-	snprintf(num, sizeof(num), "%lld", (long long)v);
-	cJSON_AddRawToObject(o, key, num);
-}
-
 static cJSON *flag_json(const char *flag)
 {
 	return flag ? cJSON_CreateBool(strcmp(flag, "0") != 0) : cJSON_CreateNull();
@@ -170,29 +163,29 @@ static cJSON *str_json(const char *s)
 }
 
 /* add_int, or null where the trace has no segment level */
-static void add_reserved(cJSON *o, const char *key, const struct mp_device_peak *d, int64_t v)
+static void add_reserved(cJSON *o, const char *key, const struct mp_mem_device *d, int64_t v)
 {
 	if (d->has_segments)
-		add_int(o, key, v);
+		mp_json_add_int(o, key, v);
 	else
 		cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *device_json(const struct mp_device_peak *d)
+static cJSON *device_json(const struct mp_mem_device *d)
 {
 	cJSON *o = cJSON_CreateObject(), *end = cJSON_CreateObject();
 
-	add_int(o, "device", d->device);
-	add_int(o, "peak_live_bytes", d->peak_bytes);
-	add_int(o, "peak_live_ts_ns", d->peak_ts_ns);
-	add_int(o, "peak_live_seq", d->peak_seq);
-	add_reserved(o, "peak_reserved_bytes", d, d->peak_reserved_bytes);
-	add_reserved(o, "peak_reserved_ts_ns", d, d->peak_reserved_ts_ns);
-	add_reserved(o, "peak_reserved_seq", d, d->peak_reserved_seq);
+	mp_json_add_int(o, "device", d->device);
+	mp_json_add_int(o, "peak_live_bytes", d->live_peak.bytes);
+	mp_json_add_int(o, "peak_live_ts_ns", d->live_peak.ts_ns);
+	mp_json_add_int(o, "peak_live_seq", d->live_peak.seq);
+	add_reserved(o, "peak_reserved_bytes", d, d->reserved_peak.bytes);
+	add_reserved(o, "peak_reserved_ts_ns", d, d->reserved_peak.ts_ns);
+	add_reserved(o, "peak_reserved_seq", d, d->reserved_peak.seq);
 	add_reserved(end, "reserved_bytes", d, d->reserved_bytes);
-	add_int(end, "live_bytes", d->live_bytes);
-	add_int(end, "requested_bytes", d->requested_bytes);
-	add_int(end, "internal_frag_bytes", d->live_bytes - d->requested_bytes);
+	mp_json_add_int(end, "live_bytes", d->live_bytes);
+	mp_json_add_int(end, "requested_bytes", d->requested_bytes);
+	mp_json_add_int(end, "internal_frag_bytes", d->live_bytes - d->requested_bytes);
 	if (d->reserved_bytes >= d->active_bytes) /* else blocks lie outside the segments */
 		add_reserved(end, "free_in_reserved_bytes", d, d->reserved_bytes - d->active_bytes);
 	else
@@ -201,24 +194,24 @@ static cJSON *device_json(const struct mp_device_peak *d)
 	return o;
 }
 
-static cJSON *summary_json(const struct mp_summary *s)
+static cJSON *summary_json(const struct mp_memstate *s)
 {
 	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateObject(), *devs = cJSON_CreateArray();
 	int op, i;
 
 	for (op = MEMPROF_OP_MIN; op <= MEMPROF_OP_MAX; op++)
-		add_int(ops, mp_op_name(op), s->n_by_op[op]);
-	add_int(o, "events", s->n_events);
+		mp_json_add_int(ops, mp_op_name(op), s->n_by_op[op]);
+	mp_json_add_int(o, "events", s->n_events);
 	cJSON_AddItemToObject(o, "events_by_op", ops);
-	add_int(o, "allocations",
+	mp_json_add_int(o, "allocations",
 	        (s->n_by_op[MEMPROF_OP_ALLOC] + s->n_by_op[MEMPROF_OP_PREEXISTING]));
-	add_int(o, "live_at_end", s->n_live_at_end);
-	add_int(o, "unmatched_frees", s->n_unmatched_frees);
-	add_int(o, "first_ts_ns", s->first_ts_ns);
-	add_int(o, "last_ts_ns", s->last_ts_ns);
-	add_int(o, "peak_live_bytes", s->peak_bytes);
-	add_int(o, "peak_ts_ns", s->peak_ts_ns);
-	add_int(o, "peak_seq", s->peak_seq);
+	mp_json_add_int(o, "live_at_end", s->n_live_at_end);
+	mp_json_add_int(o, "unmatched_frees", s->n_unmatched_frees);
+	mp_json_add_int(o, "first_ts_ns", s->first_ts_ns);
+	mp_json_add_int(o, "last_ts_ns", s->last_ts_ns);
+	mp_json_add_int(o, "peak_live_bytes", s->live_peak.bytes);
+	mp_json_add_int(o, "peak_ts_ns", s->live_peak.ts_ns);
+	mp_json_add_int(o, "peak_seq", s->live_peak.seq);
 	for (i = 0; i < s->n_devices; i++)
 		cJSON_AddItemToArray(devs, device_json(&s->devices[i]));
 	cJSON_AddItemToObject(o, "by_device", devs);
@@ -232,9 +225,9 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	char *text;
 	size_t i;
 
-	add_int(o, "memprof_info_version", MP_INFO_JSON_VERSION);
+	mp_json_add_int(o, "memprof_info_version", MP_INFO_JSON_VERSION);
 	cJSON_AddStringToObject(o, "trace", info->path);
-	add_int(o, "schema_version", info->schema_version);
+	mp_json_add_int(o, "schema_version", info->schema_version);
 	cJSON_AddItemToObject(o, "source", str_json(info->source));
 	cJSON_AddItemToObject(o, "source_file", str_json(info->source_file));
 	cJSON_AddItemToObject(o, "tool_version", str_json(info->tool_version));
@@ -244,25 +237,25 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	cJSON_AddItemToObject(o, "lossy", flag_json(info->lossy));
 	cJSON_AddItemToObject(o, "import_warnings", str_json(info->import_warnings));
 	if (info->dropped_records)
-		add_int(o, "dropped_records", strtoll(info->dropped_records, NULL, 10));
+		mp_json_add_int(o, "dropped_records", strtoll(info->dropped_records, NULL, 10));
 	else
 		cJSON_AddNullToObject(o, "dropped_records");
 	for (i = 0; i < info->n_processes; i++) {
 		cJSON *p = cJSON_CreateObject();
 
-		add_int(p, "id", info->processes[i].id);
-		add_int(p, "pid", info->processes[i].pid);
-		add_int(p, "rank", info->processes[i].rank);
+		mp_json_add_int(p, "id", info->processes[i].id);
+		mp_json_add_int(p, "pid", info->processes[i].pid);
+		mp_json_add_int(p, "rank", info->processes[i].rank);
 		cJSON_AddItemToObject(p, "command", str_json(info->processes[i].command));
 		cJSON_AddItemToArray(procs, p);
 	}
 	for (i = 0; i < info->n_devices; i++) {
 		cJSON *d = cJSON_CreateObject();
 
-		add_int(d, "process_id", info->devices[i].process_id);
-		add_int(d, "ordinal", info->devices[i].ordinal);
+		mp_json_add_int(d, "process_id", info->devices[i].process_id);
+		mp_json_add_int(d, "ordinal", info->devices[i].ordinal);
 		cJSON_AddItemToObject(d, "name", str_json(info->devices[i].name));
-		add_int(d, "total_bytes", info->devices[i].total_bytes);
+		mp_json_add_int(d, "total_bytes", info->devices[i].total_bytes);
 		cJSON_AddItemToArray(devs, d);
 	}
 	cJSON_AddItemToObject(o, "processes", procs);

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analysis/summary.h"
+#include "analysis/memstate.h"
 #include "memprof/trace.h"
 
 struct mp_info {
@@ -19,7 +19,7 @@ struct mp_info {
 	const char *source, *source_file, *tool_version, *created, *command_line; /* may be NULL */
 	const char *truncated, *lossy, *dropped_records;                          /* may be NULL */
 	const char *import_warnings;                                              /* may be NULL */
-	const struct mp_summary *summary;
+	const struct mp_memstate *summary;
 	const struct memprof_process *processes;
 	size_t n_processes;
 	const struct memprof_device *devices;

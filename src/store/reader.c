@@ -12,6 +12,12 @@
 
 #define MAX_CONSUMERS 32
 
+/* The columns of an event, in the order decode() reads them. */
+#define EVENT_COLUMNS                                                                      \
+	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, " \
+	"stack, api, device_free, thread"
+#define N_EVENT_COLUMNS 15
+
 struct cached_stack {
 	struct memprof_stack stack;
 	struct memprof_frame frames[]; /* strings point into frame_names */
@@ -29,6 +35,10 @@ struct mp_reader {
 	struct memprof_record rec;
 	struct mp_consumer consumers[MAX_CONSUMERS];
 	int n_consumers;
+	int push_rc;           /* what stopped mp_reader_run's push, 0 if nothing */
+	int64_t n_read;        /* records decoded */
+	int64_t last_process;  /* the previous record's process and its pid */
+	int64_t last_pid;
 };
 
 static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
@@ -82,12 +92,9 @@ int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
 	mp_intmap_init(&r->pids);
 	mp_intmap_init(&r->stacks);
 	mp_intmap_init(&r->frame_cache);
-	if (sqlite3_prepare_v2(
-	            s->db,
-	            "SELECT seq, ts_ns, op, alloc_id, size, requested, address, device, "
-	            "stream, process, phase, stack, api, device_free, thread FROM events "
-	            "ORDER BY seq;",
-	            -1, &r->events, NULL) != SQLITE_OK ||
+	r->last_process = -1;
+	if (sqlite3_prepare_v2(s->db, "SELECT " EVENT_COLUMNS " FROM events ORDER BY seq;", -1,
+	                       &r->events, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT parent, frame FROM stacks WHERE id = ?1;", -1,
 	                       &r->stack_node, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT name, file, line FROM frames WHERE id = ?1;", -1,
@@ -221,53 +228,77 @@ static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 	return &cs->stack;
 }
 
-static int64_t col_or(sqlite3_stmt *st, int col, int64_t absent)
+static int64_t value_or(sqlite3_value *v, int64_t absent)
 {
-	return sqlite3_column_type(st, col) == SQLITE_NULL ? absent : sqlite3_column_int64(st, col);
+	return sqlite3_value_type(v) == SQLITE_NULL ? absent : sqlite3_value_int64(v);
 }
 
-int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
+/* Fill r->rec from the 15 values of one events row (the order of
+ * EVENT_COLUMNS).  Returns 0 or a negative error. */
+static int decode(struct mp_reader *r, sqlite3_value **v)
 {
 	struct memprof_record *o = &r->rec;
 	struct memprof_event *ev = &o->ev;
-	sqlite3_stmt *st = r->events;
 	uint64_t pid = 0;
-	int rc = sqlite3_step(st);
+	int64_t seq = sqlite3_value_int64(v[0]);
 
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return mp_store_sqlerr(r->s, "cannot read trace");
-	ev->seq = sqlite3_column_int64(st, 0);
-	ev->ts_ns = sqlite3_column_int64(st, 1);
-	ev->op = sqlite3_column_int(st, 2);
+	if (seq <= ev->seq && r->n_read > 0) /* the rowid scan is in seq order */
+		return mp_err(&r->s->err, MP_ENOTTRACE,
+		              "corrupt trace '%s': event %lld comes after event %lld", r->s->path,
+		              (long long)seq, (long long)ev->seq);
+	ev->seq = seq;
+	ev->ts_ns = sqlite3_value_int64(v[1]);
+	ev->op = sqlite3_value_int(v[2]);
 	if (ev->op < MEMPROF_OP_MIN || ev->op > MEMPROF_OP_MAX)
 		return mp_err(&r->s->err, MP_ENOTTRACE,
 		              "corrupt trace '%s': event %lld has unknown operation %d", r->s->path,
-		              (long long)sqlite3_column_int64(st, 0), ev->op);
-	ev->alloc_id = sqlite3_column_int64(st, 3);
-	ev->size_bytes = sqlite3_column_int64(st, 4);
-	ev->requested_bytes = sqlite3_column_int64(st, 5);
-	ev->address = (uint64_t)sqlite3_column_int64(st, 6);
-	ev->device = sqlite3_column_int(st, 7);
-	ev->stream = (uint64_t)sqlite3_column_int64(st, 8);
-	ev->process_id = sqlite3_column_int64(st, 9);
-	ev->phase_id = col_or(st, 10, 0);
-	ev->stack_id = col_or(st, 11, 0);
-	ev->api_id = col_or(st, 12, 0);
-	ev->device_free_bytes = col_or(st, 13, -1);
-	ev->thread = col_or(st, 14, 0);
-	o->phase = name_of(&r->phase_names, ev->phase_id);
-	o->api = name_of(&r->api_names, ev->api_id);
-	mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);
-	o->pid = (int64_t)pid;
+		              (long long)seq, ev->op);
+	ev->alloc_id = sqlite3_value_int64(v[3]);
+	ev->size_bytes = sqlite3_value_int64(v[4]);
+	ev->requested_bytes = sqlite3_value_int64(v[5]);
+	ev->address = (uint64_t)sqlite3_value_int64(v[6]);
+	ev->device = sqlite3_value_int(v[7]);
+	ev->stream = (uint64_t)sqlite3_value_int64(v[8]);
+	ev->process_id = sqlite3_value_int64(v[9]);
+	ev->phase_id = value_or(v[10], 0);
+	ev->stack_id = value_or(v[11], 0);
+	ev->api_id = value_or(v[12], 0);
+	ev->device_free_bytes = value_or(v[13], -1);
+	ev->thread = value_or(v[14], 0);
+	r->n_read++;
+	o->phase = ev->phase_id ? name_of(&r->phase_names, ev->phase_id) : NULL;
+	o->api = ev->api_id ? name_of(&r->api_names, ev->api_id) : NULL;
+	if (ev->process_id != r->last_process) {
+		pid = 0;
+		mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);
+		r->last_process = ev->process_id;
+		r->last_pid = (int64_t)pid;
+	}
+	o->pid = r->last_pid;
 	o->stack = NULL;
 	if ((r->flags & MP_READ_STACKS) && ev->stack_id != 0) {
 		o->stack = load_stack(r, ev->stack_id);
 		if (!o->stack)
 			return r->s->err.code;
 	}
-	*rec = o;
+	return 0;
+}
+
+int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
+{
+	sqlite3_value *v[N_EVENT_COLUMNS];
+	sqlite3_stmt *st = r->events;
+	int rc = sqlite3_step(st), i;
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return mp_store_sqlerr(r->s, "cannot read trace");
+	for (i = 0; i < N_EVENT_COLUMNS; i++)
+		v[i] = sqlite3_column_value(st, i);
+	if ((rc = decode(r, v)) < 0)
+		return rc;
+	*rec = &r->rec;
 	return 1;
 }
 
@@ -280,21 +311,53 @@ int mp_reader_add(struct mp_reader *r, const struct mp_consumer *c)
 	return 0;
 }
 
+/* The aggregate function behind mp_reader_run: SQLite hands it every
+ * events row inside one sqlite3_step, which saves the per-row cost of
+ * stepping a statement and fetching its columns one by one. */
+static void push_step(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	struct mp_reader *r = sqlite3_user_data(ctx);
+	int i, rc;
+
+	(void)argc;
+	if ((rc = decode(r, v)) < 0)
+		goto stop;
+	for (i = 0; i < r->n_consumers; i++) {
+		const struct mp_consumer *c = &r->consumers[i];
+
+		if (c->on_record && (rc = c->on_record(c->ctx, &r->rec)) < 0)
+			goto stop;
+	}
+	return;
+stop:
+	r->push_rc = rc;
+	sqlite3_result_error(ctx, "stopped by a consumer", -1);
+}
+
+static void push_final(sqlite3_context *ctx)
+{
+	sqlite3_result_null(ctx);
+}
+
 int mp_reader_run(struct mp_reader *r)
 {
-	const struct memprof_record *rec;
+	sqlite3_stmt *st = NULL;
 	int rc, i;
 
-	while ((rc = mp_reader_next(r, &rec)) == 1) {
-		for (i = 0; i < r->n_consumers; i++) {
-			const struct mp_consumer *c = &r->consumers[i];
-
-			if (c->on_record && (rc = c->on_record(c->ctx, rec)) < 0)
-				return rc;
-		}
-	}
-	if (rc < 0)
-		return rc;
+	if (sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, r, NULL,
+	                            push_step, push_final) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->s->db, "SELECT mp_push(" EVENT_COLUMNS ") FROM events;", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(r->s, "cannot read trace");
+	r->push_rc = 0;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, NULL, NULL,
+	                        NULL, NULL);
+	if (r->push_rc < 0)
+		return r->push_rc;
+	if (rc != SQLITE_ROW)
+		return mp_store_sqlerr(r->s, "cannot read trace");
 	for (i = 0; i < r->n_consumers; i++) {
 		const struct mp_consumer *c = &r->consumers[i];
 

@@ -234,3 +234,48 @@ char *mp_stack_text_format(const struct memprof_stack *s, size_t *len)
 		*len = o.len;
 	return o.p;
 }
+
+/* Frames of the allocator and of the stack capture itself: never a call
+ * site (PyTorch's caching allocator and unwinder, the CUDA allocation
+ * entry points). */
+static int is_allocator_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+	        "torch::unwind::",
+	        "torch::CapturedTraceback::",
+	        "torch::cuda::(anonymous namespace)::gather",
+	        "c10::cuda::CUDACachingAllocator::",
+	        "c10::cuda::MemPool",
+	        "at::TensorBase at::detail::_empty",
+	        "at::detail::empty",
+	        "cudaMalloc",
+	        "cudaFree",
+	        "cuMem",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+int mp_stack_call_site(const struct memprof_stack *s)
+{
+	uint32_t i;
+	int first = -1;
+
+	if (!s || s->n_frames == 0)
+		return -1;
+	for (i = 0; i < s->n_frames; i++) {
+		const struct memprof_frame *f = &s->frames[i];
+
+		if (is_allocator_frame(f->name))
+			continue;
+		if (first < 0)
+			first = (int)i;
+		if (f->line > 0 && f->file[0] && strcmp(f->file, "??") != 0)
+			return (int)i;
+	}
+	return first < 0 ? 0 : first;
+}

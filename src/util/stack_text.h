@@ -34,4 +34,13 @@ int mp_stack_text_parse(const char *text, size_t len, struct mp_frame_list *l,
  * NULL) or NULL when out of memory.  An empty stack formats as "". */
 char *mp_stack_text_format(const struct memprof_stack *s, size_t *len);
 
+/*
+ * The frame a person calls the allocation's call site: the innermost frame
+ * with a source file and a line (file neither "" nor "??", line > 0), else
+ * the innermost frame; frames of the allocator and of stack capture
+ * (PyTorch's caching allocator and unwinder, cudaMalloc, cuMem*) are
+ * skipped.  Returns its index, or -1 for an empty or NULL stack.
+ */
+int mp_stack_call_site(const struct memprof_stack *s);
+
 #endif

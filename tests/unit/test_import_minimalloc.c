@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/summary.h"
+#include "analysis/memstate.h"
 #include "helpers.h"
 #include "import/import.h"
 #include "store/reader.h"
@@ -47,14 +47,14 @@ static int import_text(const char *text, const char *format, struct mp_import_st
 /*
  * The events of out.db, one word each: TS+ID:SIZE for an alloc, TS-ID:SIZE
  * for a free, with @ADDRESS when the address is not 0.  Also the peak of live
- * bytes from analysis/summary.
+ * bytes from analysis/memstate.
  */
 static char *events_text(int64_t *peak)
 {
 	static char text[4096];
 	char *out = th_path(dir, "out.db");
 	const struct memprof_record *rec;
-	struct mp_summary sum;
+	struct mp_memstate sum;
 	struct mp_consumer sc;
 	struct mp_reader *r;
 	struct mp_store *s;
@@ -63,8 +63,8 @@ static char *events_text(int64_t *peak)
 
 	cr_assert_eq(mp_store_open(&s, out, &err), 0, "%s", err.msg);
 	cr_assert_eq(mp_reader_open(s, 0, &r), 0);
-	mp_summary_init(&sum);
-	sc = mp_summary_consumer(&sum);
+	mp_memstate_init(&sum);
+	sc = mp_memstate_consumer(&sum);
 	text[0] = '\0';
 	while (mp_reader_next(r, &rec) == 1) {
 		const struct memprof_event *ev = &rec->ev;
@@ -83,8 +83,8 @@ static char *events_text(int64_t *peak)
 			                        (unsigned long long)ev->address);
 	}
 	if (peak)
-		*peak = sum.peak_bytes;
-	mp_summary_free(&sum);
+		*peak = sum.live_peak.bytes;
+	mp_memstate_free(&sum);
 	mp_reader_close(r);
 	mp_store_close(s);
 	free(out);

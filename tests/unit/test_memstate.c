@@ -1,30 +1,30 @@
 /*
- * tests/unit/test_summary.c - src/analysis/summary.c fed records directly:
+ * tests/unit/test_memstate.c - src/analysis/memstate.c fed records directly:
  * peak live bytes overall and per device, unmatched frees, per-process ids,
  * free_requested against free, reserved bytes, pre-existing pending blocks.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "analysis/summary.h"
+#include "analysis/memstate.h"
 
-static struct mp_summary sum;
+static struct mp_memstate sum;
 static struct mp_consumer c;
 static int64_t seq;
 
 static void setup(void)
 {
-	mp_summary_init(&sum);
-	c = mp_summary_consumer(&sum);
+	mp_memstate_init(&sum);
+	c = mp_memstate_consumer(&sum);
 	seq = 0;
 }
 
 static void teardown(void)
 {
-	mp_summary_free(&sum);
+	mp_memstate_free(&sum);
 }
 
-TestSuite(summary, .init = setup, .fini = teardown);
+TestSuite(memstate, .init = setup, .fini = teardown);
 
 static void feed(int op, int64_t id, int64_t size, int32_t device, int64_t process)
 {
@@ -41,7 +41,7 @@ static void feed(int op, int64_t id, int64_t size, int32_t device, int64_t proce
 	cr_assert_eq(c.on_record(c.ctx, &rec), 0);
 }
 
-Test(summary, peak_is_the_highest_live_sum)
+Test(memstate, peak_is_the_highest_live_sum)
 {
 	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);
 	feed(MEMPROF_OP_ALLOC, 2, 300, 0, 1);
@@ -51,16 +51,16 @@ Test(summary, peak_is_the_highest_live_sum)
 	feed(MEMPROF_OP_PREEXISTING, 4, 10, 0, 1);
 	feed(MEMPROF_OP_RESERVE, 9, 1 << 20, 0, 1); /* segments are not live bytes */
 	c.on_end(c.ctx);
-	cr_assert_eq(sum.peak_bytes, 450);
-	cr_assert_eq(sum.peak_seq, 4);
-	cr_assert_eq(sum.peak_ts_ns, 40);
+	cr_assert_eq(sum.live_peak.bytes, 450);
+	cr_assert_eq(sum.live_peak.seq, 4);
+	cr_assert_eq(sum.live_peak.ts_ns, 40);
 	cr_assert_eq(sum.live_bytes, 160);
 	cr_assert_eq(sum.n_live_at_end, 2);
 	cr_assert_eq(sum.n_events, 7);
 	cr_assert_eq(sum.n_by_op[MEMPROF_OP_ALLOC], 3);
 }
 
-Test(summary, free_is_charged_to_the_device_of_its_alloc)
+Test(memstate, free_is_charged_to_the_device_of_its_alloc)
 {
 	feed(MEMPROF_OP_ALLOC, 1, 100, 1, 1);
 	feed(MEMPROF_OP_FREE, 1, 0, 0, 1); /* the free's record says device 0 */
@@ -69,14 +69,14 @@ Test(summary, free_is_charged_to_the_device_of_its_alloc)
 	c.on_end(c.ctx);
 	cr_assert_eq(sum.n_devices, 2);
 	cr_assert_eq(sum.devices[0].device, 1);
-	cr_assert_eq(sum.devices[0].peak_bytes, 100);
+	cr_assert_eq(sum.devices[0].live_peak.bytes, 100);
 	cr_assert_eq(sum.devices[0].live_bytes, 100);
 	cr_assert_eq(sum.devices[1].device, 0);
-	cr_assert_eq(sum.devices[1].peak_bytes, 10);
+	cr_assert_eq(sum.devices[1].live_peak.bytes, 10);
 	cr_assert_eq(sum.devices[1].live_bytes, 10);
 }
 
-Test(summary, refuses_sizes_it_cannot_count)
+Test(memstate, refuses_sizes_it_cannot_count)
 {
 	struct memprof_record rec;
 
@@ -89,14 +89,14 @@ Test(summary, refuses_sizes_it_cannot_count)
 	cr_assert_eq(sum.oversized_seq, 1);
 }
 
-Test(summary, ids_are_per_process_and_unmatched_frees_counted)
+Test(memstate, ids_are_per_process_and_unmatched_frees_counted)
 {
 	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);
 	feed(MEMPROF_OP_ALLOC, 1, 200, 0, 2);
 	feed(MEMPROF_OP_FREE, 1, 0, 0, 2);
 	feed(MEMPROF_OP_FREE, 1, 0, 0, 3);
 	c.on_end(c.ctx);
-	cr_assert_eq(sum.peak_bytes, 300);
+	cr_assert_eq(sum.live_peak.bytes, 300);
 	cr_assert_eq(sum.live_bytes, 100);
 	cr_assert_eq(sum.n_unmatched_frees, 1);
 	cr_assert_eq(sum.n_live_at_end, 1);
@@ -117,7 +117,7 @@ static void feed_req(int op, int64_t id, int64_t size, int64_t requested)
 	cr_assert_eq(c.on_record(c.ctx, &rec), 0);
 }
 
-Test(summary, free_requested_ends_life_free_ends_activity)
+Test(memstate, free_requested_ends_life_free_ends_activity)
 {
 	feed(MEMPROF_OP_RESERVE, 100, 4096, 0, 1);
 	feed_req(MEMPROF_OP_ALLOC, 1, 1024, 1000);
@@ -127,8 +127,8 @@ Test(summary, free_requested_ends_life_free_ends_activity)
 	feed_req(MEMPROF_OP_FREE_REQUESTED, 2, 0, 0);
 	feed_req(MEMPROF_OP_FREE, 2, 0, 0); /* live 512, active 1536 */
 	c.on_end(c.ctx);
-	cr_assert_eq(sum.devices[0].peak_bytes, 3072);
-	cr_assert_eq(sum.devices[0].peak_seq, 3);
+	cr_assert_eq(sum.devices[0].live_peak.bytes, 3072);
+	cr_assert_eq(sum.devices[0].live_peak.seq, 3);
 	cr_assert_eq(sum.devices[0].live_bytes, 512);
 	cr_assert_eq(sum.devices[0].requested_bytes, 500);
 	cr_assert_eq(sum.devices[0].active_bytes, 1536, "block 1 is freed but not yet reusable");
@@ -136,7 +136,7 @@ Test(summary, free_requested_ends_life_free_ends_activity)
 	cr_assert_eq(sum.n_live_at_end, 1, "pending block 1 is not live");
 }
 
-Test(summary, reserved_bytes_from_reserve_release_map_unmap)
+Test(memstate, reserved_bytes_from_reserve_release_map_unmap)
 {
 	feed(MEMPROF_OP_RESERVE, 1, 1000, 0, 1);
 	feed(MEMPROF_OP_MAP, 2, 500, 0, 1);      /* 1500 */
@@ -146,31 +146,31 @@ Test(summary, reserved_bytes_from_reserve_release_map_unmap)
 	feed(MEMPROF_OP_RELEASE, 77, 0, 0, 1);   /* unknown: no change */
 	c.on_end(c.ctx);
 	cr_assert(sum.devices[0].has_segments);
-	cr_assert_eq(sum.devices[0].peak_reserved_bytes, 3500);
-	cr_assert_eq(sum.devices[0].peak_reserved_seq, 3);
+	cr_assert_eq(sum.devices[0].reserved_peak.bytes, 3500);
+	cr_assert_eq(sum.devices[0].reserved_peak.seq, 3);
 	cr_assert_eq(sum.devices[0].reserved_bytes, 2300);
 }
 
-Test(summary, a_preexisting_block_already_freed_never_was_live)
+Test(memstate, a_preexisting_block_already_freed_never_was_live)
 {
 	feed_req(MEMPROF_OP_PREEXISTING, 1, 1 << 20, 1 << 20);
 	feed_req(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0); /* pending at the window start */
 	feed_req(MEMPROF_OP_PREEXISTING, 2, 100, 100);
 	feed_req(MEMPROF_OP_FREE, 1, 0, 0);
 	c.on_end(c.ctx);
-	cr_assert_eq(sum.peak_bytes, 100, "the pending block must not make a peak");
-	cr_assert_eq(sum.devices[0].peak_bytes, 100);
-	cr_assert_eq(sum.devices[0].peak_seq, 3);
+	cr_assert_eq(sum.live_peak.bytes, 100, "the pending block must not make a peak");
+	cr_assert_eq(sum.devices[0].live_peak.bytes, 100);
+	cr_assert_eq(sum.devices[0].live_peak.seq, 3);
 }
 
-Test(summary, a_preexisting_block_at_the_end_counts)
+Test(memstate, a_preexisting_block_at_the_end_counts)
 {
 	feed_req(MEMPROF_OP_PREEXISTING, 1, 300, 300);
 	c.on_end(c.ctx);
-	cr_assert_eq(sum.peak_bytes, 300, "the deferred check runs at the end");
+	cr_assert_eq(sum.live_peak.bytes, 300, "the deferred check runs at the end");
 }
 
-Test(summary, sums_beyond_2_to_62_are_refused_not_overflowed)
+Test(memstate, sums_beyond_2_to_62_are_refused_not_overflowed)
 {
 	struct memprof_record rec;
 	int i, rc = 0;

@@ -1,0 +1,297 @@
+/*
+ * analysis/attribution.c - running per-group totals of live blocks, and a
+ * copy of them taken at the chosen moment.  Each table keeps, per group,
+ * the current totals and the copy; groups changed since the last copy sit
+ * on a dirty list, so a copy costs what changed, not the table size.
+ */
+#include "analysis/attribution.h"
+#include "util/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct totals {
+	int64_t count, bytes, requested_bytes;
+};
+
+struct entry {
+	int64_t key;
+	struct totals now, kept;
+	int dirty;
+	const struct memprof_stack *stack;
+	const char *name;
+};
+
+struct mp_attr_table {
+	struct mp_intmap index; /* key -> entry number */
+	struct entry *entries;
+	size_t n, cap;
+	size_t *dirty; /* entry numbers changed since the last copy */
+	size_t n_dirty, cap_dirty;
+};
+
+int mp_attr_size_class(int64_t size_bytes)
+{
+	int k = 0;
+
+	while (size_bytes > 0) {
+		size_bytes >>= 1;
+		k++;
+	}
+	return k;
+}
+
+void mp_attribution_init(struct mp_attribution *a, const struct mp_memstate *ms, unsigned kinds,
+                         int at, int64_t at_ts_ns)
+{
+	memset(a, 0, sizeof(*a));
+	a->ms = ms;
+	a->kinds = kinds;
+	a->at = at;
+	a->at_ts_ns = at_ts_ns;
+}
+
+static void table_free(struct mp_attr_table *t)
+{
+	if (!t)
+		return;
+	mp_intmap_free(&t->index);
+	free(t->entries);
+	free(t->dirty);
+	free(t);
+}
+
+void mp_attribution_free(struct mp_attribution *a)
+{
+	int i, k;
+
+	for (i = 0; i < MP_MEM_MAX_DEVICES; i++)
+		for (k = 0; k < MP_ATTR_KINDS; k++)
+			table_free(a->devices[i].tables[k]);
+}
+
+const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *a,
+                                                   int32_t device)
+{
+	int i;
+
+	for (i = 0; i < a->n_devices; i++)
+		if (a->devices[i].device == device)
+			return &a->devices[i];
+	return NULL;
+}
+
+static struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
+{
+	struct mp_attr_device *d;
+	int k;
+
+	if (slot < 0)
+		return NULL;
+	d = &a->devices[slot];
+	if (slot >= a->n_devices) {
+		a->n_devices = slot + 1;
+		d->device = a->ms->devices[slot].device;
+	}
+	for (k = 0; k < MP_ATTR_KINDS; k++)
+		if ((a->kinds & (1u << k)) && !d->tables[k]) {
+			if (!(d->tables[k] = calloc(1, sizeof(*d->tables[k]))))
+				return NULL;
+			mp_intmap_init(&d->tables[k]->index);
+		}
+	return d;
+}
+
+static int64_t key_of(const struct mp_mem_block *b, int kind)
+{
+	switch (kind) {
+	case MP_ATTR_STACK:
+		return b->stack_id;
+	case MP_ATTR_PHASE:
+		return b->phase_id;
+	case MP_ATTR_STREAM:
+		return (int64_t)b->stream;
+	case MP_ATTR_SIZE:
+		return mp_attr_size_class(b->size_bytes);
+	default:
+		return b->api_id;
+	}
+}
+
+static struct entry *find_entry(struct mp_attr_table *t, const struct mp_mem_block *b, int kind)
+{
+	int64_t key = key_of(b, kind);
+	struct entry *e;
+	uint64_t i;
+
+	if (mp_intmap_get(&t->index, (uint64_t)key, &i))
+		return &t->entries[i];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct entry *p = realloc(t->entries, cap * sizeof(*p));
+		size_t *dp = realloc(t->dirty, cap * sizeof(*dp));
+
+		if (p)
+			t->entries = p;
+		if (dp)
+			t->dirty = dp;
+		if (!p || !dp)
+			return NULL;
+		t->cap = t->cap_dirty = cap;
+	}
+	if (mp_intmap_put(&t->index, (uint64_t)key, t->n) < 0)
+		return NULL;
+	e = &t->entries[t->n++];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->stack = kind == MP_ATTR_STACK ? b->stack : NULL;
+	e->name = kind == MP_ATTR_PHASE ? b->phase : kind == MP_ATTR_API ? b->api : NULL;
+	return e;
+}
+
+static int add_block(struct mp_attribution *a, const struct mp_mem_block *b, int sign)
+{
+	struct mp_attr_device *d = slot_device(a, b->dev_slot);
+	int k;
+
+	if (!d)
+		return b->dev_slot < 0 ? 0 : MP_ENOMEM;
+	for (k = 0; k < MP_ATTR_KINDS; k++) {
+		struct mp_attr_table *t = d->tables[k];
+		struct entry *e;
+
+		if (!t)
+			continue;
+		if (!(e = find_entry(t, b, k)))
+			return MP_ENOMEM;
+		e->now.count += sign;
+		e->now.bytes += sign * b->size_bytes;
+		e->now.requested_bytes += sign * b->requested_bytes;
+		if (!e->dirty) {
+			e->dirty = 1;
+			t->dirty[t->n_dirty++] = (size_t)(e - t->entries);
+		}
+	}
+	return 0;
+}
+
+static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
+{
+	(void)rec;
+	return add_block(ctx, b, 1);
+}
+
+static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
+{
+	(void)rec;
+	return add_block(ctx, b, -1);
+}
+
+/* Copy what changed since the last copy: the moment is now. */
+static void keep(struct mp_attr_device *d, const struct mp_mem_device *md,
+                 const struct memprof_event *ev)
+{
+	int k;
+	size_t i;
+
+	for (k = 0; k < MP_ATTR_KINDS; k++) {
+		struct mp_attr_table *t = d->tables[k];
+
+		if (!t)
+			continue;
+		for (i = 0; i < t->n_dirty; i++) {
+			struct entry *e = &t->entries[t->dirty[i]];
+
+			e->kept = e->now;
+			e->dirty = 0;
+		}
+		t->n_dirty = 0;
+	}
+	d->taken = 1;
+	d->ts_ns = ev->ts_ns;
+	d->seq = ev->seq;
+	d->live_bytes = md->live_bytes;
+	d->live_blocks = md->n_live;
+}
+
+static int on_event(void *ctx, const struct memprof_record *rec, const struct mp_mem_device *md,
+                    unsigned changes)
+{
+	struct mp_attribution *a = ctx;
+	const struct memprof_event *ev = &rec->ev;
+	struct mp_attr_device *d;
+	int now;
+
+	if (a->at_relative) {
+		a->at_relative = 0;
+		a->at_ts_ns += ev->ts_ns;
+	}
+	if (!md)
+		return 0;
+	if (!(d = slot_device(a, (int)(md - a->ms->devices))))
+		return MP_ENOMEM;
+	switch (a->at) {
+	case MP_ATTR_AT_PEAK:
+		now = (changes & MP_MEM_NEW_LIVE_PEAK) != 0;
+		break;
+	case MP_ATTR_AT_OOM:
+		now = ev->op == MEMPROF_OP_OOM && !d->taken;
+		break;
+	default:
+		now = ev->ts_ns <= a->at_ts_ns;
+		break;
+	}
+	if (now)
+		keep(d, md, ev);
+	return 0;
+}
+
+struct mp_mem_listener mp_attribution_listener(struct mp_attribution *a)
+{
+	struct mp_mem_listener l = {a, on_alloc, on_free, on_event, NULL};
+
+	return l;
+}
+
+static int by_size(const void *pa, const void *pb)
+{
+	const struct mp_attr_group *x = pa, *y = pb;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+struct mp_attr_group *mp_attribution_groups(const struct mp_attr_device *d, int kind,
+                                            ptrdiff_t *n)
+{
+	const struct mp_attr_table *t = d->taken ? d->tables[kind] : NULL;
+	struct mp_attr_group *g;
+	size_t i, m = 0;
+
+	*n = 0;
+	if (!t || t->n == 0)
+		return NULL;
+	if (!(g = malloc(t->n * sizeof(*g)))) {
+		*n = -1;
+		return NULL;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct entry *e = &t->entries[i];
+
+		if (e->kept.count <= 0)
+			continue;
+		g[m].key = e->key;
+		g[m].count = e->kept.count;
+		g[m].bytes = e->kept.bytes;
+		g[m].requested_bytes = e->kept.requested_bytes;
+		g[m].stack = e->stack;
+		g[m].name = e->name;
+		m++;
+	}
+	qsort(g, m, sizeof(*g), by_size);
+	*n = (ptrdiff_t)m;
+	return g;
+}

@@ -1,0 +1,361 @@
+/*
+ * cmd/analyze.c - 'memprof analyze': peaks, fragmentation, who holds memory
+ * at the peak and lifetime patterns of a trace, in one pass of the reader
+ * through analysis/memstate and its listeners; printed by report/analyze,
+ * the timeline written by report/timeline_csv.
+ */
+#include "analysis/attribution.h"
+#include "analysis/frag.h"
+#include "analysis/lifetime.h"
+#include "analysis/memstate.h"
+#include "analysis/timeline.h"
+#include "cmd/cmd.h"
+#include "report/analyze.h"
+#include "report/timeline_csv.h"
+#include "store/reader.h"
+#include "util/outfile.h"
+#include "util/parse.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_KINDS                                                                    \
+	((1u << MP_ATTR_STACK) | (1u << MP_ATTR_PHASE) | (1u << MP_ATTR_STREAM) |            \
+	 (1u << MP_ATTR_SIZE))
+
+struct analyze_opts {
+	struct mp_analysis a;
+	int json;
+	const char *timeline;
+	int64_t points;
+	const char *at_text;
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: memprof analyze [options] TRACE\n\n"
+	        "Where a trace's memory goes: peaks of live, requested and reserved bytes,\n"
+	        "internal and external fragmentation, what is live at the peak grouped by\n"
+	        "call stack, phase, stream and size, and lifetime patterns (leaks, churn,\n"
+	        "reuse candidates, blocks idle until the end).  Definitions: memprof-analyze(1).\n\n"
+	        "options:\n"
+	        "      --device=N          only device N\n"
+	        "      --top=N             groups and findings listed per table (default 10)\n"
+	        "      --by=LIST           group by stack,phase,stream,size,api or all\n"
+	        "                          (default stack,phase,stream,size)\n"
+	        "      --at=WHEN           attribute at 'peak' (default), 'oom' (the first OOM),\n"
+	        "                          a timestamp in ns, or +DURATION from the first event\n"
+	        "      --granularity=SIZE  address-space model granule (default 2MiB)\n"
+	        "      --churn-window=DUR  a block freed this soon is churn (default 1ms)\n"
+	        "      --idle-share=R      least share of the trace an idle block lives (0.5)\n"
+	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
+	        "      --points=N          at most N timeline rows per device (default 2000)\n"
+	        "      --json              print JSON (layout in memprof-analyze(1))\n"
+	        "  -h, --help              show this help\n");
+}
+
+static int parse_by(const char *text, unsigned *kinds)
+{
+	char *copy = strdup(text), *save = NULL, *tok;
+	int k, rc = 0;
+
+	*kinds = 0;
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "all") == 0) {
+			*kinds = (1u << MP_ATTR_KINDS) - 1;
+			continue;
+		}
+		for (k = 0; k < MP_ATTR_KINDS && strcmp(tok, mp_attr_kind_names[k]) != 0; k++)
+			;
+		if (k == MP_ATTR_KINDS)
+			rc = -1;
+		else
+			*kinds |= 1u << k;
+	}
+	free(copy);
+	return rc == 0 && *kinds ? 0 : -1;
+}
+
+static int parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(text, &end, 10);
+
+	if (end == text || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* --at: peak, oom, a timestamp (ns), or +DURATION (resolved after the run
+ * starts: the first timestamp is only known then). */
+static int parse_at(struct analyze_opts *o, const char *text)
+{
+	int64_t v;
+
+	o->at_text = text;
+	if (strcmp(text, "peak") == 0)
+		o->a.at = MP_ATTR_AT_PEAK;
+	else if (strcmp(text, "oom") == 0)
+		o->a.at = MP_ATTR_AT_OOM;
+	else if (text[0] == '+' && mp_parse_duration(text + 1, &v) == 0)
+		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
+	else if (parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
+		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_value(struct analyze_opts *o, int ch, const char *arg)
+{
+	int64_t v;
+	char *end;
+
+	switch (ch) {
+	case 'd':
+		if (parse_count(arg, 0, INT32_MAX, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid device '%s'", arg);
+		o->a.device = (int)v;
+		return 0;
+	case 't':
+		if (parse_count(arg, 1, 1000000, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --top '%s': give 1 to 1000000", arg);
+		o->a.top = (int)v;
+		return 0;
+	case 'b':
+		if (parse_by(arg, &o->a.kinds) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --by '%s': give stack, phase, stream, size, api or "
+			                    "all, separated by commas",
+			                    arg);
+		return 0;
+	case 'a':
+		if (parse_at(o, arg) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --at '%s': give peak, oom, a timestamp in ns or "
+			                    "+DURATION",
+			                    arg);
+		return 0;
+	case 'g':
+		if (mp_parse_bytes(arg, &v) < 0 || v < 1 || (v & (v - 1)) != 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --granularity '%s': give a power of two such as 2MiB",
+			                    arg);
+		o->a.granularity = (uint64_t)v;
+		return 0;
+	case 'c':
+		if (mp_parse_duration(arg, &o->a.churn_window_ns) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --churn-window '%s': give a duration such as 1ms", arg);
+		return 0;
+	case 'i':
+		o->a.idle_min_share = strtod(arg, &end);
+		if (end == arg || *end || !(o->a.idle_min_share >= 0 && o->a.idle_min_share <= 1))
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --idle-share '%s': give a number from 0 to 1", arg);
+		return 0;
+	case 'p':
+		if (parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS, &o->points) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d", arg,
+			                    MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
+		return 0;
+	default: /* 'l' */
+		o->timeline = arg;
+		return 0;
+	}
+}
+
+static int parse_opts(int argc, char **argv, struct analyze_opts *o)
+{
+	static const struct option longopts[] = {
+	        {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},
+	        {"by", required_argument, NULL, 'b'},
+	        {"at", required_argument, NULL, 'a'},
+	        {"granularity", required_argument, NULL, 'g'},
+	        {"churn-window", required_argument, NULL, 'c'},
+	        {"idle-share", required_argument, NULL, 'i'},
+	        {"timeline", required_argument, NULL, 'l'},
+	        {"points", required_argument, NULL, 'p'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	int ch, rc;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			o->json = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return -1;
+		case '?':
+		case ':':
+			return mp_cmd_bad_option(&mp_cmd_analyze, argv, ch);
+		default:
+			if ((rc = parse_value(o, ch, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (optind != argc - 1)
+		return mp_cmd_usage(&mp_cmd_analyze,
+		                    optind == argc ? "no trace given" : "more than one trace");
+	return 0;
+}
+
+/* The analyses of one run, registered on one memory state. */
+struct analyses {
+	struct mp_memstate ms;
+	struct mp_frag frag;
+	struct mp_attribution attr;
+	struct mp_lifetime life;
+	struct mp_timeline timeline;
+};
+
+/* One pass of r through the analyses.  Names and stacks in the results
+ * belong to r: it stays open until they are printed. */
+static int run_pass(struct mp_store *s, struct mp_reader *r, struct analyze_opts *o,
+                    struct analyses *x, struct mp_error *err)
+{
+	struct mp_mem_listener ls[4] = {mp_frag_listener(&x->frag),
+	                                mp_attribution_listener(&x->attr),
+	                                mp_lifetime_listener(&x->life),
+	                                mp_timeline_listener(&x->timeline)};
+	struct mp_consumer c = mp_memstate_consumer(&x->ms);
+	int i, rc;
+
+	for (i = 0; i < (o->timeline ? 4 : 3); i++)
+		mp_memstate_listen(&x->ms, &ls[i]);
+	mp_reader_add(r, &c);
+	rc = mp_reader_run(r);
+	if (rc == MP_ENOMEM)
+		mp_err(err, rc, "out of memory analyzing '%s'", mp_store_path(s));
+	else if (rc == MP_EFORMAT)
+		mp_err(err, rc,
+		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
+		       "a sum of sizes beyond 2^62",
+		       mp_store_path(s), (long long)x->ms.oversized_seq);
+	else if (rc < 0)
+		mp_err_copy(err, mp_store_error(s));
+	return rc;
+}
+
+static int meta_flag(struct mp_store *s, const char *key)
+{
+	char *v = mp_store_get_meta(s, key);
+	int set = v && strcmp(v, "0") != 0;
+
+	free(v);
+	return set;
+}
+
+static int write_timeline(const struct analyze_opts *o, const struct mp_timeline *t,
+                          struct mp_error *err)
+{
+	struct mp_outfile of;
+
+	if (mp_outfile_open(&of, o->timeline, 1, err) < 0)
+		return err->code;
+	if (mp_timeline_csv_write(of.f, t, o->a.device) < 0) {
+		mp_outfile_abort(&of);
+		return mp_err(err, MP_EIO, "cannot write timeline '%s'", o->timeline);
+	}
+	return mp_outfile_commit(&of, err);
+}
+
+static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
+{
+	struct analyses *x = calloc(1, sizeof(*x));
+	struct mp_reader *r = NULL;
+	char *source = NULL;
+	int rc;
+
+	if (!x)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
+		free(x);
+		return mp_err_copy(err, mp_store_error(s));
+	}
+	mp_memstate_init(&x->ms);
+	mp_frag_init(&x->frag, &x->ms, o->a.granularity);
+	mp_attribution_init(&x->attr, &x->ms, o->a.kinds, o->a.at, o->a.at_ts_ns);
+	x->attr.at_relative = o->at_text && o->at_text[0] == '+';
+	mp_timeline_init(&x->timeline, o->points);
+	{
+		struct mp_lifetime_opts lo = {o->a.churn_window_ns, o->a.idle_min_share};
+
+		mp_lifetime_init(&x->life, &lo, &x->ms);
+	}
+	rc = run_pass(s, r, o, x, err);
+	if (rc == 0 && o->timeline)
+		rc = write_timeline(o, &x->timeline, err);
+	if (rc == 0) {
+		o->a.path = mp_store_path(s);
+		o->a.source = source = mp_store_get_meta(s, "source");
+		o->a.truncated = meta_flag(s, "truncated");
+		o->a.lossy = meta_flag(s, "lossy");
+		o->a.ms = &x->ms;
+		o->a.frag = &x->frag;
+		o->a.attr = &x->attr;
+		o->a.life = &x->life;
+		if (o->a.at == MP_ATTR_AT_TIME)
+			o->a.at_ts_ns = x->attr.at_ts_ns;
+		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+		else if (!o->json)
+			mp_analyze_print_text(stdout, &o->a);
+	}
+	free(source);
+	mp_reader_close(r);
+	mp_timeline_free(&x->timeline);
+	mp_lifetime_free(&x->life);
+	mp_attribution_free(&x->attr);
+	mp_frag_free(&x->frag);
+	mp_memstate_free(&x->ms);
+	free(x);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct analyze_opts o;
+	struct mp_error err = {0};
+	struct mp_store *s;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.a.device = -1;
+	o.a.top = 10;
+	o.a.kinds = DEFAULT_KINDS;
+	o.a.at = MP_ATTR_AT_PEAK;
+	o.a.granularity = MP_FRAG_DEFAULT_GRANULARITY;
+	o.a.churn_window_ns = MP_LIFETIME_DEFAULT_CHURN_WINDOW_NS;
+	o.a.idle_min_share = MP_LIFETIME_DEFAULT_IDLE_SHARE;
+	o.points = MP_TIMELINE_DEFAULT_POINTS;
+	if ((rc = parse_opts(argc, argv, &o)) != 0)
+		return rc < 0 ? MP_EXIT_OK : rc;
+	if (mp_store_open(&s, argv[optind], &err) < 0)
+		return mp_cmd_fail(&mp_cmd_analyze, &err);
+	rc = analyze(s, &o, &err);
+	mp_store_close(s);
+	if (rc < 0)
+		return mp_cmd_fail(&mp_cmd_analyze, &err);
+	return MP_EXIT_OK;
+}
+
+const struct mp_cmd mp_cmd_analyze = {
+        .name = "analyze",
+        .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
+        .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--json] "
+                 "[--timeline=FILE.csv] TRACE",
+        .help = help,
+        .run = run,
+};

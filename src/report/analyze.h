@@ -1,0 +1,66 @@
+/*
+ * report/analyze.h - 'memprof analyze' output: peaks, fragmentation, OOMs,
+ * attribution and lifetime findings per device, as text for people or as
+ * JSON for programs (layout in memprof-analyze(1), versioned by
+ * MP_ANALYZE_JSON_VERSION).  Receives plain results, never a database
+ * handle.
+ */
+#ifndef MP_REPORT_ANALYZE_H
+#define MP_REPORT_ANALYZE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/attribution.h"
+#include "analysis/frag.h"
+#include "analysis/lifetime.h"
+#include "analysis/memstate.h"
+
+#define MP_ANALYZE_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
+
+struct mp_analysis {
+	const char *path;
+	const char *source; /* meta 'source', may be NULL */
+	int truncated, lossy;
+	/* options as run */
+	int device; /* -1: every device */
+	int top;
+	unsigned kinds; /* 1 << enum mp_attr_kind */
+	int at;         /* enum mp_attr_at */
+	int64_t at_ts_ns;
+	uint64_t granularity;
+	int64_t churn_window_ns;
+	double idle_min_share;
+	/* results */
+	const struct mp_memstate *ms;
+	const struct mp_frag *frag;
+	const struct mp_attribution *attr;
+	const struct mp_lifetime *life;
+};
+
+/* The attribution kinds' names, indexed by enum mp_attr_kind. */
+extern const char *const mp_attr_kind_names[MP_ATTR_KINDS];
+
+/*
+ * Sentences about what could not be computed or needs care (frees without
+ * an allocation, events out of order, lossy or truncated traces, devices
+ * without addresses, ...).  Calls fn once per note.
+ */
+void mp_analyze_notes(const struct mp_analysis *a, void (*fn)(void *ctx, const char *note),
+                      void *ctx);
+
+/* Size class k of analysis/attribution as text ("1 MiB..2 MiB" for
+ * [1 MiB, 2 MiB), "0 B" for class 0), and its least and greatest size. */
+char *mp_size_class_text(char *buf, size_t n, int k);
+int64_t mp_size_class_min(int64_t k);
+int64_t mp_size_class_max(int64_t k);
+
+/* Indexes into a->ms->devices of the devices to print (--device, or all),
+ * in ascending ordinal; returns how many. */
+int mp_analyze_device_order(const struct mp_analysis *a, int order[MP_MEM_MAX_DEVICES]);
+
+void mp_analyze_print_text(FILE *out, const struct mp_analysis *a);
+/* Returns 0, or -1 when out of memory. */
+int mp_analyze_print_json(FILE *out, const struct mp_analysis *a);
+
+#endif

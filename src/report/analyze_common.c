@@ -1,0 +1,178 @@
+/*
+ * report/analyze_common.c - what the text and JSON renderings of 'memprof
+ * analyze' share: the notes (what could not be computed, and why), size
+ * class labels, group kind names and the order devices are printed in.
+ */
+#include "report/analyze.h"
+#include "util/format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mp_attr_kind_names[MP_ATTR_KINDS] = {"stack", "phase", "stream", "size",
+                                                        "api"};
+
+int64_t mp_size_class_min(int64_t k)
+{
+	return k <= 0 ? 0 : INT64_C(1) << (k - 1);
+}
+
+int64_t mp_size_class_max(int64_t k)
+{
+	return k <= 0 ? 0 : k >= 63 ? INT64_MAX : (INT64_C(1) << k) - 1;
+}
+
+/* 2^k bytes in the largest binary unit that keeps it whole. */
+static char *power_text(char *buf, size_t n, int k)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	int u = k / 10 < 6 ? k / 10 : 6;
+
+	snprintf(buf, n, "%lld %s", 1LL << (k - 10 * u), units[u]);
+	return buf;
+}
+
+char *mp_size_class_text(char *buf, size_t n, int k)
+{
+	char lo[24], hi[24];
+
+	if (k <= 0) {
+		snprintf(buf, n, "0 B");
+		return buf;
+	}
+	snprintf(buf, n, "%s..%s", power_text(lo, sizeof(lo), k - 1),
+	         k < 63 ? power_text(hi, sizeof(hi), k) : "8 EiB");
+	return buf;
+}
+
+int mp_analyze_device_order(const struct mp_analysis *a, int order[MP_MEM_MAX_DEVICES])
+{
+	const struct mp_memstate *ms = a->ms;
+	int n = 0, i, j;
+
+	for (i = 0; i < ms->n_devices; i++) {
+		if (a->device >= 0 && ms->devices[i].device != a->device)
+			continue;
+		for (j = n; j > 0 && ms->devices[order[j - 1]].device > ms->devices[i].device; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n++;
+	}
+	return n;
+}
+
+#define NOTE(...)                                           \
+	do {                                                    \
+		snprintf(text, sizeof(text), __VA_ARGS__);          \
+		fn(ctx, text);                                      \
+	} while (0)
+
+static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const char *), void *ctx)
+{
+	const struct mp_memstate *ms = a->ms;
+	int64_t allocs = ms->n_by_op[MEMPROF_OP_ALLOC] + ms->n_by_op[MEMPROF_OP_PREEXISTING];
+	char text[512];
+
+	if (ms->n_events == 0)
+		NOTE("the trace has no events: there is nothing to analyze");
+	else if (allocs == 0)
+		NOTE("the trace has no allocations: live bytes are 0 throughout");
+	if (a->truncated)
+		NOTE("the trace is marked truncated: recording stopped early, so blocks live at its "
+		     "end are not necessarily leaks");
+	if (a->source && strcmp(a->source, "torch") == 0)
+		NOTE("a PyTorch snapshot records a window of the program: leaks are blocks never "
+		     "freed within the window, and blocks live before it are preexisting");
+	if (a->lossy)
+		NOTE("the trace is marked lossy: its importer inferred or dropped some records "
+		     "('memprof info' says how many)");
+	if (ms->n_unmatched_frees)
+		NOTE("%lld frees have no allocation in the trace (allocated before recording "
+		     "began?) and were ignored",
+		     (long long)ms->n_unmatched_frees);
+	if (ms->n_unmatched_releases)
+		NOTE("%lld segment releases have no reserve in the trace and were ignored",
+		     (long long)ms->n_unmatched_releases);
+	if (ms->n_out_of_order)
+		NOTE("%lld events have a timestamp earlier than the event before them: figures "
+		     "follow trace order, and time-weighted figures count backward gaps as zero",
+		     (long long)ms->n_out_of_order);
+	if (ms->n_zero_size)
+		NOTE("%lld allocations are of zero bytes: counted, holding nothing",
+		     (long long)ms->n_zero_size);
+	if (ms->devices_truncated)
+		NOTE("the trace uses more than %d devices: only the first %d seen are analyzed",
+		     MP_MEM_MAX_DEVICES, MP_MEM_MAX_DEVICES);
+	if (a->device >= 0 && !mp_memstate_device(ms, a->device))
+		NOTE("device %d has no events in this trace", a->device);
+	if (a->frag->n_segment_mismatches)
+		NOTE("%lld segment releases or unmaps did not match a segment held in the hole "
+		     "model",
+		     (long long)a->frag->n_segment_mismatches);
+}
+
+static void frag_notes(const struct mp_analysis *a, const struct mp_frag_device *fd,
+                       void (*fn)(void *, const char *), void *ctx)
+{
+	char text[512], g[32];
+	int dev = fd->device;
+
+	if (fd->model == MP_FRAG_NONE && fd->n_no_address)
+		NOTE("device %d: no segments and no addresses, so external fragmentation cannot be "
+		     "computed",
+		     dev);
+	if (fd->model == MP_FRAG_ADDRESS_SPACE)
+		NOTE("device %d: no segment-level events; reserved memory and its holes are "
+		     "modelled from block addresses at %s granularity",
+		     dev, mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+	if (fd->model != MP_FRAG_NONE && fd->n_no_address)
+		NOTE("device %d: %lld allocations without an address are left out of the hole "
+		     "model",
+		     dev, (long long)fd->n_no_address);
+	if (fd->holes_at_end.n_outside)
+		NOTE("device %d: %lld blocks live at the end lie outside every segment", dev,
+		     (long long)fd->holes_at_end.n_outside);
+	if (fd->holes_at_end.n_overlaps)
+		NOTE("device %d: %lld allocations overlapped a live block (a corrupt or lossy trace): "
+		     "holes next to them are approximate",
+		     dev, (long long)fd->holes_at_end.n_overlaps);
+	if (fd->tw.n_unknown)
+		NOTE("device %d: after %lld events reserved bytes were below live bytes (blocks "
+		     "outside the segments): free-in-reserved is unknown there and not "
+		     "time-weighted",
+		     dev, (long long)fd->tw.n_unknown);
+	if (fd->model != MP_FRAG_NONE && fd->model_since_seq > fd->first_seq)
+		NOTE("device %d: its fragmentation model starts at event %lld (%s); time-weighted "
+		     "figures cover the trace from there",
+		     dev, (long long)fd->model_since_seq,
+		     fd->model == MP_FRAG_SEGMENTS ? "its first segment event"
+		                                   : "its first allocation with an address");
+	if (fd->n_ooms_total > (int64_t)fd->n_ooms)
+		NOTE("device %d: %lld OOMs; the first %zu are listed", dev,
+		     (long long)fd->n_ooms_total, fd->n_ooms);
+}
+
+void mp_analyze_notes(const struct mp_analysis *a, void (*fn)(void *ctx, const char *note),
+                      void *ctx)
+{
+	int order[MP_MEM_MAX_DEVICES], n, i;
+	char text[512];
+
+	trace_notes(a, fn, ctx);
+	n = mp_analyze_device_order(a, order);
+	for (i = 0; i < n; i++) {
+		const struct mp_mem_device *d = &a->ms->devices[order[i]];
+		const struct mp_frag_device *fd = mp_frag_device(a->frag, d->device);
+		const struct mp_attr_device *ad = mp_attribution_device(a->attr, d->device);
+
+		if (fd)
+			frag_notes(a, fd, fn, ctx);
+		if (a->at == MP_ATTR_AT_OOM && (!ad || !ad->taken))
+			NOTE("device %d: no OOM, so nothing is attributed at one", d->device);
+		else if (a->at == MP_ATTR_AT_TIME && (!ad || !ad->taken))
+			NOTE("device %d: no event at or before the time asked", d->device);
+		else if (a->at == MP_ATTR_AT_PEAK && d->live_peak.seq == 0)
+			NOTE("device %d: nothing was ever live", d->device);
+	}
+}

@@ -1,0 +1,347 @@
+/*
+ * report/analyze_json.c - the JSON rendering of 'memprof analyze' (layout
+ * in memprof-analyze(1), versioned by MP_ANALYZE_JSON_VERSION), built with
+ * cJSON from plain results.
+ */
+#include "report/analyze.h"
+#include "report/json_util.h"
+#include "util/stack_text.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+static void add_ratio(cJSON *o, const char *key, int64_t part, int64_t whole)
+{
+	cJSON_AddNumberToObject(o, key, whole > 0 ? (double)part / (double)whole : 0.0);
+}
+
+static cJSON *peak_json(const struct mp_mem_peak *p)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	mp_json_add_int(o, "bytes", p->bytes);
+	mp_json_add_int(o, "ts_ns", p->ts_ns);
+	mp_json_add_int(o, "seq", p->seq);
+	return o;
+}
+
+static cJSON *point_json(const struct mp_frag_point *p)
+{
+	cJSON *o;
+
+	if (p->seq == 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	mp_json_add_int(o, "ts_ns", p->ts_ns);
+	mp_json_add_int(o, "seq", p->seq);
+	mp_json_add_int(o, "live_bytes", p->live_bytes);
+	mp_json_add_int(o, "requested_bytes", p->requested_bytes);
+	mp_json_add_known(o, "reserved_bytes", p->reserved_bytes);
+	mp_json_add_int(o, "internal_bytes", p->live_bytes - p->requested_bytes);
+	add_ratio(o, "internal_ratio", p->live_bytes - p->requested_bytes, p->live_bytes);
+	mp_json_add_known(o, "free_in_reserved_bytes", p->free_in_reserved_bytes);
+	mp_json_add_known(o, "largest_free_bytes", p->largest_free_bytes);
+	if (p->free_in_reserved_bytes < 0 || p->largest_free_bytes < 0)
+		cJSON_AddNullToObject(o, "external_ratio");
+	else if (p->free_in_reserved_bytes == 0 || p->largest_free_bytes > p->free_in_reserved_bytes)
+		cJSON_AddNumberToObject(o, "external_ratio", 0.0);
+	else
+		cJSON_AddNumberToObject(o, "external_ratio",
+		                        1.0 - (double)p->largest_free_bytes /
+		                                      (double)p->free_in_reserved_bytes);
+	return o;
+}
+
+static cJSON *time_weighted_json(const struct mp_frag_device *fd)
+{
+	const struct mp_frag_integrals *tw = &fd->tw;
+	cJSON *o;
+
+	if (tw->span_ns <= 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	mp_json_add_int(o, "span_ns", tw->span_ns);
+	mp_json_add_int(o, "since_seq", fd->model_since_seq);
+	cJSON_AddNumberToObject(o, "internal_bytes", tw->internal / (double)tw->span_ns);
+	cJSON_AddNumberToObject(o, "internal_ratio", tw->live > 0 ? tw->internal / tw->live : 0.0);
+	if (fd->model == MP_FRAG_NONE || tw->n_unknown > 0) {
+		cJSON_AddNullToObject(o, "free_in_reserved_bytes");
+		cJSON_AddNullToObject(o, "external_ratio");
+	} else {
+		cJSON_AddNumberToObject(o, "free_in_reserved_bytes", tw->free / (double)tw->span_ns);
+		cJSON_AddNumberToObject(o, "external_ratio", tw->ext_ratio / (double)tw->span_ns);
+	}
+	return o;
+}
+
+static cJSON *frag_json(const struct mp_frag_device *fd, uint64_t granularity)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "model", mp_frag_model_name(fd->model));
+	if (fd->model == MP_FRAG_ADDRESS_SPACE)
+		mp_json_add_int(o, "granularity_bytes", (int64_t)granularity);
+	else
+		cJSON_AddNullToObject(o, "granularity_bytes");
+	cJSON_AddItemToObject(o, "at_peak", point_json(&fd->at_live_peak));
+	cJSON_AddItemToObject(o, "at_reserved_peak", point_json(&fd->at_reserved_peak));
+	cJSON_AddItemToObject(o, "at_end", point_json(&fd->at_end));
+	cJSON_AddItemToObject(o, "time_weighted", time_weighted_json(fd));
+	return o;
+}
+
+static void add_fits(cJSON *o, const char *key, int64_t request, int64_t room)
+{
+	if (room < 0)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddBoolToObject(o, key, request <= room);
+}
+
+static cJSON *ooms_json(const struct mp_frag_device *fd)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < fd->n_ooms; i++) {
+		const struct mp_frag_oom *oom = &fd->ooms[i];
+		cJSON *o = cJSON_CreateObject();
+
+		mp_json_add_int(o, "seq", oom->at.seq);
+		mp_json_add_int(o, "ts_ns", oom->at.ts_ns);
+		mp_json_add_int(o, "requested_bytes", oom->requested_bytes);
+		mp_json_add_known(o, "device_free_bytes", oom->device_free_bytes);
+		mp_json_add_int(o, "live_bytes", oom->at.live_bytes);
+		mp_json_add_known(o, "reserved_bytes", oom->at.reserved_bytes);
+		mp_json_add_known(o, "free_in_reserved_bytes", oom->at.free_in_reserved_bytes);
+		mp_json_add_known(o, "largest_free_bytes", oom->at.largest_free_bytes);
+		add_fits(o, "fits_in_free_reserved", oom->requested_bytes,
+		         oom->at.free_in_reserved_bytes);
+		add_fits(o, "fits_in_largest_free", oom->requested_bytes, oom->at.largest_free_bytes);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static void add_stack(cJSON *o, const struct memprof_stack *s)
+{
+	char *text = mp_stack_text_format(s, NULL);
+
+	cJSON_AddStringToObject(o, "key", text ? text : "");
+	free(text);
+	cJSON_AddItemToObject(o, "frames", mp_json_frames(s));
+}
+
+static void add_group_key(cJSON *o, int kind, const struct mp_attr_group *g)
+{
+	char text[64];
+
+	switch (kind) {
+	case MP_ATTR_STACK:
+		add_stack(o, g->stack);
+		return;
+	case MP_ATTR_PHASE:
+	case MP_ATTR_API:
+		cJSON_AddStringToObject(o, "key", g->name ? g->name : "");
+		return;
+	case MP_ATTR_STREAM:
+		snprintf(text, sizeof(text), "%llu", (unsigned long long)g->key);
+		cJSON_AddStringToObject(o, "key", text);
+		return;
+	default:
+		mp_size_class_text(text, sizeof(text), (int)g->key);
+		cJSON_AddStringToObject(o, "key", text);
+		mp_json_add_int(o, "min_bytes", mp_size_class_min(g->key));
+		mp_json_add_int(o, "max_bytes", mp_size_class_max(g->key));
+		return;
+	}
+}
+
+static cJSON *groups_json(const struct mp_attr_device *ad, int kind, int top, int64_t live)
+{
+	cJSON *a = cJSON_CreateArray();
+	ptrdiff_t n, i;
+	struct mp_attr_group *g = mp_attribution_groups(ad, kind, &n);
+
+	for (i = 0; i < n && i < top; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		add_group_key(o, kind, &g[i]);
+		mp_json_add_int(o, "count", g[i].count);
+		mp_json_add_int(o, "bytes", g[i].bytes);
+		mp_json_add_int(o, "requested_bytes", g[i].requested_bytes);
+		add_ratio(o, "share", g[i].bytes, live);
+		cJSON_AddItemToArray(a, o);
+	}
+	free(g);
+	return a;
+}
+
+static const char *at_name(int at)
+{
+	return at == MP_ATTR_AT_PEAK ? "peak" : at == MP_ATTR_AT_OOM ? "oom" : "time";
+}
+
+static cJSON *attribution_json(const struct mp_analysis *a, int32_t device)
+{
+	const struct mp_attr_device *ad = mp_attribution_device(a->attr, device);
+	cJSON *o, *groups;
+	int k;
+
+	if (!ad || !ad->taken)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "at", at_name(a->at));
+	mp_json_add_int(o, "seq", ad->seq);
+	mp_json_add_int(o, "ts_ns", ad->ts_ns);
+	mp_json_add_int(o, "live_bytes", ad->live_bytes);
+	mp_json_add_int(o, "live_blocks", ad->live_blocks);
+	groups = cJSON_AddObjectToObject(o, "groups");
+	for (k = 0; k < MP_ATTR_KINDS; k++)
+		if (a->kinds & (1u << k))
+			cJSON_AddItemToObject(groups, mp_attr_kind_names[k],
+			                      groups_json(ad, k, a->top, ad->live_bytes));
+	return o;
+}
+
+static cJSON *finding_json(const struct mp_lifetime_finding *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	add_stack(o, f->stack);
+	mp_json_add_int(o, "count", f->count);
+	mp_json_add_int(o, "bytes", f->bytes);
+	mp_json_add_int(o, "first_seq", f->first_seq);
+	mp_json_add_int(o, "site_allocs", f->site_allocs);
+	if (f->kind == MP_LIFETIME_CHURN || f->kind == MP_LIFETIME_IDLE)
+		mp_json_add_int(o, "mean_lifetime_ns", f->mean_lifetime_ns);
+	if (f->kind == MP_LIFETIME_REUSE) {
+		mp_json_add_int(o, "size_bytes", f->size_bytes);
+		mp_json_add_int(o, "calls_saved", f->calls_saved);
+	}
+	return o;
+}
+
+static cJSON *total_json(const struct mp_lifetime_total *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	mp_json_add_int(o, "count", t->count);
+	mp_json_add_int(o, "bytes", t->bytes);
+	return o;
+}
+
+static cJSON *lifetime_json(const struct mp_analysis *a, int32_t device)
+{
+	cJSON *o = cJSON_CreateObject(), *totals = cJSON_CreateObject();
+	struct mp_lifetime_totals t;
+	int k;
+
+	for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
+		cJSON *arr = cJSON_CreateArray();
+		size_t n, i;
+		const struct mp_lifetime_finding *f = mp_lifetime_findings(a->life, k, &n);
+		int shown = 0;
+
+		for (i = 0; i < n && shown < a->top; i++)
+			if (f[i].device == device) {
+				cJSON_AddItemToArray(arr, finding_json(&f[i]));
+				shown++;
+			}
+		cJSON_AddItemToObject(o, mp_lifetime_kind_name(k), arr);
+	}
+	mp_lifetime_device_totals(a->life, device, &t);
+	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
+		cJSON_AddItemToObject(totals, mp_lifetime_kind_name(k), total_json(&t.kind[k]));
+	cJSON_AddItemToObject(totals, "preexisting_live_at_end",
+	                      total_json(&t.preexisting_live_at_end));
+	cJSON_AddItemToObject(o, "totals", totals);
+	return o;
+}
+
+static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_device *d)
+{
+	const struct mp_frag_device *fd = mp_frag_device(a->frag, d->device);
+	cJSON *o = cJSON_CreateObject(), *peaks, *end;
+
+	mp_json_add_int(o, "device", d->device);
+	mp_json_add_int(o, "events", d->n_events);
+	peaks = cJSON_AddObjectToObject(o, "peaks");
+	cJSON_AddItemToObject(peaks, "live", peak_json(&d->live_peak));
+	cJSON_AddItemToObject(peaks, "requested", peak_json(&d->requested_peak));
+	cJSON_AddItemToObject(peaks, "reserved", d->has_segments ? peak_json(&d->reserved_peak)
+	                                                         : cJSON_CreateNull());
+	end = cJSON_AddObjectToObject(o, "end");
+	mp_json_add_int(end, "live_bytes", d->live_bytes);
+	mp_json_add_int(end, "requested_bytes", d->requested_bytes);
+	mp_json_add_known(end, "reserved_bytes", d->has_segments ? d->reserved_bytes : -1);
+	mp_json_add_int(end, "live_blocks", d->n_live);
+	cJSON_AddItemToObject(o, "fragmentation",
+	                      fd ? frag_json(fd, a->granularity) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "ooms", fd ? ooms_json(fd) : cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "attribution", attribution_json(a, d->device));
+	cJSON_AddItemToObject(o, "lifetime", lifetime_json(a, d->device));
+	return o;
+}
+
+static void add_note(void *ctx, const char *note)
+{
+	cJSON_AddItemToArray(ctx, cJSON_CreateString(note));
+}
+
+static cJSON *options_json(const struct mp_analysis *a)
+{
+	cJSON *o = cJSON_CreateObject(), *by = cJSON_CreateArray();
+	char at[32];
+	int k;
+
+	mp_json_add_known(o, "device", a->device);
+	mp_json_add_int(o, "top", a->top);
+	for (k = 0; k < MP_ATTR_KINDS; k++)
+		if (a->kinds & (1u << k))
+			cJSON_AddItemToArray(by, cJSON_CreateString(mp_attr_kind_names[k]));
+	cJSON_AddItemToObject(o, "by", by);
+	if (a->at == MP_ATTR_AT_TIME) {
+		snprintf(at, sizeof(at), "%lld", (long long)a->at_ts_ns);
+		cJSON_AddStringToObject(o, "at", at);
+	} else {
+		cJSON_AddStringToObject(o, "at", at_name(a->at));
+	}
+	mp_json_add_int(o, "granularity_bytes", (int64_t)a->granularity);
+	mp_json_add_int(o, "churn_window_ns", a->churn_window_ns);
+	cJSON_AddNumberToObject(o, "idle_share", a->idle_min_share);
+	return o;
+}
+
+int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
+{
+	const struct mp_memstate *ms = a->ms;
+	cJSON *root = cJSON_CreateObject(), *devs;
+	int order[MP_MEM_MAX_DEVICES], n, i;
+	char *text;
+
+	mp_json_add_int(root, "memprof_analyze_version", MP_ANALYZE_JSON_VERSION);
+	cJSON_AddStringToObject(root, "trace", a->path);
+	if (a->source)
+		cJSON_AddStringToObject(root, "source", a->source);
+	else
+		cJSON_AddNullToObject(root, "source");
+	cJSON_AddBoolToObject(root, "truncated", a->truncated);
+	cJSON_AddBoolToObject(root, "lossy", a->lossy);
+	cJSON_AddItemToObject(root, "options", options_json(a));
+	mp_json_add_int(root, "events", ms->n_events);
+	mp_json_add_int(root, "span_ns", ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0);
+	mp_analyze_notes(a, add_note, cJSON_AddArrayToObject(root, "notes"));
+	devs = cJSON_AddArrayToObject(root, "devices");
+	n = mp_analyze_device_order(a, order);
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(devs, device_json(a, &ms->devices[order[i]]));
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return -1;
+	fputs(text, out);
+	fputc('\n', out);
+	free(text);
+	return 0;
+}
