@@ -4,10 +4,12 @@
 # (tests/torch/analyze_figures.py, standard library only): per device the
 # peaks of live, requested and reserved bytes with their time and event,
 # the fragmentation at the live peak, the reserved peak, each OOM and the
-# end, the time-weighted figures, the top 3 call stacks at the live peak and
-# the end state.  First the event stream itself: the reference's events
+# end, the time-weighted figures, the top 3 groups of blocks live at the
+# peak by call stack, phase, stream and size class, the end state and the
+# leak totals.  First the event stream itself: the reference's events
 # must be those 'memprof export' shows.  Runs on small generated snapshots
-# (tests/torch/make_snapshots.py), then on the real ones in
+# (tests/torch/make_snapshots.py), on random ones from a model of the
+# caching allocator (tests/torch/random_snapshot.py), then on the real ones in
 # ../shared/datasets/torch-snapshots; skips (77) when those are absent and
 # every generated case passed.
 set -u
@@ -54,6 +56,15 @@ run python3 "$TORCH/make_snapshots.py" "$W/gen"
 expect_status 0
 for f in "$W"/gen/*.pickle; do
 	same_analysis "$(basename "$f" .pickle)" "$f"
+done
+
+# --- random snapshots: a model of the caching allocator, the trace cut to a window ------
+mkdir "$W/random" || die "mkdir $W/random"
+for seed in 1 2 3; do
+	step "random snapshot $seed"
+	run python3 "$TORCH/random_snapshot.py" "$seed" 4000 "$W/random/random-$seed.pickle"
+	expect_status 0
+	same_analysis "random-$seed" "$W/random/random-$seed.pickle"
 done
 
 # two-devices, worked by hand (make_snapshots.py; MiB = 1048576, t = 1748730000000000 us):

@@ -11,18 +11,23 @@ Three steps, each written from the documentation, not from memprof's C:
     annotations in time order, with the implied frees and releases;
  3. the analysis (DESIGN.md section 3, memprof analyze's JSON layout):
     per device the peaks of live, requested and reserved bytes, the
-    fragmentation at the live peak, at the reserved peak, at each OOM and
-    at the end (holes = parts of reserved containers that no live block
-    covers; reserved segments never merge, mapped pages merge when they
-    touch), the top stack groups at the live peak, and the end figures.
+    fragmentation at the live peak, at the reserved peak, at each OOM, at
+    the device's last event and time-weighted (holes = parts of reserved
+    containers that no live block covers; reserved segments never merge,
+    mapped pages merge when they touch), the top groups of live blocks at
+    the live peak by stack, phase, stream and size class, the end figures
+    and the totals of leaks and of preexisting blocks live at the end
+    (not the other lifetime patterns).
 
 Prints JSON in the layout of 'memprof analyze --json' holding only the
 figures computed here; each device also has "reference_only" (figures
-memprof does not print, for a person reading a difference).
+memprof does not print, for a person reading a difference).  Set
+ANALYZE_FIGURES_CHECK=1 to check the incremental hole tracker against a
+brute-force scan after every event (slow).
 
 usage: analyze_figures.py [--top N] SNAPSHOT.pickle
        analyze_figures.py --events SNAPSHOT.pickle   (the events of step 2 as
-       CSV rows ts_ns,op,id,size,requested,address,device,stack)
+       CSV rows ts_ns,op,id,size,requested,address,device,stream,stack)
 """
 import bisect
 import csv
@@ -36,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_figures as sf  # noqa: E402
 
 GRANULARITY = 2097152  # the address-space model's default granule
+GROUP_KINDS = ("stack", "phase", "stream", "size")  # memprof analyze's default --by
 OOMS_LISTED = 10  # memprof analyze's default --top
 CHECK = os.environ.get("ANALYZE_FIGURES_CHECK") == "1"  # slow self-checks
 ALLOC, FREE, PREEXISTING, RESERVE, RELEASE, MAP, UNMAP, OOM = range(1, 9)
@@ -186,53 +192,55 @@ def prelude_order(w, trace):
 
 class Writer:
     """memprof import's writing of one snapshot: events as tuples
-    (op, device, id, address, size, requested, frames, ts_ns[, device_free]);
-    frames is the entry's frames list, or None when it makes no stack."""
+    (op, device, id, address, size, requested, frames, ts_ns, stream,
+    device_free); frames is the entry's frames list, or None when it makes
+    no stack; device_free is -1 when unknown."""
 
     def __init__(self, stacks):
         self.events, self.next_id, self.stacks = [], 0, stacks
         self.blocks, self.segs = {}, {}  # (device, address) -> [id, size, requested, pending]
 
-    def put(self, op, dev, id_, addr, size, req, ts, frames=None):
-        self.events.append((op, dev, id_, addr, size, req, self.stacks.of(frames), ts))
+    def put(self, op, dev, id_, addr, size, req, ts, frames=None, stream=0, device_free=-1):
+        self.events.append((op, dev, id_, addr, size, req, self.stacks.of(frames), ts,
+                            stream % (1 << 64), device_free))
 
     def new_id(self):
         self.next_id += 1
         return self.next_id
 
-    def block(self, op, dev, addr, size, req, ts, frames=None):
+    def block(self, op, dev, addr, size, req, ts, frames=None, stream=0):
         k = (dev, addr)
         live = self.blocks.get(k)
         if op in (ALLOC, PREEXISTING):
             if live:  # the trace lost a free: close the old block first
-                self.block(FREE, dev, addr, 0, 0, ts)
+                self.block(FREE, dev, addr, 0, 0, ts, None, stream)
             b = self.blocks[k] = [self.new_id(), size, req if req >= 0 else size, 0]
-            return self.put(op, dev, b[0], addr, b[1], b[2], ts, frames)
+            return self.put(op, dev, b[0], addr, b[1], b[2], ts, frames, stream)
         if not live:  # a free of nothing live: kept, with a new id
             return self.put(op, dev, self.new_id(), addr, size, req if 0 <= req <= size else size,
-                            ts, frames)
+                            ts, frames, stream)
         if op == FREE_REQUESTED and live[3]:
             return  # a second free_requested: nothing written
         if op == FREE_REQUESTED:
             live[3] = 1
         else:
             del self.blocks[k]
-        self.put(op, dev, live[0], addr, live[1], live[2], ts, frames)
+        self.put(op, dev, live[0], addr, live[1], live[2], ts, frames, stream)
 
-    def segment(self, op, dev, addr, size, ts, frames=None):
+    def segment(self, op, dev, addr, size, ts, frames=None, stream=0):
         k = (dev, addr)
         id_ = self.new_id()
         if op == RESERVE:
             if k in self.segs:
-                self.segment(RELEASE, dev, addr, 0, ts)
+                self.segment(RELEASE, dev, addr, 0, ts, None, stream)
             self.segs[k] = (id_, size)
         elif op == RELEASE and k in self.segs:
             id_, size = self.segs.pop(k)
-        self.put(op, dev, id_, addr, size, size, ts, frames)
+        self.put(op, dev, id_, addr, size, size, ts, frames, stream)
 
     def prelude(self, dev, segs_sizes, mapped, map_addr, blocks, ts):
-        for addr, size, frames in segs_sizes:
-            self.segment(RESERVE, dev, addr, size, ts, frames)
+        for addr, size, frames, stream in segs_sizes:
+            self.segment(RESERVE, dev, addr, size, ts, frames, stream)
         if mapped > 0:
             self.segment(MAP, dev, map_addr, mapped, ts)
         for addr, (size, req, frames), pending in blocks:
@@ -245,13 +253,14 @@ class Writer:
         ops = {"alloc": ALLOC, "free_requested": FREE_REQUESTED, "free_completed": FREE,
                "free": FREE, "segment_alloc": RESERVE, "segment_free": RELEASE,
                "segment_map": MAP, "segment_unmap": UNMAP}
+        stream = e.get("stream", 0)
         if a in ("alloc",) + FREES:
-            self.block(ops[a], dev, e["addr"], size, e["size"], ts, e.get("frames"))
+            self.block(ops[a], dev, e["addr"], size, e["size"], ts, e.get("frames"), stream)
         elif a in ops:
-            self.segment(ops[a], dev, e["addr"], e["size"], ts, e.get("frames"))
+            self.segment(ops[a], dev, e["addr"], e["size"], ts, e.get("frames"), stream)
         elif a == "oom":
-            self.put(OOM, dev, 0, 0, e["size"], e["size"], ts, e.get("frames"))
-            self.events[-1] += (e.get("device_free", -1),)
+            self.put(OOM, dev, 0, 0, e["size"], e["size"], ts, e.get("frames"), stream,
+                     e.get("device_free", -1))
 
 
 def import_events(snap):
@@ -274,10 +283,14 @@ def import_events(snap):
         survivors = {i: w["allocated"][a]["size"] for a, i in last_alloc.items()
                      if a in w["allocated"]}
         segs, blocks = prelude_order(w, trace)
-        released = {e.get("addr") for e in trace if e["action"] == "segment_free"}
+        released = {}  # address -> stream of the first release
+        for e in trace:
+            if e["action"] == "segment_free":
+                released.setdefault(e.get("addr"), e.get("stream", 0))
         exp = [s["address"] for s in w["segs"] if s.get("is_expandable")]
-        seg_frames = {s["address"]: s.get("frames") for s in w["segs"]}
-        starts[dev] = ([(a, w["segments"][a], None if a in released else seg_frames.get(a))
+        final = {s["address"]: s for s in w["segs"]}
+        starts[dev] = ([(a, w["segments"][a], None, released[a]) if a in released else
+                        (a, w["segments"][a], final[a].get("frames"), final[a].get("stream", 0))
                         for a in segs], w["mapped"],
                        min(exp) if exp else 0, blocks)
         for i, (e, ts) in enumerate(zip(trace, entry_times(trace))):
@@ -442,6 +455,7 @@ class Device:
                       for k in ("live", "requested", "reserved")}
         self.ooms = []
         self.holes = None  # HoleTracker, for the time-weighted figures
+        self.last_seq = self.last_ts = 0  # the device's last event
 
     def apply(self, ev, never_live):
         """One event of this device; returns the block span that became
@@ -450,7 +464,7 @@ class Device:
         self.events += 1
         change = None
         if op in (ALLOC, PREEXISTING) and not never_live:
-            self.blocks[id_] = [addr, size, req, ev[6], 0]
+            self.blocks[id_] = [addr, size, req, ev[6], 0, ev[8], op == PREEXISTING]
             self.live += size
             self.requested += min(req, size)
             change = (addr, addr + size, 1)
@@ -532,12 +546,27 @@ class Device:
         ratio = 1 - self.holes.largest() / free if free else 0.0
         return self.live, self.live - self.requested, free, ratio
 
-    def groups(self, top):
+    def groups(self, kind):
+        """The live blocks grouped by kind (stack, phase, stream or size),
+        largest first: bytes, then count, then key."""
         by = {}
         for b in self.live_blocks():
-            key, frames = STACKS.text(b[3])
-            g = by.setdefault(key, {"key": key, "count": 0, "bytes": 0, "requested_bytes": 0,
-                                    "frames": frames})
+            extra = {}
+            if kind == "stack":
+                key, frames = STACKS.text(b[3])
+                extra = {"frames": frames}
+            elif kind == "phase":
+                key = ""  # memory events of a snapshot have no phase
+            elif kind == "stream":
+                key = str(b[5])
+            else:
+                lo = 1 << (b[1].bit_length() - 1) if b[1] else 0
+                key = "%s..%s" % (binary(lo), binary(2 * lo)) if lo else "0 B"
+                extra = {"min_bytes": lo, "max_bytes": 2 * lo - 1 if lo else 0}
+            g = by.get(key)
+            if g is None:
+                g = by[key] = dict({"key": key, "count": 0, "bytes": 0, "requested_bytes": 0},
+                                   **extra)
             g["count"] += 1
             g["bytes"] += b[1]
             g["requested_bytes"] += min(b[2], b[1])
@@ -545,7 +574,16 @@ class Device:
                                                  g["key"].encode("utf-8", "surrogatepass")))
         for g in out:
             g["share"] = g["bytes"] / self.live if self.live else 0.0
-        return out[:top]
+        return out
+
+
+def binary(v):
+    """A power of two with its binary unit: 512 B, 1 KiB, 2 MiB."""
+    for unit in ("EiB", "PiB", "TiB", "GiB", "MiB", "KiB"):
+        scale = 1 << (10 * (1 + ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB").index(unit)))
+        if v >= scale:
+            return "%d %s" % (v // scale, unit)
+    return "%d B" % v
 
 
 class Weighted:
@@ -624,6 +662,7 @@ def replay(events, at=None, weighted=False):
         # a preexisting block followed at once by its free_requested is never live
         never_live = (op == PREEXISTING and i + 1 < n and events[i + 1][0] == FREE_REQUESTED
                       and events[i + 1][1] == dev and events[i + 1][2] == id_)
+        d.last_seq, d.last_ts = seq, ts
         had_segments = d.has_segments
         if skip:
             d.events += 1
@@ -633,13 +672,13 @@ def replay(events, at=None, weighted=False):
             change = d.apply(ev, never_live)
             skip = never_live
         if op == OOM:
-            d.ooms.append((seq, ts, ev[4], ev[8] if len(ev) > 8 else -1))
+            d.ooms.append((seq, ts, ev[4], ev[9]))
         for k, v in (("live", d.live), ("requested", d.requested), ("reserved", d.reserved)):
             if v > d.peaks[k]["bytes"]:
                 d.peaks[k] = {"bytes": v, "ts_ns": ts, "seq": seq}
         for what in (at or {}).get(seq, ()):
             f = d.frag(seq, ts)
-            f["_groups"] = d.groups(10 ** 9) if what == "peak" else None
+            f["_groups"] = {k: d.groups(k) for k in GROUP_KINDS} if what == "peak" else None
             taken[(what, seq)] = f
         if weighted:
             if dev not in tw or (d.has_segments and not had_segments and
@@ -654,6 +693,16 @@ def replay(events, at=None, weighted=False):
             for w in tw.values():
                 w.add(gap)
     return devices, taken, tw
+
+
+def lifetime_totals(d):
+    """Leaks: blocks live at the end, not preexisting; preexisting blocks
+    live at the end apart."""
+    out = {}
+    for name, pre in (("leaks", False), ("preexisting_live_at_end", True)):
+        blocks = [b for b in d.live_blocks() if b[6] == pre]
+        out[name] = {"count": len(blocks), "bytes": sum(b[1] for b in blocks)}
+    return out
 
 
 def public(frag):
@@ -671,7 +720,7 @@ def analyze(snap, top):
         for o in d.ooms:
             at.setdefault(o[0], []).append("oom")
     _, taken, tw = replay(events, at, weighted=True)
-    last_seq, last_ts = len(events), events[-1][7] if events else 0
+    last_ts = events[-1][7] if events else 0
     out = {"memprof_analyze_version": 1, "events": len(events),
            "span_ns": last_ts - events[0][7] if events else 0, "devices": []}
     for dev in sorted(devices):
@@ -679,7 +728,7 @@ def analyze(snap, top):
         if d.events == 0:
             continue
         peak = taken.get(("peak", d.peaks["live"]["seq"]))  # None: nothing was ever live
-        end = d.frag(last_seq, last_ts)
+        end = d.frag(d.last_seq, d.last_ts)  # after the device's last event
         ooms = []
         for seq, ts, size, device_free in d.ooms:
             f = taken[("oom", seq)]
@@ -690,7 +739,7 @@ def analyze(snap, top):
                          "free_in_reserved_bytes": free, "largest_free_bytes": largest,
                          "fits_in_free_reserved": size <= free if free is not None else None,
                          "fits_in_largest_free": size <= largest if largest is not None else None})
-        groups = peak["_groups"] if peak else []
+        groups = peak["_groups"] if peak else {k: [] for k in GROUP_KINDS}
         reserved_peak = taken.get(("reserved_peak", d.peaks["reserved"]["seq"]))
         out["devices"].append({
             "device": dev,
@@ -710,13 +759,15 @@ def analyze(snap, top):
             "ooms": ooms[:OOMS_LISTED],
             "attribution": {"at": "peak", "seq": peak["seq"], "ts_ns": peak["ts_ns"],
                             "live_bytes": peak["live_bytes"],
-                            "live_blocks": sum(g["count"] for g in groups),
-                            "groups": {"stack": groups[:top]}} if peak else None,
+                            "live_blocks": sum(g["count"] for g in groups["stack"]),
+                            "groups": {k: v[:top] for k, v in groups.items()}}
+            if peak else None,
+            "lifetime": {"totals": lifetime_totals(d)},
             "reference_only": {
                 "at_peak": {k[1:]: v for k, v in (peak or {}).items()
                             if k.startswith("_") and k != "_groups"},
                 "at_end": {k[1:]: v for k, v in end.items() if k.startswith("_")},
-                "stack_groups_at_peak": len(groups)},
+                "groups_at_peak": {k: len(v) for k, v in groups.items()}},
         })
     return out
 
@@ -728,12 +779,12 @@ OP_NAMES = {ALLOC: "alloc", FREE: "free", PREEXISTING: "preexisting", RESERVE: "
 
 
 def write_events(snap, out):
-    """The events as CSV rows ts_ns,op,id,size,requested,address,device,stack:
+    """The events as CSV rows ts_ns,op,id,size,requested,address,device,stream,stack:
     those columns of 'memprof export' (compare_analyze.py --events)."""
     w = csv.writer(out, lineterminator="\n")
     for ev in import_events(snap):
-        op, dev, id_, addr, size, req, frames, ts = ev[:8]
-        w.writerow([ts, OP_NAMES[op], id_, size, req, "0x%x" % addr, dev,
+        op, dev, id_, addr, size, req, frames, ts, stream = ev[:9]
+        w.writerow([ts, OP_NAMES[op], id_, size, req, "0x%x" % addr, dev, stream,
                     STACKS.text(frames)[0]])
 
 

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """compare_analyze.py - compare 'memprof analyze --json' with the figures
 of analyze_figures.py for the same snapshot.  Every figure the reference
-holds is compared: integers exactly, ratios to 1e-9; a stack group list is
-compared on the reference's first entries (memprof may list more).  Prints
-each difference; exits 1 when there is one, 0 when all are equal.
+holds is compared: integers exactly, ratios to 1e-9 and time-weighted
+bytes to 1e-9 of their value (the sums run in another order); a list of
+attribution groups is compared on the reference's first entries (memprof
+may list more).  Prints each difference; exits 1 when there is one, 0 when
+all are equal.
 
 usage: compare_analyze.py EXPECTED.json ANALYZE.json
        compare_analyze.py --events EXPECTED.csv EXPORT.csv
          (the rows of analyze_figures.py --events against the same columns
-         of 'memprof export': ts_ns,op,id,size,requested,address,device,stack)
+         of 'memprof export': ts_ns,op,id,size,requested,address,device,stream,
+         stack)
 """
 import csv
 import json
@@ -24,7 +27,8 @@ def same(a, b):
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         if isinstance(a, int) and isinstance(b, int):
             return a == b
-        return abs(a - b) <= TOLERANCE
+        # ratios to 1e-9; time-weighted bytes (sums in another order) to 1e-9 of their size
+        return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
     return a == b
 
 
@@ -50,7 +54,7 @@ def compare(path, exp, got, diffs):
         if not isinstance(got, list):
             diffs.append("%s: memprof %s, expected a list" % (path, show(got)))
             return
-        prefix = path.endswith(".stack")  # top N of memprof against the reference's top n
+        prefix = ".groups." in path  # memprof's top N against the reference's top n
         if (len(got) < len(exp)) if prefix else (len(got) != len(exp)):
             diffs.append("%s: memprof has %d entries, expected %d" % (path, len(got), len(exp)))
         for i, (e, g) in enumerate(zip(exp, got)):
@@ -80,7 +84,7 @@ def compare_analyze(expected, got):
 def compare_events(expected_csv, export_csv):
     exp = list(csv.reader(open(expected_csv, newline="")))
     rows = list(csv.reader(open(export_csv, newline="")))
-    cols = [0, 1, 2, 3, 4, 5, 6, 13]
+    cols = [0, 1, 2, 3, 4, 5, 6, 7, 13]
     got = [[r[i] for i in cols] for r in rows[1:]]
     diffs = []
     for i, (e, g) in enumerate(zip(exp, got)):
