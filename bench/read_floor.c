@@ -16,8 +16,8 @@
 #include <string.h>
 
 /* copied from src/store/reader.c (EVENT_COLUMNS): keep them in step */
-#define EVENT_COLUMNS                                                                      \
-	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, " \
+#define EVENT_COLUMNS                                                                              \
+	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, "     \
 	"stack, api, device_free, thread"
 #define N_EVENT_COLUMNS 15
 
@@ -61,8 +61,8 @@ static int read_push(sqlite3 *db, struct tally *t)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_create_function(db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, t, NULL,
-	                            push_step, push_final) != SQLITE_OK ||
+	if (sqlite3_create_function(db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, t, NULL, push_step,
+	                            push_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT mp_push(" EVENT_COLUMNS ") FROM events;", -1, &st,
 	                       NULL) != SQLITE_OK)
 		return -1;
@@ -95,8 +95,8 @@ int main(int argc, char **argv)
 	sqlite3 *db = NULL;
 	const char *path = argv[argc - 1];
 	int step = argc == 4 && strcmp(argv[1], "-m") == 0 && strcmp(argv[2], "step") == 0;
-	int push = argc == 2 || (argc == 4 && strcmp(argv[1], "-m") == 0 &&
-	                         strcmp(argv[2], "push") == 0);
+	int push = argc == 2 ||
+	           (argc == 4 && strcmp(argv[1], "-m") == 0 && strcmp(argv[2], "push") == 0);
 
 	if (!step && !push) {
 		fprintf(stderr, "usage: read_floor [-m push|step] TRACE.db\n");
