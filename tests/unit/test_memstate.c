@@ -232,13 +232,13 @@ Test(memstate, listeners_hear_blocks_then_events_in_order)
 
 	told[0] = '\0';
 	cr_assert_eq(mp_memstate_listen(&sum, &l), 0);
-	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);          /* new live and requested peak: 1|2 */
-	feed(MEMPROF_OP_ALLOC, 2, 50, 0, 1);           /* the 2nd allocation of stream 0 */
-	feed(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0, 1);   /* the program's free */
-	feed(MEMPROF_OP_FREE, 1, 0, 0, 1);             /* the allocator's: no on_free */
-	feed(MEMPROF_OP_FREE, 42, 0, 0, 1);            /* unmatched: an event only */
-	feed(MEMPROF_OP_RESERVE, 7, 4096, 0, 1);       /* reserved peak: 4 */
-	cr_assert_str_eq(told, "a1e3 a2e3 f1e0 e0 e0 e4 ");
+	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);        /* a new live peak (requested is 0) */
+	feed(MEMPROF_OP_ALLOC, 2, 50, 0, 1);         /* the 2nd allocation of stream 0 */
+	feed(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0, 1); /* the program's free */
+	feed(MEMPROF_OP_FREE, 1, 0, 0, 1);           /* the allocator's: no on_free */
+	feed(MEMPROF_OP_FREE, 42, 0, 0, 1);          /* unmatched: an event only */
+	feed(MEMPROF_OP_RESERVE, 7, 4096, 0, 1);     /* reserved peak: 4 */
+	cr_assert_str_eq(told, "a1e1 a2e1 f1e0 e0 e0 e4 ");
 	cr_assert_eq(mp_memstate_stream_allocs(&sum, 1, 0, 0), 2);
 	cr_assert_eq(mp_memstate_stream_allocs(&sum, 1, 0, 9), 0);
 	mp_memstate_foreach_live(&sum, count_block, &live);
