@@ -33,32 +33,43 @@ def blocks_of(seg):
         addr += b["size"]
 
 
-def device_figures(snap_segments, trace, dev, counts):
+def window_start(snap_segments, trace, dev):
+    """The state of device dev at the start of the trace window, found by
+    undoing every entry from the final state backwards.  Returns a dict:
+    live and pending (freed by the program, not yet by the allocator),
+    address -> (granted, requested, frames) of the blocks at the start,
+    segments (address -> total size, not expandable), mapped (bytes of
+    expandable segments mapped, may be negative in a broken snapshot),
+    allocated (address -> final block) and segs (the device's final
+    segments)."""
     segs = [s for s in snap_segments if s.get("device", 0) == dev]
-    allocated = {}  # address -> size, final state
+    allocated = {}  # address -> block, final state
     pending = {}
     for s in segs:
         for addr, b in blocks_of(s):
             if b["state"] == "active_allocated":
-                allocated[addr] = b["size"]
+                allocated[addr] = b
             elif b["state"] in ACTIVE:
-                pending[addr] = b["size"]
-    reserved_segs = {s["address"]: s["total_size"] for s in segs if not s.get("is_expandable")}
-    mapped = sum(s["total_size"] for s in segs if s.get("is_expandable"))
+                pending[addr] = b
 
-    # Backwards: undo each entry, from the final state to the window start.
-    A, P, S, M = dict(allocated), dict(pending), dict(reserved_segs), mapped
+    def final(b):
+        return b["size"], b.get("requested_size", b["size"]), b.get("frames")
+
+    A = {addr: final(b) for addr, b in allocated.items()}
+    P = {addr: final(b) for addr, b in pending.items()}
+    S = {s["address"]: s["total_size"] for s in segs if not s.get("is_expandable")}
+    M = sum(s["total_size"] for s in segs if s.get("is_expandable"))
     for e in reversed(trace):
         a, addr = e["action"], e.get("addr")
         if a == "alloc":
             A.pop(addr, None)
         elif a == "free_requested":
             P.pop(addr, None)
-            A[addr] = granted(e["size"])
+            A[addr] = (granted(e["size"]), e["size"], None)
         elif a == "free_completed":
-            P[addr] = granted(e["size"])
+            P[addr] = (granted(e["size"]), e["size"], None)
         elif a == "free":
-            A[addr] = granted(e["size"])
+            A[addr] = (granted(e["size"]), e["size"], None)
         elif a == "segment_alloc":
             S.pop(addr, None)
         elif a == "segment_free":
@@ -67,6 +78,16 @@ def device_figures(snap_segments, trace, dev, counts):
             M -= e["size"]
         elif a == "segment_unmap":
             M += e["size"]
+    return {"live": A, "pending": P, "segments": S, "mapped": M, "allocated": allocated,
+            "segs": segs}
+
+
+def device_figures(snap_segments, trace, dev, counts):
+    w = window_start(snap_segments, trace, dev)
+    segs = w["segs"]
+    allocated = {addr: b["size"] for addr, b in w["allocated"].items()}
+    A = {addr: v[0] for addr, v in w["live"].items()}
+    P, S, M = w["pending"], w["segments"], w["mapped"]
 
     counts["preexisting"] += len(A) + len(P)
     counts["free_requested"] += len(P)
