@@ -85,6 +85,14 @@ static int raise_peak(struct mp_mem_peak *p, int64_t bytes, const struct memprof
 	return 1;
 }
 
+/* The key of a (process, device, stream) in ms->streams. */
+static void stream_key(char key[20], int64_t process_id, int32_t device, uint64_t stream)
+{
+	memcpy(key, &process_id, 8);
+	memcpy(key + 8, &device, 4);
+	memcpy(key + 12, &stream, 8);
+}
+
 /* The stream's allocation counter, created at 0 on first use. */
 static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32_t device,
                                uint64_t stream)
@@ -92,9 +100,7 @@ static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32
 	char key[20];
 	int64_t idx;
 
-	memcpy(key, &process_id, 8);
-	memcpy(key + 8, &device, 4);
-	memcpy(key + 12, &stream, 8);
+	stream_key(key, process_id, device, stream);
 	if (ms->last_stream >= 0 && memcmp(key, ms->last_stream_key, sizeof(key)) == 0)
 		return &ms->stream_counts[ms->last_stream];
 	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx)) {
@@ -123,9 +129,7 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 	char key[20];
 	int64_t idx;
 
-	memcpy(key, &process_id, 8);
-	memcpy(key + 8, &device, 4);
-	memcpy(key + 12, &stream, 8);
+	stream_key(key, process_id, device, stream);
 	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx))
 		return 0;
 	return ms->stream_counts[idx];

@@ -121,7 +121,10 @@ static int pool_change(struct mp_nsys_events *e, struct mp_nsys_slot *s,
 	base.size_bytes = base.requested_bytes = row->pool_size > (int64_t)last
 	                                                 ? row->pool_size - (int64_t)last
 	                                                 : (int64_t)last - row->pool_size;
-	base.address = row->pool_address;
+	/* the pool grows or shrinks at its end: map [base + old, base + new),
+	 * unmap [base + new, base + old) */
+	base.address = row->pool_address +
+	               (uint64_t)(row->pool_size > (int64_t)last ? (int64_t)last : row->pool_size);
 	return emit(e, row, &base);
 }
 

@@ -13,20 +13,6 @@ command -v python3 >/dev/null || skip "python3 is needed to check the JSON"
 
 HEADER=ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
 
-check_json() {
-	local file=$1 code=$2 msg
-	if msg=$(python3 -c "
-import json, sys
-j = json.load(open(sys.argv[1]))
-notes = ' | '.join(j['notes'])
-$code
-" "$file" 2>&1); then
-		pass
-	else
-		fail "JSON check failed: $(printf '%s' "$msg" | tail -3)"
-	fi
-}
-
 # trace NAME ROWS...: import a CSV of these rows as NAME.db
 trace() {
 	local name=$1

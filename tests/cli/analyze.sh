@@ -39,22 +39,6 @@ mkdir "$W" || die "mkdir $W"
 cd "$W" || die "cd $W"
 command -v python3 >/dev/null || skip "python3 is needed to check the JSON"
 
-# check_json FILE PYTHON: run PYTHON with 'j' the parsed FILE; a failed
-# assert fails the check, naming the line.
-check_json() {
-	local file=$1 code=$2 msg
-	if msg=$(python3 -c "
-import json, sys
-j = json.load(open(sys.argv[1]))
-def near(a, b): return abs(a - b) < 1e-9
-$code
-" "$file" 2>&1); then
-		pass
-	else
-		fail "JSON check failed: $(printf '%s' "$msg" | tail -3)"
-	fi
-}
-
 step "import the fixtures"
 mp import -o seg.db "$DATA/analyze-segments.csv"
 expect_status 0

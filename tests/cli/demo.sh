@@ -1,6 +1,6 @@
 #!/bin/bash
-# demo.sh - what 'make demo' does: import the sample trace, describe it, and
-# export it again.
+# demo.sh - what 'make demo' does: import the sample trace, describe it,
+# analyze it, and export it again.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +31,14 @@ step "info --json on the demo trace"
 mp info --json demo.db
 expect_status 0
 expect_stdout_contains '"memprof_info_version":'
+
+step "analyze the demo trace"
+mp analyze --top=3 demo.db
+expect_status 0
+expect_stderr_empty
+expect_stdout_match '^  peak live +[0-9.]+ [KMG]iB +at '
+expect_stdout_contains 'fragmentation (segments model)'
+expect_stdout_match '^ +bytes +share +blocks +by stack$'
 
 step "export the demo trace"
 mp export demo.db

@@ -243,3 +243,21 @@ have_sqlite3() {
 sql() {
 	"$SQLITE3_SHELL" -batch "$1" "$2" 2>/dev/null
 }
+
+# check_json FILE PYTHON: run PYTHON (python3) with j the parsed FILE, notes
+# its "notes" joined by " | " (when it has them) and near(a, b) for ratios;
+# a failed assert fails the check with the assert's message.
+check_json() {
+	local file=$1 code=$2 msg
+	if msg=$(python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+notes = ' | '.join(j.get('notes', [])) if isinstance(j, dict) else ''
+def near(a, b): return abs(a - b) < 1e-9
+$code
+" "$file" 2>&1); then
+		pass
+	else
+		fail "JSON check failed: $(printf '%s' "$msg" | tail -3)"
+	fi
+}

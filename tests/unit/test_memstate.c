@@ -187,3 +187,80 @@ Test(memstate, sums_beyond_2_to_62_are_refused_not_overflowed)
 	cr_assert_eq(rc, MP_EFORMAT);
 	cr_assert_eq(sum.oversized_seq, 65, "the 65th allocation passes 2^62");
 }
+
+/* A listener that writes what it was told, one letter per call:
+ * a = on_alloc, f = on_free, e = on_event (with the changes as a digit). */
+static char told[256];
+
+static int told_alloc(void *ctx, const struct mp_mem_block *b, const struct memprof_record *r)
+{
+	(void)ctx;
+	(void)r;
+	snprintf(told + strlen(told), sizeof(told) - strlen(told), "a%lld",
+	         (long long)b->stream_ordinal);
+	return 0;
+}
+
+static int told_free(void *ctx, const struct mp_mem_block *b, const struct memprof_record *r)
+{
+	(void)ctx;
+	(void)r;
+	snprintf(told + strlen(told), sizeof(told) - strlen(told), "f%lld", (long long)b->alloc_id);
+	return 0;
+}
+
+static int told_event(void *ctx, const struct memprof_record *r, const struct mp_mem_device *d,
+                      unsigned changes)
+{
+	(void)ctx;
+	(void)r;
+	(void)d;
+	snprintf(told + strlen(told), sizeof(told) - strlen(told), "e%u ", changes);
+	return 0;
+}
+
+static int count_block(void *ctx, const struct mp_mem_block *b)
+{
+	*(int64_t *)ctx += b->size_bytes;
+	return 0;
+}
+
+Test(memstate, listeners_hear_blocks_then_events_in_order)
+{
+	struct mp_mem_listener l = {NULL, told_alloc, told_free, told_event, NULL};
+	int64_t live = 0;
+
+	told[0] = '\0';
+	cr_assert_eq(mp_memstate_listen(&sum, &l), 0);
+	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);        /* a new live peak (requested is 0) */
+	feed(MEMPROF_OP_ALLOC, 2, 50, 0, 1);         /* the 2nd allocation of stream 0 */
+	feed(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0, 1); /* the program's free */
+	feed(MEMPROF_OP_FREE, 1, 0, 0, 1);           /* the allocator's: no on_free */
+	feed(MEMPROF_OP_FREE, 42, 0, 0, 1);          /* unmatched: an event only */
+	feed(MEMPROF_OP_RESERVE, 7, 4096, 0, 1);     /* reserved peak: 4 */
+	cr_assert_str_eq(told, "a1e1 a2e1 f1e0 e0 e0 e4 ");
+	cr_assert_eq(mp_memstate_stream_allocs(&sum, 1, 0, 0), 2);
+	cr_assert_eq(mp_memstate_stream_allocs(&sum, 1, 0, 9), 0);
+	mp_memstate_foreach_live(&sum, count_block, &live);
+	cr_assert_eq(live, 50); /* block 2 only */
+	cr_assert_eq(sum.n_unmatched_frees, 1);
+}
+
+Test(memstate, timestamps_going_back_are_counted)
+{
+	struct memprof_record rec;
+	int64_t ts[] = {10, 30, 20, 40, 5};
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		memset(&rec, 0, sizeof(rec));
+		rec.ev.seq = i + 1;
+		rec.ev.ts_ns = ts[i];
+		rec.ev.op = MEMPROF_OP_PHASE_BEGIN;
+		cr_assert_eq(c.on_record(c.ctx, &rec), 0);
+	}
+	c.on_end(c.ctx);
+	cr_assert_eq(sum.n_out_of_order, 2);
+	cr_assert_eq(sum.first_ts_ns, 10);
+	cr_assert_eq(sum.last_ts_ns, 5);
+}
