@@ -116,7 +116,8 @@ static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 }
 
 /* The final state against the window: blocks it never touched were live
- * all along; window allocs still live get their requested size. */
+ * all along; window allocs still live or pending get the final block's
+ * size as their granted size. */
 static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
 {
 	size_t i, first_live;
@@ -134,8 +135,9 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 		}
 		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0))
 			d->n_mismatches++; /* once: marked as seen below */
-		else if (st == W_ALLOCATED && d->entries[W_INDEX(v)].action == TP_ALLOC)
-			d->entries[W_INDEX(v)].granted = b->size;
+		else if ((st == W_ALLOCATED || st == W_PENDING) &&
+		         d->entries[W_INDEX(v)].action == TP_ALLOC)
+			d->entries[W_INDEX(v)].granted = b->size; /* live or pending: same block */
 		if (mp_intmap_put(w, b->addr, W_PACK(W_INDEX(v), W_FREED)) < 0)
 			return MP_ENOMEM;
 	}

@@ -273,15 +273,8 @@ def import_events(snap):
     for di, dev in enumerate(devs):
         trace = traces[dev] if dev < len(traces) else []
         w = sf.window_start(snap["segments"], trace, dev)
-        # an alloc still live at the end holds the final block's size
-        last_alloc = {}
-        for i, e in enumerate(trace):
-            if e["action"] == "alloc":
-                last_alloc[e["addr"]] = i
-            elif e["action"] in FREES:
-                last_alloc.pop(e.get("addr"), None)
-        survivors = {i: w["allocated"][a]["size"] for a, i in last_alloc.items()
-                     if a in w["allocated"]}
+        # an alloc still live or pending at the end holds the final block's size
+        survivors = sf.end_block_sizes(trace, w)
         segs, blocks = prelude_order(w, trace)
         released = {}  # address -> stream of the first release
         for e in trace:

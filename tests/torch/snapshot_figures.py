@@ -18,6 +18,31 @@ import sys
 ACTIVE = ("active_allocated", "active_pending_free", "active_awaiting_free")
 
 
+def end_block_sizes(trace, w):
+    """Trace index -> granted size, for the entries of blocks the window
+    leaves allocated or pending: their alloc (and free_requested) hold the
+    final state's block, whose size is known exactly."""
+    live, pending, out = {}, {}, {}
+    for i, e in enumerate(trace):
+        a, addr = e["action"], e.get("addr")
+        if a == "alloc":
+            live[addr] = [i]
+            pending.pop(addr, None)
+        elif a == "free_requested" and addr in live:
+            pending[addr] = live.pop(addr) + [i]
+        elif a in ("free_completed", "free"):
+            live.pop(addr, None)
+            pending.pop(addr, None)
+    for addr, idx in live.items():
+        if addr in w["allocated"]:
+            out[idx[0]] = w["allocated"][addr]["size"]
+    for addr, idx in pending.items():
+        if addr in w["pending_final"]:
+            for i in idx:
+                out[i] = w["pending_final"][addr]["size"]
+    return out
+
+
 def granted(requested):
     """PyTorch's caching allocator rounds every request up to 512 bytes.  Its
     trace records only requested sizes: this is the granted size of a block
@@ -79,6 +104,7 @@ def window_start(snap_segments, trace, dev):
         elif a == "segment_unmap":
             M += e["size"]
     return {"live": A, "pending": P, "segments": S, "mapped": M, "allocated": allocated,
+            "pending_final": pending,
             "segs": segs}
 
 
@@ -94,14 +120,10 @@ def device_figures(snap_segments, trace, dev, counts):
     counts["reserve"] += len(S)
     counts["map"] += 1 if M > 0 else 0
 
-    # An alloc with no later free of its address holds the final state's block.
-    last_alloc = {}
-    for i, e in enumerate(trace):
-        if e["action"] == "alloc":
-            last_alloc[e["addr"]] = i
-        elif e["action"] in ("free_requested", "free_completed", "free"):
-            last_alloc.pop(e.get("addr"), None)
-    survivors = {i for addr, i in last_alloc.items() if addr in allocated}
+    # An alloc with no later free of its address holds the final state's
+    # block, and so does one freed by a free_requested only (still pending).
+    survivor_sizes = end_block_sizes(trace, w)
+    survivors = set(survivor_sizes)
 
     # Forwards from the start: live bytes (alloc to the program's free) and
     # reserved bytes (segments, mapped pages), and their maxima.
@@ -113,7 +135,7 @@ def device_figures(snap_segments, trace, dev, counts):
     for i, e in enumerate(trace):
         a, addr = e["action"], e.get("addr")
         if a == "alloc":
-            size = allocated[addr] if i in survivors else granted(e["size"])
+            size = survivor_sizes[i] if i in survivors else granted(e["size"])
             live_blocks[addr] = size
             live += size
         elif a in ("free_requested", "free") and addr in live_blocks:
