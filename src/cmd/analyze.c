@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_KINDS                                                                    \
-	((1u << MP_ATTR_STACK) | (1u << MP_ATTR_PHASE) | (1u << MP_ATTR_STREAM) |            \
+#define DEFAULT_KINDS                                                                              \
+	((1u << MP_ATTR_STACK) | (1u << MP_ATTR_PHASE) | (1u << MP_ATTR_STREAM) |                  \
 	 (1u << MP_ATTR_SIZE))
 
 struct analyze_opts {
@@ -39,7 +39,8 @@ static void help(FILE *out)
 	        "Where a trace's memory goes: peaks of live, requested and reserved bytes,\n"
 	        "internal and external fragmentation, what is live at the peak grouped by\n"
 	        "call stack, phase, stream and size, and lifetime patterns (leaks, churn,\n"
-	        "reuse candidates, blocks idle until the end).  Definitions: memprof-analyze(1).\n\n"
+	        "reuse candidates, blocks idle until the end).  Definitions: "
+	        "memprof-analyze(1).\n\n"
 	        "options:\n"
 	        "      --device=N          only device N\n"
 	        "      --top=N             groups and findings listed per table (default 10)\n"
@@ -124,45 +125,52 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 		return 0;
 	case 't':
 		if (parse_count(arg, 1, 1000000, &v) < 0)
-			return mp_cmd_usage(&mp_cmd_analyze, "invalid --top '%s': give 1 to 1000000", arg);
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --top '%s': give 1 to 1000000", arg);
 		o->a.top = (int)v;
 		return 0;
 	case 'b':
 		if (parse_by(arg, &o->a.kinds) < 0)
-			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --by '%s': give stack, phase, stream, size, api or "
-			                    "all, separated by commas",
-			                    arg);
+			return mp_cmd_usage(
+			        &mp_cmd_analyze,
+			        "invalid --by '%s': give stack, phase, stream, size, api or "
+			        "all, separated by commas",
+			        arg);
 		return 0;
 	case 'a':
 		if (parse_at(o, arg) < 0)
-			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --at '%s': give peak, oom, a timestamp in ns or "
-			                    "+DURATION",
-			                    arg);
+			return mp_cmd_usage(
+			        &mp_cmd_analyze,
+			        "invalid --at '%s': give peak, oom, a timestamp in ns or "
+			        "+DURATION",
+			        arg);
 		return 0;
 	case 'g':
 		if (mp_parse_bytes(arg, &v) < 0 || v < 1 || (v & (v - 1)) != 0)
-			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --granularity '%s': give a power of two such as 2MiB",
-			                    arg);
+			return mp_cmd_usage(
+			        &mp_cmd_analyze,
+			        "invalid --granularity '%s': give a power of two such as 2MiB",
+			        arg);
 		o->a.granularity = (uint64_t)v;
 		return 0;
 	case 'c':
 		if (mp_parse_duration(arg, &o->a.churn_window_ns) < 0)
-			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --churn-window '%s': give a duration such as 1ms", arg);
+			return mp_cmd_usage(
+			        &mp_cmd_analyze,
+			        "invalid --churn-window '%s': give a duration such as 1ms", arg);
 		return 0;
 	case 'i':
 		o->a.idle_min_share = strtod(arg, &end);
 		if (end == arg || *end || !(o->a.idle_min_share >= 0 && o->a.idle_min_share <= 1))
 			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --idle-share '%s': give a number from 0 to 1", arg);
+			                    "invalid --idle-share '%s': give a number from 0 to 1",
+			                    arg);
 		return 0;
 	case 'p':
-		if (parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS, &o->points) < 0)
-			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d", arg,
-			                    MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
+		if (parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS, &o->points) <
+		    0)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d",
+			                    arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
 		return 0;
 	default: /* 'l' */
 		o->timeline = arg;
@@ -225,27 +233,16 @@ struct analyses {
 static int run_pass(struct mp_store *s, struct mp_reader *r, struct analyze_opts *o,
                     struct analyses *x, struct mp_error *err)
 {
-	struct mp_mem_listener ls[4] = {mp_frag_listener(&x->frag),
-	                                mp_attribution_listener(&x->attr),
-	                                mp_lifetime_listener(&x->life),
-	                                mp_timeline_listener(&x->timeline)};
+	struct mp_mem_listener ls[4] = {
+	        mp_frag_listener(&x->frag), mp_attribution_listener(&x->attr),
+	        mp_lifetime_listener(&x->life), mp_timeline_listener(&x->timeline)};
 	struct mp_consumer c = mp_memstate_consumer(&x->ms);
-	int i, rc;
+	int i;
 
 	for (i = 0; i < (o->timeline ? 4 : 3); i++)
 		mp_memstate_listen(&x->ms, &ls[i]);
 	mp_reader_add(r, &c);
-	rc = mp_reader_run(r);
-	if (rc == MP_ENOMEM)
-		mp_err(err, rc, "out of memory analyzing '%s'", mp_store_path(s));
-	else if (rc == MP_EFORMAT)
-		mp_err(err, rc,
-		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
-		       "a sum of sizes beyond 2^62",
-		       mp_store_path(s), (long long)x->ms.oversized_seq);
-	else if (rc < 0)
-		mp_err_copy(err, mp_store_error(s));
-	return rc;
+	return mp_cmd_read_trace(s, r, &x->ms, err);
 }
 
 static int meta_flag(struct mp_store *s, const char *key)

@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 
+#include "analysis/memstate.h"
+#include "store/reader.h"
 #include "util/error.h"
 
 enum {
@@ -45,6 +47,11 @@ int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...)
 /* Report what getopt_long returned for a bad option: ch is '?' (unknown) or
  * ':' (missing argument; option strings start with ':').  Returns MP_EXIT_USAGE. */
 int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);
+
+/* mp_reader_run(r) with the memory state ms among its consumers, its error
+ * turned into a message naming the trace (and the oversized event). */
+int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
+                      struct mp_error *err);
 
 /* The whole command line, joined by spaces, for the meta table (static buffer). */
 const char *mp_cmd_line(void);

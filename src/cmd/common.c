@@ -3,6 +3,7 @@
  * house format "memprof <cmd>: <problem> '<subject>': <cause>" plus hints.
  */
 #include "cmd/cmd.h"
+#include "store/store.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -89,4 +90,21 @@ void mp_cmd_set_line(int argc, char **argv)
 const char *mp_cmd_line(void)
 {
 	return command_line;
+}
+
+int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
+                      struct mp_error *err)
+{
+	int rc = mp_reader_run(r);
+
+	if (rc == MP_ENOMEM)
+		mp_err(err, rc, "out of memory reading '%s'", mp_store_path(s));
+	else if (rc == MP_EFORMAT)
+		mp_err(err, rc,
+		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
+		       "a sum of sizes beyond 2^62",
+		       mp_store_path(s), (long long)ms->oversized_seq);
+	else if (rc < 0)
+		mp_err_copy(err, mp_store_error(s));
+	return rc;
 }

@@ -31,16 +31,7 @@ static int summarize(struct mp_store *s, struct mp_memstate *sum, struct mp_erro
 	if (mp_reader_open(s, 0, &r) < 0)
 		return mp_err_copy(err, mp_store_error(s));
 	mp_reader_add(r, &c);
-	rc = mp_reader_run(r);
-	if (rc == MP_ENOMEM)
-		mp_err(err, rc, "out of memory summarizing '%s'", mp_store_path(s));
-	else if (rc == MP_EFORMAT)
-		mp_err(err, rc,
-		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
-		       "a sum of sizes beyond 2^62",
-		       mp_store_path(s), (long long)sum->oversized_seq);
-	else if (rc < 0)
-		mp_err_copy(err, mp_store_error(s));
+	rc = mp_cmd_read_trace(s, r, sum, err);
 	mp_reader_close(r);
 	return rc;
 }
