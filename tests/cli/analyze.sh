@@ -113,6 +113,17 @@ assert l["totals"]["leaks"] == {"count": 2, "bytes": 350}
 assert l["totals"]["preexisting_live_at_end"] == {"count": 0, "bytes": 0}
 '
 
+step "the idle share is an option"
+# block 1 lived 90 of the trace's 100 ns: idle at share 0.9, not at 0.95
+mp analyze --json --churn-window=15ns --idle-share=0.9 seg.db
+cp "$OUT" idle.json
+check_json idle.json 'assert j["devices"][0]["lifetime"]["totals"]["idle"] == {"count": 1, "bytes": 100}'
+mp analyze --json --churn-window=15ns --idle-share=0.95 seg.db
+cp "$OUT" idle.json
+check_json idle.json '
+assert j["devices"][0]["lifetime"]["totals"]["idle"] == {"count": 0, "bytes": 0}
+assert j["options"]["idle_share"] == 0.95'
+
 step "attribution at the first OOM, at a time, and from the first event"
 for at in oom +45ns 45; do
 	mp analyze --json "--at=$at" seg.db
@@ -171,6 +182,35 @@ if [ "$(head -1 tl.csv)" = "device,ts_ns,seq,live_bytes,requested_bytes,reserved
 	pass
 else
 	fail "unexpected timeline: $(head -5 tl.csv | tr '\n' '|')"
+fi
+
+step "timeline downsampled to --points"
+# 60 events on device 0: 30 allocations (i KiB each, 1 MiB for the 20th),
+# then their frees; live bytes peak at the 30th event.  16 rows at most, the
+# peak's row kept with its exact figures.
+{
+	echo "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack"
+	for i in $(seq 1 30); do
+		size=$((i * 1024))
+		[ "$i" -eq 20 ] && size=1048576
+		printf '%d,alloc,%d,%d,%d,0x%x,0,0,9,,,,,\n' "$i" "$i" "$size" "$size" $((i << 24))
+		printf '%d,free,%d,%d,%d,0x%x,0,0,9,,,,,\n' $((i + 100)) "$i" "$size" "$size" \
+			$((i << 24)) >>frees.part
+	done
+	cat frees.part
+} >many.csv
+mp import -q -o many.db many.csv
+expect_status 0
+mp analyze --points=16 --timeline=many-tl.csv many.db
+expect_status 0
+peak=$(sort -t, -k4 -n many-tl.csv | tail -1 | cut -d, -f3)
+rows=$(($(wc -l <many-tl.csv) - 1))
+want_peak=$(awk 'BEGIN { s = 0; for (i = 1; i <= 30; i++) s += (i == 20 ? 1048576 : i * 1024); print s }')
+if [ "$rows" -le 16 ] && [ "$rows" -ge 8 ] && [ "$peak" = 30 ] &&
+	grep -q "^0,30,30,$want_peak,$want_peak,\$" many-tl.csv; then
+	pass
+else
+	fail "timeline of 60 events at --points=16: $rows rows, peak row seq $peak"
 fi
 
 step "bad options"
