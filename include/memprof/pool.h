@@ -1,0 +1,209 @@
+/*
+ * memprof/pool.h - the pool plugin ABI (memprof-plugin(7)), public.
+ *
+ * A pool is policy only: it decides where each request goes inside memory it
+ * reserved through the host's services; the host (memprof's replay engine)
+ * owns the backend, the clock and every figure.  A plugin is a shared object
+ * that exports one symbol, MEMPROF_POOL_INIT_SYMBOL, and links nothing of
+ * memprof.  Structs here are versioned: fields are only ever appended, each
+ * struct starts with its size, and a reader copies min(its size, the size it
+ * knows).  Nothing here is thread-safe: the host calls a pool from one thread.
+ */
+#ifndef MEMPROF_POOL_H
+#define MEMPROF_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A newer major breaks old plugins; a newer minor only appended fields. */
+#define MEMPROF_POOL_ABI_MAJOR 1
+#define MEMPROF_POOL_ABI_MINOR 0
+
+#define MEMPROF_POOL_INIT_SYMBOL "memprof_pool_init"
+
+/* Return codes of every callback and service: 0 or one of these. */
+enum memprof_pool_status {
+	MEMPROF_POOL_OK = 0,
+	MEMPROF_POOL_ENOMEM = -1,  /* the backend refused (capacity) or the pool is full */
+	MEMPROF_POOL_EINVAL = -2,  /* a bad option or argument; the pool logged why */
+	MEMPROF_POOL_ENOTSUP = -3, /* the backend cannot do this (e.g. async on sim) */
+	MEMPROF_POOL_EFAULT = -4,  /* the backend failed; the pool logged why */
+};
+
+/* Log levels for the host's log service. */
+enum memprof_pool_log_level {
+	MEMPROF_POOL_LOG_ERROR = 0,
+	MEMPROF_POOL_LOG_WARN = 1,
+	MEMPROF_POOL_LOG_INFO = 2,
+	MEMPROF_POOL_LOG_DEBUG = 3,
+};
+
+/*
+ * A range of backend memory: a reservation (reserve, alloc_async) or a
+ * virtual address range (va_reserve).  addr is the address the pool hands
+ * out blocks in: a device address on cuda, a host address on host, a
+ * synthetic one on sim; the pool must not dereference it.  token belongs to
+ * the host; pass the region back unchanged.
+ */
+struct memprof_region {
+	uint64_t addr;
+	uint64_t size_bytes;
+	uint64_t token;
+};
+
+/*
+ * The services the host offers.  ctx is passed back to every service.
+ * Services the backend lacks return MEMPROF_POOL_ENOTSUP.  stream is the
+ * trace's stream of the request (0: the default stream).
+ */
+struct memprof_pool_host {
+	uint32_t struct_size; /* sizeof(struct memprof_pool_host) of the host */
+	uint16_t abi_major, abi_minor;
+	void *ctx;
+	const char *backend;         /* "sim", "host" or "cuda" */
+	uint64_t capacity_bytes;     /* what reserve may hold in all; 0: unlimited */
+	uint64_t granularity_bytes;  /* physical chunk size for map/unmap (2 MiB) */
+	/* Reserve memory from the backend (cudaMalloc); ENOMEM beyond capacity. */
+	int (*reserve)(void *ctx, uint64_t size_bytes, struct memprof_region *out);
+	/* Give a reservation back (cudaFree: synchronises the device). */
+	int (*release)(void *ctx, const struct memprof_region *r);
+	/* Device memset and device-to-device copy of bytes the pool owns. */
+	int (*memset)(void *ctx, uint64_t addr, int value, uint64_t n_bytes, uint64_t stream);
+	int (*copy)(void *ctx, uint64_t dst, uint64_t src, uint64_t n_bytes, uint64_t stream);
+	/* Monotonic host clock, nanoseconds. */
+	uint64_t (*clock_ns)(void *ctx);
+	/* A message for the user; the host adds the pool's name. */
+	void (*log)(void *ctx, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+	        __attribute__((format(printf, 3, 4)))
+#endif
+	        ;
+	/*
+	 * Virtual memory (cuMemAddressReserve / cuMemCreate + cuMemMap): reserve
+	 * address space without memory, then map and unmap granularity-aligned
+	 * physical chunks inside it.  Only mapped bytes count as reserved.
+	 */
+	int (*va_reserve)(void *ctx, uint64_t size_bytes, struct memprof_region *out);
+	int (*va_release)(void *ctx, const struct memprof_region *va);
+	int (*map)(void *ctx, const struct memprof_region *va, uint64_t offset, uint64_t n_bytes);
+	int (*unmap)(void *ctx, const struct memprof_region *va, uint64_t offset, uint64_t n_bytes);
+	/* Stream-ordered allocation from the driver's pool (cudaMallocAsync). */
+	int (*alloc_async)(void *ctx, uint64_t size_bytes, uint64_t stream,
+	                   struct memprof_region *out);
+	int (*free_async)(void *ctx, const struct memprof_region *r, uint64_t stream);
+	/* Wait for the stream (0: the whole device). */
+	int (*sync)(void *ctx, uint64_t stream);
+	/*
+	 * The pool moved a live block (compaction): the block the host knows by
+	 * block_token now starts at new_addr.  The pool copies the bytes itself.
+	 */
+	int (*block_moved)(void *ctx, uint64_t block_token, uint64_t new_addr);
+};
+
+/* A request to allocate, as the trace recorded it. */
+struct memprof_pool_request {
+	uint32_t struct_size;
+	uint64_t size_bytes;      /* what to allocate (the trace's granted size) */
+	uint64_t requested_bytes; /* what the program asked for (<= size_bytes) */
+	uint64_t stream;
+	int32_t device;
+	int64_t index;       /* the allocation's ordinal in the replay, from 0 */
+	uint64_t block_token; /* the host's name for the block (block_moved) */
+	const char *site;    /* call site text, or NULL when the trace has no stacks */
+	const char *phase;   /* phase (NVTX range) name, or NULL */
+	int64_t ts_ns;
+};
+
+/* What the pool gave: the address and the host-opaque handle it wants back at free. */
+struct memprof_pool_block {
+	uint64_t addr;
+	uint64_t size_bytes; /* bytes the pool set aside (>= request), for fragmentation */
+	uint64_t handle;     /* the pool's own; returned unchanged at free */
+};
+
+/*
+ * One allocation of the whole trace, for pools that plan offline (plan):
+ * live on the half-open interval [alloc_at, free_at) of replay positions;
+ * free_at is INT64_MAX for one never freed.
+ */
+struct memprof_pool_lifetime {
+	int64_t index;
+	uint64_t size_bytes;
+	int64_t alloc_at, free_at;
+	uint64_t stream;
+	const char *site;
+	const char *phase;
+};
+
+/* An option the pool accepts (--pool-opt=NAME=VALUE, or --NAME=VALUE). */
+struct memprof_pool_option_spec {
+	const char *name;
+	const char *value_hint; /* e.g. "BYTES", "on|off" */
+	const char *help;       /* one line, including the default */
+};
+
+/* An option as given. */
+struct memprof_pool_option {
+	const char *name;
+	const char *value;
+};
+
+struct memprof_pool; /* the plugin's own state */
+
+/* emit, for stats: one named figure.  unit is "bytes", "count", "ns" or "ratio". */
+typedef void (*memprof_pool_emit_fn)(void *emit_ctx, const char *name, double value,
+                                     const char *unit);
+
+struct memprof_pool_ops {
+	uint32_t struct_size; /* sizeof(struct memprof_pool_ops) the plugin was built with */
+	uint16_t abi_major, abi_minor;
+	const char *name;        /* short, lowercase: the --pool= name */
+	const char *description; /* one line */
+	/* NULL-terminated by a NULL name; NULL when the pool takes no options. */
+	const struct memprof_pool_option_spec *options;
+	/*
+	 * Make a pool.  host stays valid until destroy.  Only options the pool
+	 * declared are passed.  On failure return non-zero after logging why.
+	 */
+	int (*create)(const struct memprof_pool_host *host, const struct memprof_pool_option *opts,
+	              size_t n_opts, struct memprof_pool **out);
+	/* Serve a request; ENOMEM when memory ran out even after the pool's own retries. */
+	int (*alloc)(struct memprof_pool *p, const struct memprof_pool_request *req,
+	             struct memprof_pool_block *out);
+	/* Take back a block alloc returned; stream is the stream it was freed on. */
+	int (*free)(struct memprof_pool *p, const struct memprof_pool_block *b, uint64_t stream);
+	/* Optional (NULL): report the pool's own figures through emit. */
+	void (*stats)(struct memprof_pool *p, memprof_pool_emit_fn emit, void *emit_ctx);
+	/*
+	 * Release everything still reserved and free p.  The host releases, and
+	 * reports, whatever a pool leaves reserved after destroy.
+	 */
+	void (*destroy)(struct memprof_pool *p);
+	/*
+	 * Optional (NULL): offline pools see every allocation of the replay before
+	 * the first alloc; request.index names the lifetime.  Called once.
+	 */
+	int (*plan)(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n);
+};
+
+/*
+ * The one exported symbol: fill in nothing, return the pool's ops (static
+ * storage, valid while the plugin is loaded).  host_abi_major is the host's
+ * major, for plugins that support several.
+ */
+typedef const struct memprof_pool_ops *(*memprof_pool_init_fn)(uint16_t host_abi_major);
+
+/* Declare the init function with this, so the name cannot be misspelt. */
+#define MEMPROF_POOL_DEFINE(ops_var)                                                               \
+	const struct memprof_pool_ops *memprof_pool_init(uint16_t host_abi_major);                 \
+	const struct memprof_pool_ops *memprof_pool_init(uint16_t host_abi_major)                  \
+	{                                                                                          \
+		(void)host_abi_major;                                                              \
+		return &(ops_var);                                                                 \
+	}
+
+#define MEMPROF_POOL_OPS_HEADER(name_, desc_)                                                      \
+	.struct_size = sizeof(struct memprof_pool_ops), .abi_major = MEMPROF_POOL_ABI_MAJOR,       \
+	.abi_minor = MEMPROF_POOL_ABI_MINOR, .name = (name_), .description = (desc_)
+
+#endif /* MEMPROF_POOL_H */

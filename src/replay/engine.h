@@ -1,0 +1,93 @@
+/*
+ * replay/engine.h - replays one device of an input against one pool on one
+ * backend, and computes every figure itself (DESIGN.md section 4): the pool
+ * only decides addresses.  The engine wraps each host service the pool
+ * calls, so it counts backend calls, reserved bytes and their peak, bytes
+ * copied and set, enforces --capacity, and times each call (measured on
+ * backends that measure, modelled by cost_model otherwise).  With verify it
+ * checks every block lies in reserved memory and overlaps no live block
+ * (and, on real memory, a pattern written at alloc is intact at free).
+ * Not thread-safe; one run at a time per pool instance.
+ */
+#ifndef MP_REPLAY_ENGINE_H
+#define MP_REPLAY_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memprof/pool.h"
+#include "replay/backend.h"
+#include "replay/input.h"
+#include "replay/loader.h"
+#include "util/error.h"
+
+struct mp_replay_options {
+	const struct mp_backend_ops *backend;
+	uint64_t capacity_bytes; /* 0: unlimited */
+	int verify;
+	const struct memprof_pool_option *pool_opts; /* only those this pool declares */
+	size_t n_pool_opts;
+	/* Where pool log lines go (cmd prints them); NULL drops them. */
+	void (*log)(void *log_ctx, const char *pool, int level, const char *msg);
+	void *log_ctx;
+};
+
+enum mp_verify_state { MP_VERIFY_OFF = 0, MP_VERIFY_PASSED = 1, MP_VERIFY_FAILED = 2 };
+
+#define MP_REPLAY_MAX_STATS 64
+
+struct mp_replay_stat {
+	char name[48];
+	double value;
+	char unit[8];
+};
+
+struct mp_replay_oom {
+	int64_t seq;            /* the trace event of the alloc that failed */
+	uint64_t request_bytes;
+	uint64_t live_bytes;    /* live (granted) bytes when it failed */
+	uint64_t reserved_bytes;
+};
+
+struct mp_replay_result {
+	char pool[64];
+	const char *backend; /* static */
+	int32_t device;
+	int level; /* enum mp_replay_level */
+	uint64_t peak_reserved_bytes;
+	int64_t peak_reserved_seq; /* trace event at which it was first reached */
+	uint64_t lower_bound_bytes; /* peak requested bytes */
+	uint64_t peak_live_bytes;   /* peak of granted bytes of live blocks */
+	uint64_t end_reserved_bytes;
+	/* At the reserved peak: reserved minus bytes the pool set aside for live blocks, and 1 - largest hole / that. */
+	uint64_t free_at_peak_bytes;
+	double frag_at_peak;
+	uint64_t n_allocs, n_frees;
+	uint64_t backend_calls; /* every service call that reached the backend */
+	uint64_t n_calls[16];   /* by enum mp_cost_call */
+	uint64_t alloc_ns_p50, alloc_ns_p99, alloc_ns_max;
+	uint64_t free_ns_p50, free_ns_p99;
+	uint64_t total_ns;   /* allocator time: pool host time plus backend time */
+	uint64_t host_ns;    /* measured: time inside the pool, less backend calls */
+	uint64_t backend_ns; /* backend call time, measured or modelled */
+	int time_measured;   /* 1: backend times measured on the device; 0: modelled */
+	uint64_t bytes_copied, bytes_set;
+	uint64_t n_ooms;
+	struct mp_replay_oom first_oom;
+	int verify; /* enum mp_verify_state */
+	char verify_msg[512];
+	uint64_t replay_ns; /* wall time of the replay loop itself (for bench) */
+	struct mp_replay_stat stats[MP_REPLAY_MAX_STATS]; /* the pool's own figures */
+	size_t n_stats;
+};
+
+/*
+ * Replay device d of in against pool.  Returns 0 when the replay ran to the
+ * end (OOMs and a failed verify are results, not errors: see res), or MP_E*
+ * with err set when the pool or backend could not be created or failed.
+ */
+int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                  struct mp_replay_result *res, struct mp_error *err);
+
+#endif

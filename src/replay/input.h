@@ -1,0 +1,85 @@
+/*
+ * replay/input.h - a trace turned into what the engine replays: per device,
+ * every allocation's lifetime and the ordered alloc/free operations.
+ *
+ * Read once from the reader, held in memory in compact arrays (about 60
+ * bytes per allocation and 4 per operation) so that replay runs at memory
+ * speed, pools that plan offline see the whole trace, and several pools
+ * replay the same input.  Block-level events are used (alloc, preexisting,
+ * free; free_requested ends a block's live time for the lower bound, the
+ * pool gets the free at the free); a device without block events but with
+ * segments is replayed at the segment level (reserve/release, map/unmap),
+ * and the input says so.  Not thread-safe; read-only once loaded.
+ */
+#ifndef MP_REPLAY_INPUT_H
+#define MP_REPLAY_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memprof/pool.h"
+#include "store/reader.h"
+#include "util/error.h"
+
+enum mp_replay_level { MP_LEVEL_BLOCK = 0, MP_LEVEL_SEGMENT = 1 };
+
+/* One allocation of the input.  free_at / release_at are INT64_MAX when never. */
+struct mp_replay_alloc {
+	uint64_t size_bytes;
+	uint64_t requested_bytes;
+	int64_t alloc_at;  /* position of its alloc in ops[] */
+	int64_t live_end;  /* position where it stops being live (free_requested or free) */
+	int64_t free_at;   /* position of its free in ops[] (the pool's free) */
+	int64_t seq;       /* the trace event of the alloc */
+	int64_t ts_ns;
+	uint64_t stream;
+	uint64_t free_stream;
+	uint32_t site;  /* index into sites[], 0: none */
+	uint32_t phase; /* index into phases[], 0: none */
+};
+
+/* ops[i] is (alloc index << 2) | MP_OP_*. */
+enum { MP_OP_ALLOC = 0, MP_OP_FREE = 1, MP_OP_LIVE_END = 2 };
+#define MP_REPLAY_OP(index, kind) (((uint64_t)(index) << 2) | (uint64_t)(kind))
+#define MP_REPLAY_OP_INDEX(op) ((op) >> 2)
+#define MP_REPLAY_OP_KIND(op) ((int)((op)&3))
+
+struct mp_replay_device {
+	int32_t ordinal;
+	int level; /* enum mp_replay_level */
+	struct mp_replay_alloc *allocs;
+	size_t n_allocs;
+	uint64_t *ops;
+	size_t n_ops;
+	int64_t n_unmatched_frees; /* frees of allocations never seen: skipped */
+	int64_t *op_seq;           /* the trace event of each op (for messages) */
+	/* What the trace itself recorded, for comparison (0 when absent). */
+	uint64_t trace_peak_reserved_bytes;
+	int has_segments;
+};
+
+struct mp_replay_input {
+	struct mp_replay_device *devices; /* in ordinal order */
+	size_t n_devices;
+	const char **sites; /* sites[0] = NULL; strings owned by the input */
+	size_t n_sites;
+	const char **phases;
+	size_t n_phases;
+	int64_t n_events;  /* trace events read */
+	int has_stacks;
+};
+
+/*
+ * Read every event of r (opened with MP_READ_STACKS when sites are wanted)
+ * into a new input.  device < 0 keeps all devices.  Returns 0 or MP_E* with
+ * err set (the event's seq named in format errors).
+ */
+int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input **out,
+                         struct mp_error *err);
+void mp_replay_input_free(struct mp_replay_input *in);
+
+/* The lifetimes of a device's allocations, for a pool's plan callback (malloc'd). */
+struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
+                                                       const struct mp_replay_device *d);
+
+#endif
