@@ -26,6 +26,23 @@ struct mp_replay_report {
 	size_t n_notes;
 };
 
+/* One figure of a result, as stored (replay_metrics) and as a JSON key. */
+struct mp_replay_metric {
+	const char *name; /* static */
+	double value;
+	const char *unit; /* "bytes", "count", "ns", "ratio", "state" */
+	int measured;     /* 1: measured on the device; 0: modelled or counted */
+};
+
+/*
+ * The figures of r as named metrics (the JSON keys of memprof-replay(1) with
+ * numeric values, then "pool.<name>" for the pool's own stats), at most max.
+ * Figures that do not exist for r (saved_bytes without a baseline) are left
+ * out.  Returns how many were written.
+ */
+size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
+                         struct mp_replay_metric *out, size_t max);
+
 /* The baseline's result for r's device, or NULL. */
 const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_report *rep,
                                                      const struct mp_replay_result *r);
