@@ -14,6 +14,7 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_export,
         &mp_cmd_info,
         &mp_cmd_analyze,
+        &mp_cmd_replay,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

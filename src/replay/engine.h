@@ -53,7 +53,8 @@ struct mp_replay_result {
 	char pool[64];
 	const char *backend; /* static */
 	int32_t device;
-	int level; /* enum mp_replay_level */
+	int level;   /* enum mp_replay_level */
+	int started; /* the pool was created (a failure before is the pool refusing this setup) */
 	uint64_t peak_reserved_bytes;
 	int64_t peak_reserved_seq; /* trace event at which it was first reached */
 	uint64_t lower_bound_bytes; /* peak requested bytes */

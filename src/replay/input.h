@@ -67,6 +67,7 @@ struct mp_replay_input {
 	size_t n_phases;
 	int64_t n_events;  /* trace events read */
 	int has_stacks;
+	void *owned; /* the interned strings */
 };
 
 /*

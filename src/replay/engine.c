@@ -1,0 +1,319 @@
+/*
+ * replay/engine.c - the replay loop: creates the backend and the pool,
+ * gives an offline pool the whole plan, feeds every alloc and free of one
+ * device in trace order, keeps the trace's live and requested bytes (the
+ * lower bound), times each pool call, checks --verify, and fills in the
+ * result.  The services the pool calls are in engine_host.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/engine_internal.h"
+
+/* The trace's own figures, whatever the pool does. */
+struct trace_state {
+	uint64_t live_bytes, requested_bytes;
+};
+
+static void snapshot_frag(struct engine *e)
+{
+	struct mp_extents_figures f;
+	uint64_t free_bytes;
+
+	if (e->res->peak_reserved_bytes <= e->snap_peak)
+		return;
+	e->snap_peak = e->res->peak_reserved_bytes;
+	free_bytes = e->reserved_bytes > e->set_aside_bytes ? e->reserved_bytes - e->set_aside_bytes
+	                                                    : 0;
+	mp_extents_figures(e->extents, &f);
+	e->res->free_at_peak_bytes = free_bytes;
+	e->res->frag_at_peak =
+	        f.hole_bytes ? 1.0 - (double)f.largest_hole / (double)f.hole_bytes : 0.0;
+}
+
+static void verify_fail(struct engine *e, const char *fmt, unsigned long long index,
+                        unsigned long long addr)
+{
+	char what[256];
+
+	if (e->res->verify == MP_VERIFY_FAILED)
+		return;
+	snprintf(what, sizeof what, fmt, index, addr);
+	e->res->verify = MP_VERIFY_FAILED;
+	snprintf(e->res->verify_msg, sizeof e->res->verify_msg, "pool '%s' %s (event %lld)",
+	         e->pool_name, what, (long long)e->cur_seq);
+}
+
+/* Record block i in the extents and check it, after a successful alloc. */
+static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+{
+	struct block *b = &e->blocks[i];
+	struct mp_extents_figures before, after;
+
+	mp_extents_figures(e->extents, &before);
+	if (mp_extents_add_block(e->extents, i, b->pb.addr, b->pb.size_bytes) == MP_ENOMEM)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
+	if (!e->o->verify)
+		return 0;
+	mp_extents_figures(e->extents, &after);
+	if (b->pb.size_bytes < a->size_bytes)
+		verify_fail(e, "gave allocation #%llu fewer bytes than asked, at 0x%llx", i,
+		            b->pb.addr);
+	else if (after.n_overlaps > before.n_overlaps)
+		verify_fail(e, "placed allocation #%llu over a live allocation, at 0x%llx", i,
+		            b->pb.addr);
+	else if (after.n_outside > before.n_outside)
+		verify_fail(e, "placed allocation #%llu outside the memory it reserved, at 0x%llx",
+		            i, b->pb.addr);
+	else if (e->be_ops->fill_pattern &&
+	         e->be_ops->fill_pattern(e->be, b->pb.addr, a->size_bytes, i + 1) < 0)
+		return mp_err(e->err, MP_EIO, "backend '%s' failed writing the verify pattern",
+		              e->be_ops->name);
+	return 0;
+}
+
+static void on_oom(struct engine *e, const struct mp_replay_alloc *a,
+                   const struct trace_state *ts)
+{
+	if (e->res->n_ooms++ == 0)
+		e->res->first_oom = (struct mp_replay_oom){.seq = a->seq,
+		                                           .request_bytes = a->size_bytes,
+		                                           .live_bytes = ts->live_bytes,
+		                                           .reserved_bytes = e->reserved_bytes};
+}
+
+static int pool_failed(struct engine *e, int rc, const char *what, size_t i)
+{
+	if (e->err->code == 0 || !e->fault)
+		mp_err(e->err, MP_EIO, "pool '%s' failed to %s allocation #%zu (error %d)",
+		       e->pool_name, what, i, rc);
+	return e->err->code ? e->err->code : MP_EIO;
+}
+
+static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i,
+                    const struct mp_replay_alloc *a, struct trace_state *ts,
+                    const struct mp_pool_plugin *pool, struct memprof_pool *p)
+{
+	struct memprof_pool_request req = {
+	        .struct_size = sizeof req,
+	        .size_bytes = a->size_bytes,
+	        .requested_bytes = a->requested_bytes,
+	        .stream = a->stream,
+	        .device = e->res->device,
+	        .index = (int64_t)i,
+	        .block_token = i,
+	        .site = in->sites ? in->sites[a->site] : NULL,
+	        .phase = in->phases ? in->phases[a->phase] : NULL,
+	        .ts_ns = a->ts_ns,
+	};
+	struct block *b = &e->blocks[i];
+	uint64_t t0, wall;
+	int rc;
+
+	ts->live_bytes += a->size_bytes;
+	ts->requested_bytes += a->requested_bytes;
+	if (ts->live_bytes > e->res->peak_live_bytes)
+		e->res->peak_live_bytes = ts->live_bytes;
+	if (ts->requested_bytes > e->res->lower_bound_bytes)
+		e->res->lower_bound_bytes = ts->requested_bytes;
+	e->call_backend_wall_ns = e->call_backend_ns = 0;
+	t0 = mp_engine_now_ns();
+	rc = pool->ops.alloc(p, &req, &b->pb);
+	wall = mp_engine_now_ns() - t0;
+	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+	e->res->host_ns += wall;
+	mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
+	e->res->n_allocs++;
+	if (rc == MEMPROF_POOL_ENOMEM && !e->fault) {
+		b->failed = 1;
+		on_oom(e, a, ts);
+		return 0;
+	}
+	if (rc != MEMPROF_POOL_OK || e->fault)
+		return pool_failed(e, rc, "allocate", i);
+	b->held = 1;
+	e->set_aside_bytes += b->pb.size_bytes;
+	snapshot_frag(e);
+	return place_block(e, i, a);
+}
+
+static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
+                   const struct mp_pool_plugin *pool, struct memprof_pool *p)
+{
+	struct block *b = &e->blocks[i];
+	uint64_t t0, wall;
+	int rc;
+
+	if (!b->held)
+		return 0;
+	if (e->be_ops->check_pattern) {
+		rc = e->o->verify ? e->be_ops->check_pattern(e->be, b->pb.addr, a->size_bytes, i + 1)
+		                  : 1;
+		if (rc < 0)
+			return mp_err(e->err, MP_EIO, "backend '%s' failed reading the verify pattern",
+			              e->be_ops->name);
+		if (rc == 0)
+			verify_fail(e, "let the bytes of allocation #%llu at 0x%llx be overwritten while live",
+			            i, b->pb.addr);
+	}
+	mp_extents_remove_block(e->extents, i, b->pb.addr);
+	b->held = 0;
+	e->set_aside_bytes -= b->pb.size_bytes;
+	e->call_backend_wall_ns = e->call_backend_ns = 0;
+	t0 = mp_engine_now_ns();
+	rc = pool->ops.free(p, &b->pb, a->free_stream);
+	wall = mp_engine_now_ns() - t0;
+	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+	e->res->host_ns += wall;
+	mp_latency_add(&e->free_lat, wall + e->call_backend_ns);
+	e->res->n_frees++;
+	if (rc != MEMPROF_POOL_OK || e->fault)
+		return pool_failed(e, rc, "free", i);
+	snapshot_frag(e);
+	return 0;
+}
+
+static void end_live(struct trace_state *ts, const struct mp_replay_alloc *a)
+{
+	ts->live_bytes -= a->size_bytes;
+	ts->requested_bytes -= a->requested_bytes;
+}
+
+static int replay_ops(struct engine *e, const struct mp_replay_input *in,
+                      const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
+                      struct memprof_pool *p)
+{
+	struct trace_state ts = {0};
+	uint64_t t0 = mp_engine_now_ns();
+	int rc = 0;
+
+	for (size_t k = 0; k < d->n_ops && rc == 0; k++) {
+		uint64_t op = d->ops[k];
+		size_t i = (size_t)MP_REPLAY_OP_INDEX(op);
+		const struct mp_replay_alloc *a = &d->allocs[i];
+
+		e->cur_seq = d->op_seq[k];
+		switch (MP_REPLAY_OP_KIND(op)) {
+		case MP_OP_ALLOC:
+			rc = do_alloc(e, in, i, a, &ts, pool, p);
+			break;
+		case MP_OP_LIVE_END:
+			end_live(&ts, a);
+			break;
+		default:
+			if (a->live_end == (int64_t)k)
+				end_live(&ts, a);
+			rc = do_free(e, i, a, pool, p);
+		}
+		if (e->res->verify == MP_VERIFY_FAILED)
+			break;
+	}
+	e->res->replay_ns = mp_engine_now_ns() - t0;
+	return rc;
+}
+
+static void emit_stat(void *ctx, const char *name, double value, const char *unit)
+{
+	struct mp_replay_result *res = ctx;
+	struct mp_replay_stat *s;
+
+	if (res->n_stats == MP_REPLAY_MAX_STATS || !name)
+		return;
+	s = &res->stats[res->n_stats++];
+	snprintf(s->name, sizeof s->name, "%s", name);
+	snprintf(s->unit, sizeof s->unit, "%s", unit ? unit : "");
+	s->value = value;
+}
+
+static int start(struct engine *e, const struct mp_replay_input *in,
+                 const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
+                 struct memprof_pool **p)
+{
+	struct mp_backend_options bo = {.device = d->ordinal, .err = e->err};
+	int rc;
+
+	if ((rc = e->be_ops->open(&bo, &e->be)) < 0)
+		return rc;
+	if ((rc = mp_engine_host_init(e)) < 0)
+		return rc;
+	e->blocks = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *e->blocks);
+	if (!e->blocks)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
+	e->res->n_allocs = d->n_allocs; /* bounds block_moved tokens until the loop recounts */
+	rc = pool->ops.create(&e->host, e->o->pool_opts, e->o->n_pool_opts, p);
+	e->res->n_allocs = 0;
+	if (rc != MEMPROF_POOL_OK || !*p) {
+		*p = NULL;
+		if (e->err->code == 0)
+			mp_err(e->err, MP_EINVAL, "pool '%s' could not be created (error %d)",
+			       e->pool_name, rc);
+		return e->err->code;
+	}
+	e->res->started = 1;
+	if (pool->ops.plan) {
+		struct memprof_pool_lifetime *items = mp_replay_input_lifetimes(in, d);
+		if (!items)
+			return mp_err(e->err, MP_ENOMEM, "out of memory");
+		rc = pool->ops.plan(*p, items, d->n_allocs);
+		free(items);
+		if (rc != MEMPROF_POOL_OK || e->fault)
+			return e->err->code ? e->err->code
+			                    : mp_err(e->err, MP_EIO, "pool '%s' failed to plan (error %d)",
+			                             e->pool_name, rc);
+		snapshot_frag(e);
+	}
+	return 0;
+}
+
+static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct memprof_pool *p)
+{
+	struct mp_replay_result *res = e->res;
+
+	res->end_reserved_bytes = e->reserved_bytes;
+	res->alloc_ns_p50 = mp_latency_quantile(&e->alloc_lat, 0.5);
+	res->alloc_ns_p99 = mp_latency_quantile(&e->alloc_lat, 0.99);
+	res->alloc_ns_max = e->alloc_lat.max_ns;
+	res->free_ns_p50 = mp_latency_quantile(&e->free_lat, 0.5);
+	res->free_ns_p99 = mp_latency_quantile(&e->free_lat, 0.99);
+	if (p && pool->ops.stats)
+		pool->ops.stats(p, emit_stat, res);
+	if (p)
+		pool->ops.destroy(p);
+	res->total_ns = res->host_ns + res->backend_ns;
+	if (res->verify == MP_VERIFY_OFF && e->o->verify)
+		res->verify = MP_VERIFY_PASSED;
+}
+
+int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                  struct mp_replay_result *res, struct mp_error *err)
+{
+	struct engine e = {.o = o, .be_ops = o->backend, .err = err, .res = res,
+	                   .pool_name = pool->ops.name};
+	struct memprof_pool *p = NULL;
+	size_t leftover;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	mp_err_clear(err);
+	snprintf(res->pool, sizeof res->pool, "%s", pool->ops.name);
+	res->backend = o->backend->name;
+	res->device = d->ordinal;
+	res->level = d->level;
+	res->time_measured = o->backend->measures_time;
+	rc = start(&e, in, d, pool, &p);
+	if (rc == 0)
+		rc = replay_ops(&e, in, d, pool, p);
+	if (e.extents) {
+		finish(&e, pool, p);
+		leftover = mp_engine_host_release_all(&e);
+		if (leftover && rc == 0)
+			emit_stat(res, "regions_left_at_destroy", (double)leftover, "count");
+		mp_engine_host_fini(&e);
+	}
+	if (e.be)
+		o->backend->close(e.be);
+	free(e.blocks);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/*
+ * replay/engine_internal.h - the engine's state shared by engine.c (the
+ * replay loop) and engine_host.c (the services a pool calls).  Private to
+ * src/replay/engine*.c.
+ */
+#ifndef MP_REPLAY_ENGINE_INTERNAL_H
+#define MP_REPLAY_ENGINE_INTERNAL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "analysis/extents.h"
+#include "memprof/pool.h"
+#include "replay/cost_model.h"
+#include "replay/engine.h"
+#include "replay/latency.h"
+#include "util/slot_pool.h"
+
+enum region_kind { REGION_RESERVE = 1, REGION_VA = 2, REGION_ASYNC = 3 };
+
+/* A backend range the pool holds, named to the pool by its slot. */
+struct region {
+	struct memprof_region be; /* as the backend gave it */
+	int kind;                 /* enum region_kind; 0: slot free */
+	uint64_t mapped_bytes;    /* REGION_VA */
+};
+
+/* The engine's copy of a block the pool handed out. */
+struct block {
+	struct memprof_pool_block pb;
+	uint8_t held;   /* the pool holds it (alloc succeeded, not yet freed) */
+	uint8_t failed; /* its alloc failed (OOM): its free is skipped */
+};
+
+struct engine {
+	const struct mp_replay_options *o;
+	const struct mp_backend_ops *be_ops;
+	struct mp_backend *be;
+	struct memprof_pool_host host;
+	const char *pool_name;
+	struct mp_error *err;
+	struct mp_replay_result *res;
+
+	struct mp_slot_pool regions;
+	struct mp_extents *extents;
+	struct block *blocks; /* by allocation index */
+
+	uint64_t reserved_bytes;
+	uint64_t set_aside_bytes; /* sizes the pool gave for held blocks */
+	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
+	/* Time of backend calls inside the current pool call. */
+	uint64_t call_backend_wall_ns, call_backend_ns;
+	int64_t cur_seq;      /* the trace event being replayed */
+	int fault;            /* a service failed outside the pool's control */
+	struct mp_latency alloc_lat, free_lat;
+};
+
+static inline uint64_t mp_engine_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Fill e->host with the wrapped services; 0 or MP_E*. */
+int mp_engine_host_init(struct engine *e);
+/* Release every region the pool left behind; returns how many there were. */
+size_t mp_engine_host_release_all(struct engine *e);
+void mp_engine_host_fini(struct engine *e);
+
+#endif

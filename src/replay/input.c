@@ -1,0 +1,415 @@
+/*
+ * replay/input.c - reads a trace into the compact per-device arrays of
+ * input.h.  Block and segment events are both collected while reading; a
+ * device is replayed at the block level when it has block allocations, else
+ * at the segment level.  Call sites and phases are interned once each.
+ * Owns the input's memory; never touches the pools or the backends.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/input.h"
+#include "util/intmap.h"
+#include "util/live_set.h"
+#include "util/stack_text.h"
+#include "util/strmap.h"
+
+/* One level of one device while loading: its allocations and ops. */
+struct level_build {
+	struct mp_replay_alloc *allocs;
+	size_t n_allocs, cap_allocs;
+	uint64_t *ops;
+	int64_t *op_seq;
+	size_t n_ops, cap_ops;
+	struct mp_live_sets live; /* (process, id) -> alloc index */
+	int64_t n_unmatched;
+};
+
+struct device_build {
+	int32_t ordinal;
+	struct level_build block, segment;
+	uint64_t reserved_bytes, peak_reserved_bytes; /* as the trace recorded them */
+	int has_segments;
+};
+
+/* The interned strings: owned by the input once loaded. */
+struct strings {
+	struct mp_strmap site_ids, phase_ids;
+};
+
+struct loader {
+	struct device_build *devs;
+	size_t n_devs;
+	struct strings *str;
+	struct mp_intmap stack_site; /* stack id -> site index */
+	const char **sites, **phases;
+	size_t n_sites, n_phases, cap_sites, cap_phases;
+	int device_filter;
+	int has_stacks;
+	struct mp_error *err;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t item)
+{
+	size_t n = *cap ? *cap : 1024;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * item);
+	if (!q)
+		return MP_ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int push_op(struct level_build *lb, uint64_t op, int64_t seq)
+{
+	size_t cap = lb->cap_ops;
+
+	if (grow((void **)&lb->ops, &cap, lb->n_ops + 1, sizeof *lb->ops) < 0 ||
+	    grow((void **)&lb->op_seq, &lb->cap_ops, lb->n_ops + 1, sizeof *lb->op_seq) < 0)
+		return MP_ENOMEM;
+	lb->ops[lb->n_ops] = op;
+	lb->op_seq[lb->n_ops++] = seq;
+	return 0;
+}
+
+/* Interns s into (map, array); 0 for NULL.  Returns the index or MP_ENOMEM. */
+static int64_t intern(struct mp_strmap *map, const char ***arr, size_t *n, size_t *cap,
+                      const char *s)
+{
+	int64_t idx;
+	const char *stored;
+
+	if (!s)
+		return 0;
+	if (mp_strmap_get(map, s, strlen(s), &idx))
+		return idx;
+	if (*n == 0)
+		*n = 1; /* index 0 is "none" */
+	if (grow((void **)arr, cap, *n + 1, sizeof **arr) < 0)
+		return MP_ENOMEM;
+	(*arr)[0] = NULL;
+	idx = (int64_t)*n;
+	if (mp_strmap_put(map, s, strlen(s), idx, &stored) < 0)
+		return MP_ENOMEM;
+	(*arr)[(*n)++] = stored;
+	return idx;
+}
+
+static int64_t site_of(struct loader *L, const struct memprof_record *rec)
+{
+	uint64_t idx;
+	char text[1024];
+	const struct memprof_frame *f;
+	int i;
+	int64_t v;
+
+	if (!rec->stack || rec->ev.stack_id == 0)
+		return 0;
+	if (mp_intmap_get(&L->stack_site, (uint64_t)rec->ev.stack_id, &idx))
+		return (int64_t)idx;
+	i = mp_stack_call_site(rec->stack);
+	if (i < 0)
+		return 0;
+	f = &rec->stack->frames[i];
+	if (f->file && f->file[0] && f->line > 0)
+		snprintf(text, sizeof text, "%s (%s:%" PRId64 ")", f->name, f->file, f->line);
+	else
+		snprintf(text, sizeof text, "%s", f->name);
+	v = intern(&L->str->site_ids, &L->sites, &L->n_sites, &L->cap_sites, text);
+	if (v < 0 || mp_intmap_put(&L->stack_site, (uint64_t)rec->ev.stack_id, (uint64_t)v) < 0)
+		return MP_ENOMEM;
+	L->has_stacks = 1;
+	return v;
+}
+
+static struct device_build *device_of(struct loader *L, int32_t ordinal)
+{
+	size_t i, cap = L->n_devs;
+	struct device_build *d;
+
+	for (i = 0; i < L->n_devs; i++)
+		if (L->devs[i].ordinal == ordinal)
+			return &L->devs[i];
+	if (grow((void **)&L->devs, &cap, L->n_devs + 1, sizeof *L->devs) < 0)
+		return NULL;
+	d = &L->devs[L->n_devs++];
+	memset(d, 0, sizeof *d);
+	d->ordinal = ordinal;
+	mp_live_sets_init(&d->block.live);
+	mp_live_sets_init(&d->segment.live);
+	return d;
+}
+
+/* A new allocation of level lb, live from now, keyed by (process, key). */
+static int begin_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
+                       uint64_t key)
+{
+	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
+	struct mp_replay_alloc *a;
+	uint64_t old;
+	int64_t site, phase;
+
+	if (!live)
+		return MP_ENOMEM;
+	if (mp_intmap_get(live, key, &old)) /* id reused while live: the trace lost a free */
+		lb->n_unmatched++;
+	if (grow((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1, sizeof *lb->allocs) < 0)
+		return MP_ENOMEM;
+	site = site_of(L, rec);
+	phase = intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases, rec->phase);
+	if (site < 0 || phase < 0)
+		return MP_ENOMEM;
+	a = &lb->allocs[lb->n_allocs];
+	a->size_bytes = rec->ev.size_bytes > 0 ? (uint64_t)rec->ev.size_bytes : 0;
+	a->requested_bytes = rec->ev.requested_bytes > 0 ? (uint64_t)rec->ev.requested_bytes
+	                                                 : a->size_bytes;
+	if (a->requested_bytes > a->size_bytes)
+		a->requested_bytes = a->size_bytes;
+	a->alloc_at = (int64_t)lb->n_ops;
+	a->live_end = a->free_at = INT64_MAX;
+	a->seq = rec->ev.seq;
+	a->ts_ns = rec->ev.ts_ns;
+	a->stream = a->free_stream = rec->ev.stream;
+	a->site = (uint32_t)site;
+	a->phase = (uint32_t)phase;
+	if (mp_intmap_put(live, key, lb->n_allocs) < 0 ||
+	    push_op(lb, MP_REPLAY_OP(lb->n_allocs, MP_OP_ALLOC), rec->ev.seq) < 0)
+		return MP_ENOMEM;
+	lb->n_allocs++;
+	return 0;
+}
+
+/* The end of liveness (free_requested) or the free of the allocation keyed (process, key). */
+static int end_alloc(struct level_build *lb, const struct memprof_record *rec, uint64_t key,
+                     int is_free)
+{
+	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
+	struct mp_replay_alloc *a;
+	uint64_t idx;
+
+	if (!live)
+		return MP_ENOMEM;
+	if (!mp_intmap_get(live, key, &idx)) {
+		lb->n_unmatched++;
+		return 0;
+	}
+	a = &lb->allocs[idx];
+	if (a->live_end == INT64_MAX)
+		a->live_end = (int64_t)lb->n_ops;
+	if (!is_free)
+		return push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
+	a->free_at = (int64_t)lb->n_ops;
+	a->free_stream = rec->ev.stream;
+	mp_intmap_del(live, key);
+	return push_op(lb, MP_REPLAY_OP(idx, MP_OP_FREE), rec->ev.seq);
+}
+
+static int on_record(void *ctx, const struct memprof_record *rec)
+{
+	struct loader *L = ctx;
+	const struct memprof_event *ev = &rec->ev;
+	struct device_build *d;
+
+	if (L->device_filter >= 0 && ev->device != L->device_filter)
+		return 0;
+	if (ev->op == MEMPROF_OP_PHASE_BEGIN || ev->op == MEMPROF_OP_PHASE_END ||
+	    ev->op == MEMPROF_OP_OOM)
+		return 0;
+	if (!(d = device_of(L, ev->device)))
+		return MP_ENOMEM;
+	switch (ev->op) {
+	case MEMPROF_OP_ALLOC:
+	case MEMPROF_OP_PREEXISTING:
+		return begin_alloc(L, &d->block, rec, (uint64_t)ev->alloc_id);
+	case MEMPROF_OP_FREE_REQUESTED:
+		return end_alloc(&d->block, rec, (uint64_t)ev->alloc_id, 0);
+	case MEMPROF_OP_FREE:
+		return end_alloc(&d->block, rec, (uint64_t)ev->alloc_id, 1);
+	case MEMPROF_OP_RESERVE:
+	case MEMPROF_OP_MAP:
+		d->has_segments = 1;
+		d->reserved_bytes += ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
+		if (d->reserved_bytes > d->peak_reserved_bytes)
+			d->peak_reserved_bytes = d->reserved_bytes;
+		/* maps are matched to unmaps by address, reservations by id */
+		return begin_alloc(L, &d->segment, rec,
+		                   ev->op == MEMPROF_OP_MAP ? ev->address : (uint64_t)ev->alloc_id);
+	case MEMPROF_OP_RELEASE:
+	case MEMPROF_OP_UNMAP: {
+		uint64_t n = ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
+		d->reserved_bytes -= n < d->reserved_bytes ? n : d->reserved_bytes;
+		return end_alloc(&d->segment, rec,
+		                 ev->op == MEMPROF_OP_UNMAP ? ev->address : (uint64_t)ev->alloc_id, 1);
+	}
+	default:
+		return 0;
+	}
+}
+
+static void level_free(struct level_build *lb)
+{
+	free(lb->allocs);
+	free(lb->ops);
+	free(lb->op_seq);
+	mp_live_sets_free(&lb->live);
+}
+
+/* Moves the chosen level of b into d and frees the other. */
+static void finish_device(struct device_build *b, struct mp_replay_device *d)
+{
+	struct level_build *use = &b->block;
+
+	d->ordinal = b->ordinal;
+	d->level = MP_LEVEL_BLOCK;
+	if (b->block.n_allocs == 0 && b->segment.n_allocs > 0) {
+		use = &b->segment;
+		d->level = MP_LEVEL_SEGMENT;
+	}
+	d->allocs = use->allocs;
+	d->n_allocs = use->n_allocs;
+	d->ops = use->ops;
+	d->op_seq = use->op_seq;
+	d->n_ops = use->n_ops;
+	d->n_unmatched_frees = use->n_unmatched;
+	d->trace_peak_reserved_bytes = b->peak_reserved_bytes;
+	d->has_segments = b->has_segments;
+	use->allocs = NULL;
+	use->ops = NULL;
+	use->op_seq = NULL;
+	level_free(&b->block);
+	level_free(&b->segment);
+}
+
+static int by_ordinal(const void *a, const void *b)
+{
+	const struct device_build *x = a, *y = b;
+	return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
+}
+
+static int collect(struct loader *L, struct mp_replay_input *in)
+{
+	size_t i;
+
+	qsort(L->devs, L->n_devs, sizeof *L->devs, by_ordinal);
+	in->devices = calloc(L->n_devs ? L->n_devs : 1, sizeof *in->devices);
+	if (!in->devices)
+		return MP_ENOMEM;
+	for (i = 0; i < L->n_devs; i++)
+		finish_device(&L->devs[i], &in->devices[i]);
+	in->n_devices = L->n_devs;
+	L->n_devs = 0;
+	in->sites = L->sites;
+	in->n_sites = L->n_sites;
+	in->phases = L->phases;
+	in->n_phases = L->n_phases;
+	in->has_stacks = L->has_stacks;
+	in->owned = L->str;
+	L->sites = L->phases = NULL;
+	L->str = NULL;
+	return 0;
+}
+
+static void loader_free(struct loader *L)
+{
+	for (size_t i = 0; i < L->n_devs; i++) {
+		level_free(&L->devs[i].block);
+		level_free(&L->devs[i].segment);
+	}
+	free(L->devs);
+	mp_intmap_free(&L->stack_site);
+	if (L->str) {
+		mp_strmap_free(&L->str->site_ids);
+		mp_strmap_free(&L->str->phase_ids);
+		free(L->str);
+	}
+	free(L->sites);
+	free(L->phases);
+}
+
+int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input **out,
+                         struct mp_error *err)
+{
+	struct loader L = {.device_filter = device, .err = err};
+	struct mp_replay_input *in = calloc(1, sizeof *in);
+	const struct memprof_record *rec;
+	int rc;
+
+	*out = NULL;
+	L.str = calloc(1, sizeof *L.str);
+	if (!in || !L.str) {
+		free(in);
+		free(L.str);
+		return mp_err(err, MP_ENOMEM, "out of memory reading the trace");
+	}
+	mp_strmap_init(&L.str->site_ids);
+	mp_strmap_init(&L.str->phase_ids);
+	mp_intmap_init(&L.stack_site);
+	while ((rc = mp_reader_next(r, &rec)) > 0) {
+		in->n_events++;
+		if ((rc = on_record(&L, rec)) < 0)
+			break;
+	}
+	if (rc == 0)
+		rc = collect(&L, in);
+	loader_free(&L);
+	if (rc < 0) {
+		mp_replay_input_free(in);
+		if (rc == MP_ENOMEM)
+			return mp_err(err, MP_ENOMEM, "out of memory reading the trace for replay");
+		return rc;
+	}
+	*out = in;
+	return 0;
+}
+
+void mp_replay_input_free(struct mp_replay_input *in)
+{
+	struct strings *str;
+
+	if (!in)
+		return;
+	for (size_t i = 0; i < in->n_devices; i++) {
+		free(in->devices[i].allocs);
+		free(in->devices[i].ops);
+		free(in->devices[i].op_seq);
+	}
+	free(in->devices);
+	free(in->sites);
+	free(in->phases);
+	if ((str = in->owned)) {
+		mp_strmap_free(&str->site_ids);
+		mp_strmap_free(&str->phase_ids);
+		free(str);
+	}
+	free(in);
+}
+
+struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
+                                                       const struct mp_replay_device *d)
+{
+	struct memprof_pool_lifetime *items = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *items);
+
+	if (!items)
+		return NULL;
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		const struct mp_replay_alloc *a = &d->allocs[i];
+		items[i] = (struct memprof_pool_lifetime){
+		        .index = (int64_t)i,
+		        .size_bytes = a->size_bytes,
+		        .alloc_at = a->alloc_at,
+		        .free_at = a->free_at,
+		        .stream = a->stream,
+		        .site = in->sites ? in->sites[a->site] : NULL,
+		        .phase = in->phases ? in->phases[a->phase] : NULL,
+		};
+	}
+	return items;
+}
