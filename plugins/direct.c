@@ -41,16 +41,19 @@ static int direct_alloc(struct memprof_pool *p, const struct memprof_pool_reques
 	return MEMPROF_POOL_OK;
 }
 
-static int direct_free(struct memprof_pool *p, const struct memprof_pool_block *b,
-                       uint64_t stream)
+static int direct_free(struct memprof_pool *p, const struct memprof_pool_block *b, uint64_t stream)
 {
-	struct memprof_region r = {.addr = b->addr, .size_bytes = b->size_bytes, .token = b->handle};
+	struct memprof_region r = {
+	        .addr = b->addr, .size_bytes = b->size_bytes, .token = b->handle};
 
 	(void)stream;
 	return p->host->release(p->host->ctx, &r);
 }
 
-static void direct_destroy(struct memprof_pool *p) { free(p); }
+static void direct_destroy(struct memprof_pool *p)
+{
+	free(p);
+}
 
 static const struct memprof_pool_ops direct_ops = {
         MEMPROF_POOL_OPS_HEADER("direct", "one backend allocation per request: the naive baseline"),

@@ -33,7 +33,8 @@ struct replay_run {
 	int verify_failed;
 };
 
-static void add_note(struct replay_run *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct replay_run *x, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 static void add_note(struct replay_run *x, const char *fmt, ...)
 {
 	va_list ap;
@@ -75,8 +76,8 @@ static int pick_backend(struct replay_run *x)
 	}
 	x->backend = mp_backend_find(name);
 	if (!x->backend)
-		return mp_cmd_usage(&mp_cmd_replay, "unknown backend '%s': use auto, sim, host or cuda",
-		                    name);
+		return mp_cmd_usage(&mp_cmd_replay,
+		                    "unknown backend '%s': use auto, sim, host or cuda", name);
 	return 0;
 }
 
@@ -125,7 +126,8 @@ static int pick_pools(struct replay_run *x)
 		mp_loader_free_list(list, n);
 	} else {
 		char *copy = strdup(x->a.pools), *save = NULL;
-		for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
+		for (char *t = strtok_r(copy, ",", &save); t && rc == 0;
+		     t = strtok_r(NULL, ",", &save))
 			rc = load_pool(x, t);
 		free(copy);
 	}
@@ -158,9 +160,10 @@ static int check_options(const struct replay_run *x)
 			     s && s->name && !known; s++)
 				known = strcmp(s->name, x->a.pool_opts[i].name) == 0;
 		if (!known)
-			return mp_cmd_usage(&mp_cmd_replay,
-			                    "option '--%s' is known neither to replay nor to the pools chosen",
-			                    x->a.pool_opts[i].name);
+			return mp_cmd_usage(
+			        &mp_cmd_replay,
+			        "option '--%s' is known neither to replay nor to the pools chosen",
+			        x->a.pool_opts[i].name);
 	}
 	return 0;
 }
@@ -170,11 +173,14 @@ static void device_notes(struct replay_run *x, const struct mp_replay_device *d)
 	if (d->level == MP_LEVEL_SEGMENT)
 		add_note(x,
 		         "device %d has no block-level events, so its segments (reserve/release, "
-		         "map/unmap) were replayed instead: a trace of PyTorch recorded with its cache on "
-		         "has only segments; record with --no-framework-cache for block-level replay",
+		         "map/unmap) were replayed instead: a trace of PyTorch recorded with its "
+		         "cache on "
+		         "has only segments; record with --no-framework-cache for block-level "
+		         "replay",
 		         (int)d->ordinal);
 	if (d->n_unmatched_frees)
-		add_note(x, "device %d: %lld frees of allocations the trace never showed were skipped",
+		add_note(x,
+		         "device %d: %lld frees of allocations the trace never showed were skipped",
 		         (int)d->ordinal, (long long)d->n_unmatched_frees);
 }
 
@@ -199,7 +205,8 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
 
 	if (mp_replay_run(in, d, x->pools[k], &o, res, &err) < 0) {
 		if (!res->started && !explicit) {
-			add_note(x, "pool '%s' skipped on device %d: %s", name, (int)d->ordinal, err.msg);
+			add_note(x, "pool '%s' skipped on device %d: %s", name, (int)d->ordinal,
+			         err.msg);
 			return 0;
 		}
 		fprintf(stderr, "memprof replay: device %d: %s\n", (int)d->ordinal, err.msg);
@@ -229,8 +236,8 @@ static int replay_all(struct replay_run *x, const struct mp_replay_input *in)
 static int save_results(struct replay_run *x, const struct mp_replay_report *rep)
 {
 	struct mp_result_run *runs = calloc(x->n_results + 1, sizeof *runs);
-	struct mp_replay_metric (*m)[128] = calloc(x->n_results + 1, sizeof *m);
-	struct mp_result_metric (*rm)[128] = calloc(x->n_results + 1, sizeof *rm);
+	struct mp_replay_metric(*m)[128] = calloc(x->n_results + 1, sizeof *m);
+	struct mp_result_metric(*rm)[128] = calloc(x->n_results + 1, sizeof *rm);
 	struct mp_error err = {0};
 	int rc = 0;
 
@@ -239,8 +246,8 @@ static int save_results(struct replay_run *x, const struct mp_replay_report *rep
 	for (size_t i = 0; rc == 0 && i < x->n_results; i++) {
 		size_t n = mp_replay_metrics(rep, &x->results[i], m[i], 128);
 		for (size_t j = 0; j < n; j++)
-			rm[i][j] = (struct mp_result_metric){m[i][j].name, m[i][j].value, m[i][j].unit,
-			                                     m[i][j].measured};
+			rm[i][j] = (struct mp_result_metric){m[i][j].name, m[i][j].value,
+			                                     m[i][j].unit, m[i][j].measured};
 		runs[i] = (struct mp_result_run){.pool = x->results[i].pool,
 		                                 .backend = x->results[i].backend,
 		                                 .baseline = x->a.baseline,
@@ -269,7 +276,8 @@ static int report(struct replay_run *x)
 	        .notes = (const char *const *)x->notes,
 	        .n_notes = x->n_notes,
 	};
-	int rc = x->a.json ? mp_replay_print_json(stdout, &rep) : mp_replay_print_text(stdout, &rep);
+	int rc =
+	        x->a.json ? mp_replay_print_json(stdout, &rep) : mp_replay_print_text(stdout, &rep);
 
 	if (rc < 0)
 		return mp_cmd_error(&mp_cmd_replay, "out of memory printing the results");
@@ -297,9 +305,10 @@ static int list_pools(const struct replay_args *a)
 	for (size_t i = 0; i < n; i++) {
 		printf("%-12s %s\n             %s\n", list[i]->ops.name,
 		       list[i]->ops.description ? list[i]->ops.description : "", list[i]->path);
-		for (const struct memprof_pool_option_spec *s = list[i]->ops.options; s && s->name; s++)
-			printf("    --%s=%s\n        %s\n", s->name, s->value_hint ? s->value_hint : "VALUE",
-			       s->help ? s->help : "");
+		for (const struct memprof_pool_option_spec *s = list[i]->ops.options; s && s->name;
+		     s++)
+			printf("    --%s=%s\n        %s\n", s->name,
+			       s->value_hint ? s->value_hint : "VALUE", s->help ? s->help : "");
 	}
 	mp_loader_free_list(list, n);
 	return n ? 0 : mp_cmd_error(&mp_cmd_replay, "no pools found");
@@ -320,7 +329,8 @@ static int read_input(struct replay_run *x, struct mp_replay_input **in)
 	} else {
 		rc = mp_replay_input_load(r, x->a.device, in, &err);
 		if (rc < 0 && err.code == 0)
-			mp_err(&err, rc, "cannot read trace '%s': %s", x->a.trace, mp_store_errmsg(s));
+			mp_err(&err, rc, "cannot read trace '%s': %s", x->a.trace,
+			       mp_store_errmsg(s));
 	}
 	mp_reader_close(r);
 	mp_store_close(s);

@@ -31,28 +31,27 @@ static const struct option longopts[] = {
 
 void mp_replay_args_help(FILE *out)
 {
-	fprintf(out,
-	        "usage: memprof replay [options] TRACE\n\n"
-	        "Replay the trace's allocations against pool allocators and report the\n"
-	        "bytes and time each saves against the baseline and the lower bound.\n"
-	        "Figures and pools: memprof-replay(1), memprof-plugin(7).\n\n"
-	        "options:\n"
-	        "      --pool=LIST          pools to replay: names, 'all' (default), or a\n"
-	        "                           path to a plugin .so\n"
-	        "      --baseline=NAME      compare with this pool (default caching)\n"
-	        "      --backend=NAME       auto (default), sim, host or cuda\n"
-	        "      --device=N           only device N of the trace\n"
-	        "      --capacity=BYTES     the backend refuses beyond this: OOMs show\n"
-	        "                           where a smaller GPU would fail\n"
-	        "      --verify             check no two live allocations overlap\n"
-	        "      --json               print JSON (keys in memprof-replay(1))\n"
-	        "      --no-save            do not store the results in the trace\n"
-	        "      --plugin-dir=DIR     look for pools in DIR first\n"
-	        "      --pool-opt=NAME=VAL  an option for the pools that declare NAME;\n"
-	        "                           --NAME=VAL does the same\n"
-	        "      --list-pools         list the pools found, with their options\n"
-	        "  -v, --verbose            show the pools' informational messages\n"
-	        "  -h, --help               show this help\n");
+	fprintf(out, "usage: memprof replay [options] TRACE\n\n"
+	             "Replay the trace's allocations against pool allocators and report the\n"
+	             "bytes and time each saves against the baseline and the lower bound.\n"
+	             "Figures and pools: memprof-replay(1), memprof-plugin(7).\n\n"
+	             "options:\n"
+	             "      --pool=LIST          pools to replay: names, 'all' (default), or a\n"
+	             "                           path to a plugin .so\n"
+	             "      --baseline=NAME      compare with this pool (default caching)\n"
+	             "      --backend=NAME       auto (default), sim, host or cuda\n"
+	             "      --device=N           only device N of the trace\n"
+	             "      --capacity=BYTES     the backend refuses beyond this: OOMs show\n"
+	             "                           where a smaller GPU would fail\n"
+	             "      --verify             check no two live allocations overlap\n"
+	             "      --json               print JSON (keys in memprof-replay(1))\n"
+	             "      --no-save            do not store the results in the trace\n"
+	             "      --plugin-dir=DIR     look for pools in DIR first\n"
+	             "      --pool-opt=NAME=VAL  an option for the pools that declare NAME;\n"
+	             "                           --NAME=VAL does the same\n"
+	             "      --list-pools         list the pools found, with their options\n"
+	             "  -v, --verbose            show the pools' informational messages\n"
+	             "  -h, --help               show this help\n");
 }
 
 static int known_long(const char *arg)
@@ -129,19 +128,30 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 	int64_t n;
 
 	switch (ch) {
-	case 'p': a->pools = v; return 0;
-	case 'B': a->baseline = v; return 0;
-	case 'b': a->backend = v; return 0;
-	case 'P': a->plugin_dir = v; return 0;
-	case 'o': return add_pool_opt(a, v);
+	case 'p':
+		a->pools = v;
+		return 0;
+	case 'B':
+		a->baseline = v;
+		return 0;
+	case 'b':
+		a->backend = v;
+		return 0;
+	case 'P':
+		a->plugin_dir = v;
+		return 0;
+	case 'o':
+		return add_pool_opt(a, v);
 	case 'd':
-		if (mp_parse_bytes(v, &n) < 0 || n < 0 || n > INT32_MAX || strspn(v, "0123456789") != strlen(v))
+		if (mp_parse_bytes(v, &n) < 0 || n < 0 || n > INT32_MAX ||
+		    strspn(v, "0123456789") != strlen(v))
 			return mp_cmd_usage(&mp_cmd_replay, "invalid device '%s'", v);
 		a->device = (int)n;
 		return 0;
 	case 'c':
 		if (mp_parse_bytes(v, &n) < 0 || n <= 0)
-			return mp_cmd_usage(&mp_cmd_replay, "invalid capacity '%s': give bytes, e.g. 40GiB", v);
+			return mp_cmd_usage(&mp_cmd_replay,
+			                    "invalid capacity '%s': give bytes, e.g. 40GiB", v);
 		a->capacity_bytes = (uint64_t)n;
 		return 0;
 	default:
@@ -165,14 +175,27 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'V': a->verify = 1; break;
-		case 'j': a->json = 1; break;
-		case 'n': a->save = 0; break;
-		case 'l': a->list_pools = 1; break;
-		case 'v': a->verbose = 1; break;
-		case 'h': mp_replay_args_help(stdout); return -1;
+		case 'V':
+			a->verify = 1;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'n':
+			a->save = 0;
+			break;
+		case 'l':
+			a->list_pools = 1;
+			break;
+		case 'v':
+			a->verbose = 1;
+			break;
+		case 'h':
+			mp_replay_args_help(stdout);
+			return -1;
 		case '?':
-		case ':': return mp_cmd_bad_option(&mp_cmd_replay, argv, ch);
+		case ':':
+			return mp_cmd_bad_option(&mp_cmd_replay, argv, ch);
 		default:
 			if ((rc = parse_value(a, ch, optarg)) != 0)
 				return rc;
@@ -181,7 +204,8 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	if (a->list_pools && optind == argc)
 		return 0;
 	if (optind != argc - 1)
-		return mp_cmd_usage(&mp_cmd_replay, optind == argc ? "no trace given" : "more than one trace");
+		return mp_cmd_usage(&mp_cmd_replay,
+		                    optind == argc ? "no trace given" : "more than one trace");
 	a->trace = argv[optind];
 	note_options(a, argc, argv);
 	return 0;

@@ -24,7 +24,7 @@ struct replay_args {
 	struct memprof_pool_option pool_opts[MP_REPLAY_MAX_POOL_OPTS];
 	size_t n_pool_opts;
 	char *opt_storage[MP_REPLAY_MAX_POOL_OPTS]; /* strdup'd "NAME=VALUE" texts */
-	char options_text[1024]; /* the options as given, for stored runs */
+	char options_text[1024];                    /* the options as given, for stored runs */
 };
 
 /* Parse argv; 0 to go on, -1 after --help (exit 0), or an MP_EXIT_* status. */

@@ -19,8 +19,8 @@
 struct mp_backend;
 
 struct mp_backend_options {
-	int device;             /* cuda: the device ordinal to use */
-	struct mp_error *err;   /* where failures are described; outlives the backend */
+	int device;           /* cuda: the device ordinal to use */
+	struct mp_error *err; /* where failures are described; outlives the backend */
 };
 
 struct mp_backend_ops {

@@ -9,8 +9,8 @@
 
 #include "replay/backend.h"
 
-#define SIM_BASE (1ull << 40)
-#define SIM_ALIGN 512ull
+#define SIM_BASE        (1ull << 40)
+#define SIM_ALIGN       512ull
 #define SIM_GRANULARITY (2ull << 20)
 
 struct mp_backend {
@@ -31,9 +31,15 @@ static int sim_open(const struct mp_backend_options *o, struct mp_backend **out)
 	return 0;
 }
 
-static void sim_close(struct mp_backend *b) { free(b); }
+static void sim_close(struct mp_backend *b)
+{
+	free(b);
+}
 
-static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+static uint64_t round_up(uint64_t n, uint64_t a)
+{
+	return (n + a - 1) / a * a;
+}
 
 static int sim_range(struct mp_backend *b, uint64_t size, uint64_t align,
                      struct memprof_region *out)
@@ -72,8 +78,7 @@ static int sim_touch(struct mp_backend *b, uint64_t addr, int value, uint64_t n,
 	return MEMPROF_POOL_OK;
 }
 
-static int sim_copy(struct mp_backend *b, uint64_t dst, uint64_t src, uint64_t n,
-                    uint64_t stream)
+static int sim_copy(struct mp_backend *b, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
 {
 	(void)b, (void)dst, (void)src, (void)n, (void)stream;
 	return MEMPROF_POOL_OK;
@@ -84,8 +89,7 @@ static int sim_va_reserve(struct mp_backend *b, uint64_t size, struct memprof_re
 	return sim_range(b, size, SIM_GRANULARITY, out);
 }
 
-static int sim_map(struct mp_backend *b, const struct memprof_region *va, uint64_t off,
-                   uint64_t n)
+static int sim_map(struct mp_backend *b, const struct memprof_region *va, uint64_t off, uint64_t n)
 {
 	(void)b;
 	if (off % SIM_GRANULARITY || n % SIM_GRANULARITY || n > va->size_bytes ||

@@ -24,8 +24,8 @@ static void snapshot_frag(struct engine *e)
 	if (e->res->peak_reserved_bytes <= e->snap_peak)
 		return;
 	e->snap_peak = e->res->peak_reserved_bytes;
-	free_bytes = e->reserved_bytes > e->set_aside_bytes ? e->reserved_bytes - e->set_aside_bytes
-	                                                    : 0;
+	free_bytes =
+	        e->reserved_bytes > e->set_aside_bytes ? e->reserved_bytes - e->set_aside_bytes : 0;
 	mp_extents_figures(e->extents, &f);
 	e->res->free_at_peak_bytes = free_bytes;
 	e->res->frag_at_peak =
@@ -73,8 +73,7 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 	return 0;
 }
 
-static void on_oom(struct engine *e, const struct mp_replay_alloc *a,
-                   const struct trace_state *ts)
+static void on_oom(struct engine *e, const struct mp_replay_alloc *a, const struct trace_state *ts)
 {
 	if (e->res->n_ooms++ == 0)
 		e->res->first_oom = (struct mp_replay_oom){.seq = a->seq,
@@ -134,8 +133,10 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 		return pool_failed(e, rc, "allocate", i);
 	b->held = 1;
 	e->set_aside_bytes += b->pb.size_bytes;
+	if ((rc = place_block(e, i, a)) < 0)
+		return rc;
 	snapshot_frag(e);
-	return place_block(e, i, a);
+	return 0;
 }
 
 static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
@@ -148,13 +149,17 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 	if (!b->held)
 		return 0;
 	if (e->be_ops->check_pattern) {
-		rc = e->o->verify ? e->be_ops->check_pattern(e->be, b->pb.addr, a->size_bytes, i + 1)
-		                  : 1;
+		rc = e->o->verify
+		             ? e->be_ops->check_pattern(e->be, b->pb.addr, a->size_bytes, i + 1)
+		             : 1;
 		if (rc < 0)
-			return mp_err(e->err, MP_EIO, "backend '%s' failed reading the verify pattern",
+			return mp_err(e->err, MP_EIO,
+			              "backend '%s' failed reading the verify pattern",
 			              e->be_ops->name);
 		if (rc == 0)
-			verify_fail(e, "let the bytes of allocation #%llu at 0x%llx be overwritten while live",
+			verify_fail(e,
+			            "let the bytes of allocation #%llu at 0x%llx be overwritten "
+			            "while live",
 			            i, b->pb.addr);
 	}
 	mp_extents_remove_block(e->extents, i, b->pb.addr);
@@ -251,6 +256,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return e->err->code;
 	}
 	e->res->started = 1;
+	snapshot_frag(e);
 	if (pool->ops.plan) {
 		struct memprof_pool_lifetime *items = mp_replay_input_lifetimes(in, d);
 		if (!items)
@@ -259,7 +265,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		free(items);
 		if (rc != MEMPROF_POOL_OK || e->fault)
 			return e->err->code ? e->err->code
-			                    : mp_err(e->err, MP_EIO, "pool '%s' failed to plan (error %d)",
+			                    : mp_err(e->err, MP_EIO,
+			                             "pool '%s' failed to plan (error %d)",
 			                             e->pool_name, rc);
 		snapshot_frag(e);
 	}
@@ -289,8 +296,8 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
                   const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
                   struct mp_replay_result *res, struct mp_error *err)
 {
-	struct engine e = {.o = o, .be_ops = o->backend, .err = err, .res = res,
-	                   .pool_name = pool->ops.name};
+	struct engine e = {
+	        .o = o, .be_ops = o->backend, .err = err, .res = res, .pool_name = pool->ops.name};
 	struct memprof_pool *p = NULL;
 	size_t leftover;
 	int rc;
@@ -307,6 +314,7 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
 		rc = replay_ops(&e, in, d, pool, p);
 	if (e.extents) {
 		finish(&e, pool, p);
+		e.cleanup = 1; /* the host's cleanup is not the pool's work */
 		leftover = mp_engine_host_release_all(&e);
 		if (leftover && rc == 0)
 			emit_stat(res, "regions_left_at_destroy", (double)leftover, "count");

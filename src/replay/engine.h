@@ -43,9 +43,9 @@ struct mp_replay_stat {
 };
 
 struct mp_replay_oom {
-	int64_t seq;            /* the trace event of the alloc that failed */
+	int64_t seq; /* the trace event of the alloc that failed */
 	uint64_t request_bytes;
-	uint64_t live_bytes;    /* live (granted) bytes when it failed */
+	uint64_t live_bytes; /* live (granted) bytes when it failed */
 	uint64_t reserved_bytes;
 };
 
@@ -56,11 +56,12 @@ struct mp_replay_result {
 	int level;   /* enum mp_replay_level */
 	int started; /* the pool was created (a failure before is the pool refusing this setup) */
 	uint64_t peak_reserved_bytes;
-	int64_t peak_reserved_seq; /* trace event at which it was first reached */
+	int64_t peak_reserved_seq;  /* trace event at which it was first reached */
 	uint64_t lower_bound_bytes; /* peak requested bytes */
 	uint64_t peak_live_bytes;   /* peak of granted bytes of live blocks */
 	uint64_t end_reserved_bytes;
-	/* At the reserved peak: reserved minus bytes the pool set aside for live blocks, and 1 - largest hole / that. */
+	/* At the reserved peak: reserved minus bytes the pool set aside for live blocks, and 1 -
+	 * largest hole / that. */
 	uint64_t free_at_peak_bytes;
 	double frag_at_peak;
 	uint64_t n_allocs, n_frees;

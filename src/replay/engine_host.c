@@ -16,6 +16,8 @@ static void charge(struct engine *e, enum mp_cost_call call, uint64_t n_bytes, u
 	uint64_t wall = mp_engine_now_ns() - t0;
 	uint64_t cost = e->be_ops->measures_time ? wall : mp_cost_ns(call, n_bytes);
 
+	if (e->cleanup)
+		return;
 	e->call_backend_wall_ns += wall;
 	e->call_backend_ns += cost;
 	e->res->backend_ns += cost;
@@ -71,7 +73,8 @@ static int new_region(struct engine *e, int kind, int call, uint64_t size, uint6
 	int rc;
 
 	if (!g)
-		return mp_err(e->err, MP_ENOMEM, "out of memory"), e->fault = 1, MEMPROF_POOL_EFAULT;
+		return mp_err(e->err, MP_ENOMEM, "out of memory"), e->fault = 1,
+		                                                   MEMPROF_POOL_EFAULT;
 	t0 = mp_engine_now_ns();
 	if (kind == REGION_RESERVE)
 		rc = e->be_ops->reserve(e->be, size, &g->be);
@@ -114,7 +117,8 @@ static int drop_region(struct engine *e, const struct memprof_region *r, int kin
 	if (!g)
 		return MEMPROF_POOL_EINVAL;
 	if (kind == REGION_VA && g->mapped_bytes) {
-		mp_err(e->err, MP_EINVAL, "pool '%s' released a virtual range with %llu bytes still mapped",
+		mp_err(e->err, MP_EINVAL,
+		       "pool '%s' released a virtual range with %llu bytes still mapped",
 		       e->pool_name, (unsigned long long)g->mapped_bytes);
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
@@ -205,8 +209,9 @@ static int svc_unmap(void *ctx, const struct memprof_region *va, uint64_t off, u
 	if (!g)
 		return MEMPROF_POOL_EINVAL;
 	if (n > g->mapped_bytes) {
-		mp_err(e->err, MP_EINVAL, "pool '%s' unmapped %llu bytes of a range with %llu mapped",
-		       e->pool_name, (unsigned long long)n, (unsigned long long)g->mapped_bytes);
+		mp_err(e->err, MP_EINVAL,
+		       "pool '%s' unmapped %llu bytes of a range with %llu mapped", e->pool_name,
+		       (unsigned long long)n, (unsigned long long)g->mapped_bytes);
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
 	}
@@ -345,8 +350,8 @@ size_t mp_engine_host_release_all(struct engine *e)
 
 		if (!g->kind)
 			continue;
-		r = (struct memprof_region){.addr = g->be.addr, .size_bytes = g->be.size_bytes,
-		                            .token = slot};
+		r = (struct memprof_region){
+		        .addr = g->be.addr, .size_bytes = g->be.size_bytes, .token = slot};
 		n++;
 		if (g->kind == REGION_VA && g->mapped_bytes)
 			svc_unmap(e, &r, 0, g->be.size_bytes); /* best effort: whole range */

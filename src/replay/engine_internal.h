@@ -50,8 +50,9 @@ struct engine {
 	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */
 	uint64_t call_backend_wall_ns, call_backend_ns;
-	int64_t cur_seq;      /* the trace event being replayed */
-	int fault;            /* a service failed outside the pool's control */
+	int64_t cur_seq; /* the trace event being replayed */
+	int fault;       /* a service failed outside the pool's control */
+	int cleanup;     /* releasing what the pool left: not counted */
 	struct mp_latency alloc_lat, free_lat;
 };
 

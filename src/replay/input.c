@@ -169,8 +169,8 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 		return MP_ENOMEM;
 	a = &lb->allocs[lb->n_allocs];
 	a->size_bytes = rec->ev.size_bytes > 0 ? (uint64_t)rec->ev.size_bytes : 0;
-	a->requested_bytes = rec->ev.requested_bytes > 0 ? (uint64_t)rec->ev.requested_bytes
-	                                                 : a->size_bytes;
+	a->requested_bytes =
+	        rec->ev.requested_bytes > 0 ? (uint64_t)rec->ev.requested_bytes : a->size_bytes;
 	if (a->requested_bytes > a->size_bytes)
 		a->requested_bytes = a->size_bytes;
 	a->alloc_at = (int64_t)lb->n_ops;
@@ -247,7 +247,8 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 		uint64_t n = ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
 		d->reserved_bytes -= n < d->reserved_bytes ? n : d->reserved_bytes;
 		return end_alloc(&d->segment, rec,
-		                 ev->op == MEMPROF_OP_UNMAP ? ev->address : (uint64_t)ev->alloc_id, 1);
+		                 ev->op == MEMPROF_OP_UNMAP ? ev->address : (uint64_t)ev->alloc_id,
+		                 1);
 	}
 	default:
 		return 0;
@@ -393,7 +394,7 @@ void mp_replay_input_free(struct mp_replay_input *in)
 }
 
 struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
-                                                       const struct mp_replay_device *d)
+                                                        const struct mp_replay_device *d)
 {
 	struct memprof_pool_lifetime *items = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *items);
 

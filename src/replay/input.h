@@ -27,10 +27,10 @@ enum mp_replay_level { MP_LEVEL_BLOCK = 0, MP_LEVEL_SEGMENT = 1 };
 struct mp_replay_alloc {
 	uint64_t size_bytes;
 	uint64_t requested_bytes;
-	int64_t alloc_at;  /* position of its alloc in ops[] */
-	int64_t live_end;  /* position where it stops being live (free_requested or free) */
-	int64_t free_at;   /* position of its free in ops[] (the pool's free) */
-	int64_t seq;       /* the trace event of the alloc */
+	int64_t alloc_at; /* position of its alloc in ops[] */
+	int64_t live_end; /* position where it stops being live (free_requested or free) */
+	int64_t free_at;  /* position of its free in ops[] (the pool's free) */
+	int64_t seq;      /* the trace event of the alloc */
 	int64_t ts_ns;
 	uint64_t stream;
 	uint64_t free_stream;
@@ -41,8 +41,8 @@ struct mp_replay_alloc {
 /* ops[i] is (alloc index << 2) | MP_OP_*. */
 enum { MP_OP_ALLOC = 0, MP_OP_FREE = 1, MP_OP_LIVE_END = 2 };
 #define MP_REPLAY_OP(index, kind) (((uint64_t)(index) << 2) | (uint64_t)(kind))
-#define MP_REPLAY_OP_INDEX(op) ((op) >> 2)
-#define MP_REPLAY_OP_KIND(op) ((int)((op)&3))
+#define MP_REPLAY_OP_INDEX(op)    ((op) >> 2)
+#define MP_REPLAY_OP_KIND(op)     ((int)((op)&3))
 
 struct mp_replay_device {
 	int32_t ordinal;
@@ -65,7 +65,7 @@ struct mp_replay_input {
 	size_t n_sites;
 	const char **phases;
 	size_t n_phases;
-	int64_t n_events;  /* trace events read */
+	int64_t n_events; /* trace events read */
 	int has_stacks;
 	void *owned; /* the interned strings */
 };
@@ -81,6 +81,6 @@ void mp_replay_input_free(struct mp_replay_input *in);
 
 /* The lifetimes of a device's allocations, for a pool's plan callback (malloc'd). */
 struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
-                                                       const struct mp_replay_device *d);
+                                                        const struct mp_replay_device *d);
 
 #endif

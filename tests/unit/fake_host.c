@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FAKE_BASE (1ull << 40)
+#define FAKE_BASE  (1ull << 40)
 #define FAKE_ALIGN 512ull
 
-static struct fake_host *fh_of(void *ctx) { return ctx; }
+static struct fake_host *fh_of(void *ctx)
+{
+	return ctx;
+}
 
 static void account(struct fake_host *fh, uint64_t add)
 {
@@ -102,7 +105,10 @@ static int fake_copy(void *ctx, uint64_t dst, uint64_t src, uint64_t n, uint64_t
 	return 0;
 }
 
-static uint64_t fake_clock(void *ctx) { return ++fh_of(ctx)->clock; }
+static uint64_t fake_clock(void *ctx)
+{
+	return ++fh_of(ctx)->clock;
+}
 
 static void fake_log(void *ctx, int level, const char *fmt, ...)
 {

@@ -18,22 +18,22 @@
 
 struct fake_region {
 	uint64_t addr, size_bytes;
-	int is_va;      /* from va_reserve */
-	int live;       /* not yet released */
+	int is_va; /* from va_reserve */
+	int live;  /* not yet released */
 	uint64_t mapped_bytes;
 };
 
 struct fake_host {
 	struct memprof_pool_host host; /* pass &fh->host to create */
 	uint64_t next_addr;
-	uint64_t reserved_bytes;       /* reserve + mapped + async */
+	uint64_t reserved_bytes; /* reserve + mapped + async */
 	uint64_t peak_reserved_bytes;
 	uint64_t n_reserve, n_release, n_va_reserve, n_va_release, n_map, n_unmap;
 	uint64_t n_alloc_async, n_free_async, n_memset, n_copy, n_sync, n_moved;
 	uint64_t bytes_copied, bytes_set;
 	uint64_t n_refused; /* reserve/map refused for capacity */
 	int async_enabled;
-	uint64_t clock;     /* advanced by 1 per clock_ns call */
+	uint64_t clock; /* advanced by 1 per clock_ns call */
 	struct fake_region regions[FAKE_HOST_MAX_REGIONS];
 	size_t n_regions;
 	char last_log[512];

@@ -1,0 +1,286 @@
+/*
+ * tests/unit/test_engine.c - the replay engine on small traces written to a
+ * real trace database: the figures it computes itself (peak reserved, the
+ * lower bound with free_requested, backend calls, fragmentation at the
+ * peak), OOMs under a capacity, --verify catching pools that overlap,
+ * under-allocate or place outside their memory, segment-level replay, and
+ * regions a pool leaves behind.  Test pools are defined here.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "replay/engine.h"
+#include "replay/input.h"
+#include "store/reader.h"
+#include "store/store.h"
+#include "store/writer.h"
+
+struct ev {
+	int op;
+	int64_t id, size, requested;
+	uint64_t stream;
+};
+
+static char *dir;
+static struct mp_replay_input *in;
+
+static void teardown(void)
+{
+	mp_replay_input_free(in);
+	in = NULL;
+	if (dir)
+		th_rmdir(dir);
+	dir = NULL;
+}
+
+TestSuite(engine, .fini = teardown);
+
+static void load(const struct ev *evs, size_t n)
+{
+	struct mp_error err = {0};
+	struct mp_store *s;
+	struct mp_writer *w;
+	struct mp_reader *r;
+	struct memprof_process p = {.pid = 1, .rank = -1, .local_rank = -1, .world_size = -1};
+	char *path;
+
+	dir = th_mkdtemp();
+	path = th_path(dir, "t.db");
+	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_writer_open(s, &w), 0);
+	cr_assert_gt(mp_writer_process(w, &p), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct memprof_event e = {.ts_ns = (int64_t)i * 10,
+		                          .op = evs[i].op,
+		                          .alloc_id = evs[i].id,
+		                          .size_bytes = evs[i].size,
+		                          .requested_bytes =
+		                                  evs[i].requested ? evs[i].requested : evs[i].size,
+		                          .address = 0x1000 * (uint64_t)(evs[i].id + 1),
+		                          .device_free_bytes = -1,
+		                          .process_id = p.id,
+		                          .stream = evs[i].stream};
+		cr_assert_eq(mp_writer_event(w, &e), 0);
+	}
+	cr_assert_eq(mp_writer_close(w), 0);
+	cr_assert_eq(mp_store_commit(s, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_store_open(&s, path, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_reader_open(s, 0, &r), 0);
+	cr_assert_eq(mp_replay_input_load(r, -1, &in, &err), 0, "%s", err.msg);
+	mp_reader_close(r);
+	mp_store_close(s);
+	free(path);
+	cr_assert_eq(in->n_devices, 1);
+}
+
+/* --- test pools ------------------------------------------------------------ */
+
+struct memprof_pool {
+	const struct memprof_pool_host *h;
+	int mode;
+	struct memprof_region slab;
+};
+enum { MODE_DIRECT, MODE_SAME_ADDR, MODE_SHORT, MODE_OUTSIDE, MODE_SLAB_LEAK };
+static int next_mode;
+
+static int t_create(const struct memprof_pool_host *h, const struct memprof_pool_option *o,
+                    size_t n, struct memprof_pool **out)
+{
+	struct memprof_pool *p = calloc(1, sizeof *p);
+	(void)o, (void)n;
+	p->h = h;
+	p->mode = next_mode;
+	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK)
+		cr_assert_eq(h->reserve(h->ctx, 1 << 20, &p->slab), 0);
+	*out = p;
+	return 0;
+}
+
+static int t_alloc(struct memprof_pool *p, const struct memprof_pool_request *req,
+                   struct memprof_pool_block *out)
+{
+	struct memprof_region r;
+	int rc;
+
+	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK) {
+		out->addr = p->slab.addr;
+		out->size_bytes = req->size_bytes;
+		if (p->mode == MODE_SLAB_LEAK)
+			out->addr += (uint64_t)req->index * 4096;
+		return 0;
+	}
+	if ((rc = p->h->reserve(p->h->ctx, req->size_bytes, &r)) != 0)
+		return rc;
+	out->addr = r.addr + (p->mode == MODE_OUTSIDE ? 64 : 0);
+	out->size_bytes = req->size_bytes - (p->mode == MODE_SHORT ? 1 : 0);
+	out->handle = r.token;
+	return 0;
+}
+
+static int t_free(struct memprof_pool *p, const struct memprof_pool_block *b, uint64_t stream)
+{
+	struct memprof_region r = {.addr = b->addr - (p->mode == MODE_OUTSIDE ? 64 : 0),
+	                           .size_bytes = b->size_bytes + (p->mode == MODE_SHORT ? 1 : 0),
+	                           .token = b->handle};
+	(void)stream;
+	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK)
+		return 0;
+	return p->h->release(p->h->ctx, &r);
+}
+
+static void t_destroy(struct memprof_pool *p)
+{
+	free(p);
+}
+
+static struct mp_pool_plugin test_pool = {
+        .path = "(test)",
+        .ops = {.struct_size = sizeof(struct memprof_pool_ops),
+                .abi_major = MEMPROF_POOL_ABI_MAJOR,
+                .name = "test",
+                .create = t_create,
+                .alloc = t_alloc,
+                .free = t_free,
+                .destroy = t_destroy},
+};
+
+static int run(int mode, uint64_t capacity, int verify, struct mp_replay_result *res)
+{
+	struct mp_replay_options o = {
+	        .backend = &mp_backend_sim, .capacity_bytes = capacity, .verify = verify};
+	struct mp_error err = {0};
+	int rc;
+
+	next_mode = mode;
+	rc = mp_replay_run(in, &in->devices[0], &test_pool, &o, res, &err);
+	cr_assert(rc == 0, "replay failed: %s", err.msg);
+	return rc;
+}
+
+/* alloc 1 (100, asked 90), alloc 2 (300), free_requested 1, alloc 3 (50), free 1, free 2 */
+static const struct ev basic[] = {
+        {MEMPROF_OP_ALLOC, 1, 100, 90, 7},         {MEMPROF_OP_ALLOC, 2, 300, 0, 7},
+        {MEMPROF_OP_FREE_REQUESTED, 1, 100, 0, 7}, {MEMPROF_OP_ALLOC, 3, 50, 0, 7},
+        {MEMPROF_OP_FREE, 1, 100, 0, 9},           {MEMPROF_OP_FREE, 2, 300, 0, 7},
+};
+
+Test(engine, figures_of_a_direct_replay)
+{
+	struct mp_replay_result res;
+
+	load(basic, 6);
+	cr_assert_eq(in->devices[0].n_allocs, 3);
+	cr_assert_eq(in->devices[0].allocs[0].free_stream, 9);
+	run(MODE_DIRECT, 0, 1, &res);
+	/* pool memory: 100+300+50 = 450 while 1 waits for its free; the trace's
+	 * requested bytes peak at 90+300 = 390 (1 stops being live before 3) */
+	cr_assert_eq(res.peak_reserved_bytes, 450);
+	cr_assert_eq(res.lower_bound_bytes, 390);
+	cr_assert_eq(res.peak_live_bytes, 400);
+	cr_assert_eq(res.n_allocs, 3);
+	cr_assert_eq(res.n_frees, 2);
+	cr_assert_eq(res.backend_calls, 5);
+	cr_assert_eq(res.end_reserved_bytes, 50, "the pool released 1 and 2; 3 is left");
+	cr_assert_eq(res.verify, MP_VERIFY_PASSED);
+	cr_assert_eq(res.time_measured, 0);
+	cr_assert_gt(res.backend_ns, 0);
+	cr_assert_eq(res.total_ns, res.host_ns + res.backend_ns);
+	cr_assert_eq(res.free_at_peak_bytes, 0);
+	cr_assert_eq(res.stats[0].value, 1, "block 3's reservation is released by the host");
+}
+
+Test(engine, capacity_makes_ooms_with_the_state_at_that_point)
+{
+	struct mp_replay_result res;
+
+	load(basic, 6);
+	run(MODE_DIRECT, 420, 0, &res);
+	cr_assert_eq(res.n_ooms, 1);
+	cr_assert_eq(res.first_oom.seq, 4, "alloc 3 is event 4");
+	cr_assert_eq(res.first_oom.request_bytes, 50);
+	cr_assert_eq(res.first_oom.live_bytes, 350, "2 and 3 live in the trace; 1 is freed");
+	cr_assert_eq(res.first_oom.reserved_bytes, 400);
+	cr_assert_eq(res.peak_reserved_bytes, 400);
+}
+
+Test(engine, verify_catches_overlapping_blocks)
+{
+	struct mp_replay_result res;
+
+	load(basic, 6);
+	run(MODE_SAME_ADDR, 0, 1, &res);
+	cr_assert_eq(res.verify, MP_VERIFY_FAILED);
+	cr_assert(strstr(res.verify_msg, "over a live allocation"), "%s", res.verify_msg);
+	cr_assert(strstr(res.verify_msg, "event 2"), "%s", res.verify_msg);
+}
+
+Test(engine, without_verify_an_overlap_is_not_judged)
+{
+	struct mp_replay_result res;
+
+	load(basic, 6);
+	run(MODE_SAME_ADDR, 0, 0, &res);
+	cr_assert_eq(res.verify, MP_VERIFY_OFF);
+	cr_assert_eq(res.n_allocs, 3);
+}
+
+Test(engine, verify_catches_short_and_outside_blocks)
+{
+	struct mp_replay_result res;
+
+	load(basic, 6);
+	run(MODE_SHORT, 0, 1, &res);
+	cr_assert_eq(res.verify, MP_VERIFY_FAILED);
+	cr_assert(strstr(res.verify_msg, "fewer bytes"), "%s", res.verify_msg);
+	run(MODE_OUTSIDE, 0, 1, &res);
+	cr_assert_eq(res.verify, MP_VERIFY_FAILED);
+	cr_assert(strstr(res.verify_msg, "outside"), "%s", res.verify_msg);
+}
+
+Test(engine, fragmentation_at_the_reserved_peak)
+{
+	struct mp_replay_result res;
+
+	/* one 1 MiB slab reserved at create: the peak is reached before any
+	 * block, so the snapshot is of an empty slab: all free, one hole */
+	load(basic, 6);
+	run(MODE_SLAB_LEAK, 0, 1, &res);
+	cr_assert_eq(res.peak_reserved_bytes, 1 << 20);
+	cr_assert_eq(res.verify, MP_VERIFY_PASSED);
+	cr_assert_eq(res.free_at_peak_bytes, 1 << 20);
+	cr_assert_float_eq(res.frag_at_peak, 0.0, 1e-12);
+}
+
+Test(engine, a_segment_only_trace_replays_its_segments)
+{
+	static const struct ev segs[] = {
+	        {MEMPROF_OP_RESERVE, 1, 2 << 20, 0, 0},
+	        {MEMPROF_OP_RESERVE, 2, 20 << 20, 0, 0},
+	        {MEMPROF_OP_RELEASE, 1, 2 << 20, 0, 0},
+	};
+	struct mp_replay_result res;
+
+	load(segs, 3);
+	cr_assert_eq(in->devices[0].level, MP_LEVEL_SEGMENT);
+	run(MODE_DIRECT, 0, 1, &res);
+	cr_assert_eq(res.level, MP_LEVEL_SEGMENT);
+	cr_assert_eq(res.peak_reserved_bytes, 22 << 20);
+	cr_assert_eq(res.lower_bound_bytes, 22 << 20);
+}
+
+Test(engine, unmatched_frees_are_counted_and_skipped)
+{
+	static const struct ev evs[] = {
+	        {MEMPROF_OP_FREE, 5, 10, 0, 0},
+	        {MEMPROF_OP_ALLOC, 1, 10, 0, 0},
+	};
+	struct mp_replay_result res;
+
+	load(evs, 2);
+	cr_assert_eq(in->devices[0].n_unmatched_frees, 1);
+	run(MODE_DIRECT, 0, 1, &res);
+	cr_assert_eq(res.n_allocs, 1);
+	cr_assert_eq(res.n_frees, 0);
+}
