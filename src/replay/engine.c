@@ -78,7 +78,7 @@ static void on_oom(struct engine *e, const struct mp_replay_alloc *a, const stru
 	if (e->res->n_ooms++ == 0)
 		e->res->first_oom = (struct mp_replay_oom){.seq = a->seq,
 		                                           .request_bytes = a->size_bytes,
-		                                           .live_bytes = ts->live_bytes,
+		                                           .live_bytes = ts->live_bytes - a->size_bytes,
 		                                           .reserved_bytes = e->reserved_bytes};
 }
 

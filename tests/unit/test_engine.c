@@ -200,7 +200,7 @@ Test(engine, capacity_makes_ooms_with_the_state_at_that_point)
 	cr_assert_eq(res.n_ooms, 1);
 	cr_assert_eq(res.first_oom.seq, 4, "alloc 3 is event 4");
 	cr_assert_eq(res.first_oom.request_bytes, 50);
-	cr_assert_eq(res.first_oom.live_bytes, 350, "2 and 3 live in the trace; 1 is freed");
+	cr_assert_eq(res.first_oom.live_bytes, 300, "2 is live in the trace; 1 ended, 3 is the request");
 	cr_assert_eq(res.first_oom.reserved_bytes, 400);
 	cr_assert_eq(res.peak_reserved_bytes, 400);
 }

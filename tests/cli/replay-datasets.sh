@@ -1,0 +1,66 @@
+#!/bin/bash
+# replay-datasets.sh - the replay proofs of issue 5 on the traces in
+# ../shared/datasets (recorded by others): planned reaches the lower bound on
+# MiniMalloc's example instance and comes within 2% of it on every instance;
+# --verify passes for every pool on every shared trace (sim backend); and
+# caching replaying the block events of each PyTorch snapshot lands within 2%
+# of the peak reserved bytes PyTorch itself recorded in the same trace.
+# Skips (77) when ../shared/datasets is absent.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+datasets=$top_srcdir/../shared/datasets
+[ -d "$datasets" ] || skip "no $datasets"
+command -v python3 >/dev/null || skip "python3 is needed to check the JSON"
+W=$TMP/work
+mkdir "$W" || die "mkdir $W"
+cd "$W" || die "cd $W"
+
+for f in "$datasets"/minimalloc/*.csv; do
+	name=$(basename "$f" .csv)
+	step "minimalloc $name: planned within 2% of the lower bound, every pool verified"
+	mp import -o "$name.db" "$f"
+	expect_status 0 || continue
+	mp replay --backend=sim --verify --no-save --json "$name.db"
+	expect_status 0
+	cp "$OUT" "$name.json"
+	check_json "$name.json" "
+r = {x['pool']: x for x in j['results']}
+for x in j['results']:
+    assert x['verify'] == 'passed', (x['pool'], x['verify_message'])
+p = r['planned']
+ratio = p['peak_reserved_bytes'] / p['lower_bound_bytes']
+print('$name: planned %d / lower bound %d = %.4f' % (p['peak_reserved_bytes'], p['lower_bound_bytes'], ratio))
+assert ratio <= 1.02, ratio
+if '$name' == 'input.12':
+    assert p['peak_reserved_bytes'] == p['lower_bound_bytes'], p
+"
+done
+
+for f in "$datasets"/torch-snapshots/*.pickle; do
+	name=$(basename "$f" .pickle)
+	step "torch $name: caching within 2% of PyTorch's own peak reserved, every pool verified"
+	mp import -o "$name.db" "$f"
+	expect_status 0 || continue
+	mp info --json "$name.db"
+	expect_status 0
+	cp "$OUT" "$name.info.json"
+	mp replay --backend=sim --verify --no-save --json "$name.db"
+	expect_status 0
+	cp "$OUT" "$name.json"
+	check_json "$name.json" "
+import json
+info = json.load(open('$name.info.json'))
+for x in j['results']:
+    assert x['verify'] == 'passed', (x['pool'], x['verify_message'])
+for dev in info['summary']['by_device']:
+    want = dev['peak_reserved_bytes']
+    c = [x for x in j['results'] if x['pool'] == 'caching' and x['device'] == dev['device']]
+    assert c, 'no caching result for device %d' % dev['device']
+    got = c[0]['peak_reserved_bytes']
+    print('$name device %d: caching %d vs PyTorch %d: %+.2f%%' % (dev['device'], got, want, 100.0 * (got - want) / want))
+    assert abs(got - want) <= 0.02 * want, (got, want)
+"
+done
+
+finish

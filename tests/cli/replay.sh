@@ -1,0 +1,150 @@
+#!/bin/bash
+# replay.sh - 'memprof replay' as a user runs it, on a fixture worked out by hand.
+#
+# tests/cli/data/replay-small.csv (device 0; op positions in brackets):
+#   [0] alloc 1: 1024 B (asked 1000), stream 7    [1] alloc 2: 4096, stream 7
+#   [2] free_requested 1 (1 stops being live; the pool gets it back at [4])
+#   [3] alloc 3: 2048, stream 9   [4] free 1   [5] free 2
+#   [6] alloc 4: 8192, stream 7   [7] free 3   [8] free 4
+# Requested bytes: 1000, 5096, 4096, 6144, 6144, 2048, 10240 -> lower bound 10240.
+# direct holds 1024+4096+2048 = 7168 after [3], 2048+8192 = 10240 after [6]: peak 10240,
+#   8 backend calls (4 cudaMalloc, 4 cudaFree).
+# planned: 4 overlaps only 3, so 8192 + 2048 = 10240 = the lower bound, ratio 1.
+# caching (PyTorch's rules): every request is small (<= 1 MiB): one 2 MiB segment for
+#   stream 7 and another for stream 9 (a stream never takes another's blocks): 4 MiB;
+#   saved by direct against it: 4194304 - 10240 = 4184064.
+# tests/cli/data/replay-segments.csv has no blocks: segments 2 MiB + 20 MiB, release the
+#   2 MiB, reserve 4 MiB: replayed at the segment level, lower bound 24 MiB.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+W=$TMP/work
+mkdir "$W" || die "mkdir $W"
+cd "$W" || die "cd $W"
+command -v python3 >/dev/null || skip "python3 is needed to check the JSON"
+
+step "import the fixtures"
+mp import -o t.db "$DATA/replay-small.csv"
+expect_status 0
+mp import -o seg.db "$DATA/replay-segments.csv"
+expect_status 0
+
+step "direct, planned and caching on sim: hand-worked figures"
+mp replay --pool=direct,planned --backend=sim --json t.db
+expect_status 0
+cp "$OUT" small.json
+check_json small.json '
+assert j["version"] == 1 and j["backend"] == "sim" and j["baseline"] == "caching"
+r = {x["pool"]: x for x in j["results"]}
+assert sorted(r) == ["caching", "direct", "planned"], sorted(r)
+d, p, c = r["direct"], r["planned"], r["caching"]
+for x in (d, p, c):
+    assert x["lower_bound_bytes"] == 10240 and x["device"] == 0 and x["level"] == "block"
+    assert x["time_is"] == "modelled" and x["verify"] == "off" and x["ooms"] == 0
+assert d["peak_reserved_bytes"] == 10240 and d["backend_calls"] == 8
+assert d["calls"]["cudaMalloc"] == 4 and d["calls"]["cudaFree"] == 4
+assert p["peak_reserved_bytes"] == 10240 and p["ratio_to_lower_bound"] == 1.0
+assert c["peak_reserved_bytes"] == 4194304
+assert d["saved_bytes"] == 4194304 - 10240 and c["saved_bytes"] == 0
+assert d["alloc_ns_p50"] > 0 and d["alloc_ns_p99"] >= d["alloc_ns_p50"]
+'
+
+step "text output names the baseline, says times are modelled"
+mp replay --pool=direct --backend=sim --no-save t.db
+expect_status 0
+expect_stdout_contains "modelled"
+expect_stdout_contains "caching"
+expect_stdout_contains "direct"
+
+step "results are stored in the trace with their options, unless --no-save"
+expect_eq "$(sql t.db 'SELECT count(*) FROM replay_runs')" 3
+expect_eq "$(sql t.db "SELECT value FROM replay_metrics m JOIN replay_runs r ON m.run = r.id WHERE r.pool = 'direct' AND m.name = 'peak_reserved_bytes'")" 10240.0
+expect_eq "$(sql t.db "SELECT count(*) FROM replay_runs WHERE options LIKE '%--pool=direct,planned%'")" 3
+
+step "--capacity: an OOM names the event, the request and the live bytes"
+mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 --json t.db
+expect_status 0
+cp "$OUT" cap.json
+check_json cap.json '
+d, = j["results"]
+assert d["ooms"] == 2, d["ooms"]  # alloc 3 (7168 > 7000), and alloc 4 (8192 alone)
+o = d["first_oom"]
+assert o["seq"] == 4 and o["request_bytes"] == 2048, o
+assert o["live_bytes"] == 4096 and o["reserved_bytes"] == 5120, o
+'
+mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 t.db
+expect_status 0
+expect_stdout_contains "event 4"
+
+step "--verify passes for every pool on sim and on host memory"
+for be in sim host; do
+	mp replay --backend=$be --verify --no-save --json t.db
+	expect_status 0
+	cp "$OUT" v-$be.json
+	check_json v-$be.json '
+assert len(j["results"]) >= 3
+for x in j["results"]:
+    assert x["verify"] == "passed", x
+'
+done
+
+step "all pools by default; async is skipped on sim with the reason"
+mp replay --backend=sim --no-save t.db
+expect_status 0
+expect_stdout_contains "async"
+expect_stdout_contains "needs --backend=cuda"
+
+step "async named explicitly on sim is an error that says why"
+mp replay --pool=async --backend=sim --no-save t.db
+expect_status 1
+expect_stderr_contains "needs --backend=cuda"
+
+step "cuda without a driver fails cleanly and suggests sim; auto says what it chose"
+if "$MEMPROF" replay --list-pools >/dev/null 2>&1 && ! ls /dev/nvidia0 >/dev/null 2>&1; then
+	mp replay --backend=cuda --pool=direct --no-save t.db
+	expect_status 1
+	expect_stderr_contains "no NVIDIA driver found"
+	expect_stderr_contains "--backend=sim"
+	mp replay --backend=auto --pool=direct --baseline=none --no-save t.db
+	expect_status 0
+	expect_stderr_contains "using sim"
+fi
+
+step "pool options: routed to the pools that declare them, refused otherwise"
+mp replay --pool=direct --bogus=1 --no-save t.db
+expect_status 2
+expect_stderr_contains "'--bogus'"
+mp replay --pool=caching --max_split_size=nonsense --no-save t.db
+expect_status 1
+expect_stderr_contains "max_split_size"
+
+step "a plugin by path, and --list-pools"
+plugin=$(ls "$top_builddir"/plugins/.libs/direct.so)
+mp replay --pool="$plugin" --baseline=none --backend=sim --no-save t.db
+expect_status 0
+expect_stdout_contains "direct"
+mp replay --list-pools
+expect_status 0
+for p in direct caching async planned; do expect_stdout_contains "$p"; done
+
+step "a trace with only segments replays them, with a note that says why"
+mp replay --pool=direct --baseline=none --backend=sim --no-save --json seg.db
+expect_status 0
+cp "$OUT" seg.json
+check_json seg.json '
+d, = j["results"]
+assert d["level"] == "segment" and d["lower_bound_bytes"] == 24 << 20, d
+assert any("no block-level events" in n for n in j["notes"]), j["notes"]
+'
+
+step "errors: no trace, a missing trace, an unknown backend"
+mp replay
+expect_status 2
+mp replay --pool=direct missing.db
+expect_status 1
+expect_stderr_contains "missing.db"
+mp replay --backend=tpu t.db
+expect_status 2
+expect_stderr_contains "'tpu'"
+
+finish
