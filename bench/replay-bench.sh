@@ -1,0 +1,71 @@
+#!/bin/sh
+# bench/replay-bench.sh - the replay loop of 'memprof replay' on the sim
+# backend (pools direct and planned) against its floor, bench/replay_floor
+# (the same block events given bump-pointer addresses with no engine, pool
+# calls, timing or checks), side by side in one run on generated traces.
+# The replay loop's own time is the result's replay_ns (reading the trace
+# and planning are not in it).  Prints medians, events per second and the
+# ratio to the floor, and whether the goal (5 million events per second) is
+# met.  Run from the build directory ('make bench-replay'); writes only
+# under bench-out/.
+#
+# usage: replay-bench.sh [EVENTS...]   (default: 1000000 10000000)
+# environment: MEMPROF (default ./memprof), REPEAT (default 3).
+# Exits non-zero only when a command fails, never for a missed goal.
+
+set -u
+BENCH_NAME=replay-bench
+. "$(dirname "$0")/lib.sh"
+
+MEMPROF=${MEMPROF:-./memprof}
+GEN=./bench/gen_csv_trace
+FLOOR=./bench/replay_floor
+OUT=bench-out
+REPEAT=${REPEAT:-3}
+GOAL_EVENTS_PER_S=5000000
+
+[ $# -gt 0 ] || set -- 1000000 10000000
+[ -x "$MEMPROF" ] || die "cannot run memprof '$MEMPROF' (build it, or set MEMPROF)"
+{ [ -x "$GEN" ] && [ -x "$FLOOR" ]; } || die "run 'make bench-replay' from the build directory"
+command -v python3 >/dev/null || die "python3 is needed to read the JSON"
+mkdir -p "$OUT" || die "cannot create '$OUT'"
+
+echo "memprof replay benchmark (sim backend): $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
+	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
+	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "each figure is the median of $REPEAT runs, alternating memprof and the floor"
+printf '%10s %9s %8s %12s %12s %12s %8s\n' events ops pool "replay s" "ops/s" "floor ops/s" "ratio"
+for n in "$@"; do
+	csv=$OUT/replay-trace-$n.csv
+	db=$OUT/replay-trace-$n.db
+	"$GEN" -n "$n" -o "$csv" || die "cannot generate '$csv'"
+	rm -f "$db"
+	"$MEMPROF" import -q -f "$csv" -o "$db" || die "cannot import '$csv'"
+	: >"$OUT/replay-$n.log"
+	i=0
+	while [ $i -lt "$REPEAT" ]; do
+		"$MEMPROF" replay --pool=direct,planned --baseline=none --backend=sim --no-save --json \
+			--device=0 "$db" 2>/dev/null >"$OUT/replay-$n.json" || die "memprof replay failed on '$db'"
+		python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(r["pool"], r["n_allocs"] + r["n_frees"], r["replay_ns"])
+' "$OUT/replay-$n.json" >>"$OUT/replay-$n.log" || die "cannot read '$OUT/replay-$n.json'"
+		"$FLOOR" "$csv" | sed 's/^/floor /' >>"$OUT/replay-$n.log" || die "replay_floor failed"
+		i=$((i + 1))
+	done
+	fops=$(sed -n 's/^floor ops=\([0-9]*\) ns=.*/\1/p' "$OUT/replay-$n.log" | head -n 1)
+	fns=$(sed -n 's/^floor ops=[0-9]* ns=\([0-9]*\).*/\1/p' "$OUT/replay-$n.log" | median_of)
+	for pool in direct planned; do
+		ops=$(awk -v p=$pool '$1 == p { print $2; exit }' "$OUT/replay-$n.log")
+		ns=$(awk -v p=$pool '$1 == p { print $3 }' "$OUT/replay-$n.log" | median_of)
+		awk -v n="$n" -v ops="$ops" -v ns="$ns" -v fops="$fops" -v fns="$fns" -v p=$pool \
+			-v goal=$GOAL_EVENTS_PER_S 'BEGIN {
+			eps = ops / (ns / 1e9); feps = fops / (fns / 1e9)
+			printf "%10d %9d %8s %12.3f %12.0f %12.0f %8.1f  goal %s\n", n, ops, p, ns / 1e9,
+			       eps, feps, feps / eps, eps >= goal ? "met" : "NOT met"
+		}'
+	done
+	rm -f "$csv" "$db"
+done
+echo "ratio: how many times faster the floor is than memprof's replay loop"
