@@ -236,15 +236,15 @@ static int replay_all(struct replay_run *x, const struct mp_replay_input *in)
 static int save_results(struct replay_run *x, const struct mp_replay_report *rep)
 {
 	struct mp_result_run *runs = calloc(x->n_results + 1, sizeof *runs);
-	struct mp_replay_metric(*m)[128] = calloc(x->n_results + 1, sizeof *m);
-	struct mp_result_metric(*rm)[128] = calloc(x->n_results + 1, sizeof *rm);
+	struct mp_replay_metric(*m)[MP_REPLAY_MAX_METRICS] = calloc(x->n_results + 1, sizeof *m);
+	struct mp_result_metric(*rm)[MP_REPLAY_MAX_METRICS] = calloc(x->n_results + 1, sizeof *rm);
 	struct mp_error err = {0};
 	int rc = 0;
 
 	if (!runs || !m || !rm)
 		rc = mp_cmd_error(&mp_cmd_replay, "out of memory");
 	for (size_t i = 0; rc == 0 && i < x->n_results; i++) {
-		size_t n = mp_replay_metrics(rep, &x->results[i], m[i], 128);
+		size_t n = mp_replay_metrics(rep, &x->results[i], m[i], MP_REPLAY_MAX_METRICS);
 		for (size_t j = 0; j < n; j++)
 			rm[i][j] = (struct mp_result_metric){m[i][j].name, m[i][j].value,
 			                                     m[i][j].unit, m[i][j].measured};

@@ -28,17 +28,21 @@ struct mp_replay_report {
 
 /* One figure of a result, as stored (replay_metrics) and as a JSON key. */
 struct mp_replay_metric {
-	const char *name; /* static */
+	char name[64]; /* "pool." + a stat name (at most 47 bytes) fits */
 	double value;
 	const char *unit; /* "bytes", "count", "ns", "ratio", "state" */
-	int measured;     /* 1: measured on the device; 0: modelled or counted */
+	int measured;     /* 1: measured (cuda times, pool CPU time); 0: modelled or counted */
 };
+
+/* Enough room for every metric of one result. */
+#define MP_REPLAY_MAX_METRICS (32 + MP_REPLAY_MAX_STATS)
 
 /*
  * The figures of r as named metrics (the JSON keys of memprof-replay(1) with
- * numeric values, then "pool.<name>" for the pool's own stats), at most max.
+ * numeric values but device, "verify" as a state 0 off, 1 passed, 2 failed,
+ * then "pool.<name>" for the pool's own stats), at most max.
  * Figures that do not exist for r (saved_bytes without a baseline) are left
- * out.  Returns how many were written.
+ * out.  Returns how many were written.  unit points at static text or into r.
  */
 size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
                          struct mp_replay_metric *out, size_t max);

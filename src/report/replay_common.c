@@ -1,0 +1,101 @@
+/*
+ * report/replay_common.c - what the text and JSON replay writers share:
+ * the baseline's result for a device, and a result's figures as named
+ * metrics (the numeric JSON keys, and the pool's own stats as
+ * "pool.<name>"), which is also what the trace stores.  No output here.
+ */
+#include "report/replay.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_report *rep,
+                                                     const struct mp_replay_result *r)
+{
+	if (!rep->baseline)
+		return NULL;
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct mp_replay_result *b = &rep->results[i];
+
+		if (b->device == r->device && strcmp(b->pool, rep->baseline) == 0)
+			return b;
+	}
+	return NULL;
+}
+
+struct metric_list {
+	struct mp_replay_metric *out;
+	size_t n, max;
+};
+
+static void put(struct metric_list *l, const char *name, double value, const char *unit,
+                int measured)
+{
+	struct mp_replay_metric *m;
+
+	if (l->n >= l->max)
+		return;
+	m = &l->out[l->n++];
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->value = value;
+	m->unit = unit;
+	m->measured = measured;
+}
+
+static void put_times(struct metric_list *l, const struct mp_replay_result *r,
+                      const struct mp_replay_result *b)
+{
+	int tm = r->time_measured != 0;
+
+	if (b)
+		put(l, "time_saved_ns", (double)((int64_t)b->total_ns - (int64_t)r->total_ns), "ns",
+		    tm && b->time_measured);
+	put(l, "alloc_ns_p50", (double)r->alloc_ns_p50, "ns", tm);
+	put(l, "alloc_ns_p99", (double)r->alloc_ns_p99, "ns", tm);
+	put(l, "alloc_ns_max", (double)r->alloc_ns_max, "ns", tm);
+	put(l, "free_ns_p50", (double)r->free_ns_p50, "ns", tm);
+	put(l, "free_ns_p99", (double)r->free_ns_p99, "ns", tm);
+	put(l, "total_ns", (double)r->total_ns, "ns", tm);
+	put(l, "host_ns", (double)r->host_ns, "ns", 1);
+	put(l, "backend_ns", (double)r->backend_ns, "ns", tm);
+	put(l, "replay_ns", (double)r->replay_ns, "ns", 1);
+}
+
+size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
+                         struct mp_replay_metric *out, size_t max)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	struct metric_list l = {out, 0, max};
+	char name[64];
+
+	put(&l, "peak_reserved_bytes", (double)r->peak_reserved_bytes, "bytes", 0);
+	put(&l, "peak_reserved_seq", (double)r->peak_reserved_seq, "count", 0);
+	put(&l, "lower_bound_bytes", (double)r->lower_bound_bytes, "bytes", 0);
+	if (r->lower_bound_bytes > 0)
+		put(&l, "ratio_to_lower_bound",
+		    (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes, "ratio", 0);
+	if (b)
+		put(&l, "saved_bytes",
+		    (double)((int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes),
+		    "bytes", 0);
+	put(&l, "peak_live_bytes", (double)r->peak_live_bytes, "bytes", 0);
+	put(&l, "end_reserved_bytes", (double)r->end_reserved_bytes, "bytes", 0);
+	put(&l, "frag_at_peak", r->frag_at_peak, "ratio", 0);
+	put(&l, "free_at_peak_bytes", (double)r->free_at_peak_bytes, "bytes", 0);
+	put(&l, "backend_calls", (double)r->backend_calls, "count", 0);
+	put(&l, "n_allocs", (double)r->n_allocs, "count", 0);
+	put(&l, "n_frees", (double)r->n_frees, "count", 0);
+	put_times(&l, r, b);
+	put(&l, "bytes_copied", (double)r->bytes_copied, "bytes", 0);
+	put(&l, "bytes_set", (double)r->bytes_set, "bytes", 0);
+	put(&l, "ooms", (double)r->n_ooms, "count", 0);
+	put(&l, "verify", (double)r->verify, "state", 0);
+	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++) {
+		const struct mp_replay_stat *st = &r->stats[i];
+		int unit_ok = memchr(st->unit, '\0', sizeof(st->unit)) != NULL;
+
+		snprintf(name, sizeof(name), "pool.%.*s", (int)sizeof(st->name) - 1, st->name);
+		put(&l, name, st->value, unit_ok && st->unit[0] ? st->unit : "count", 0);
+	}
+	return l.n;
+}

@@ -1,0 +1,168 @@
+/*
+ * report/replay_json.c - the JSON rendering of 'memprof replay' (layout in
+ * memprof-replay(1), versioned by MP_REPLAY_JSON_VERSION), built with cJSON
+ * from plain results.  Integers are written exactly; figures that do not
+ * exist (no baseline, no lower bound, no OOM) are null.
+ */
+#include "replay/cost_model.h"
+#include "report/json_util.h"
+#include "report/replay.h"
+#include "util/error.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	mp_json_add_int(o, key, v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static void add_diff(cJSON *o, const char *key, const struct mp_replay_result *b, uint64_t base,
+                     uint64_t v)
+{
+	if (b)
+		mp_json_add_int(o, key, (int64_t)base - (int64_t)v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static const char *verify_name(int v)
+{
+	return v == MP_VERIFY_PASSED ? "passed" : v == MP_VERIFY_FAILED ? "failed" : "off";
+}
+
+static cJSON *first_oom_json(const struct mp_replay_result *r)
+{
+	cJSON *o;
+
+	if (r->n_ooms == 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	mp_json_add_int(o, "seq", r->first_oom.seq);
+	add_u64(o, "request_bytes", r->first_oom.request_bytes);
+	add_u64(o, "live_bytes", r->first_oom.live_bytes);
+	add_u64(o, "reserved_bytes", r->first_oom.reserved_bytes);
+	return o;
+}
+
+static cJSON *calls_json(const struct mp_replay_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (int c = 0; c < MP_COST_N_CALLS; c++)
+		add_u64(o, mp_cost_call_name(c), r->n_calls[c]);
+	return o;
+}
+
+static cJSON *stats_json(const struct mp_replay_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char name[48];
+
+	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++) {
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, r->stats[i].name);
+		cJSON_AddNumberToObject(o, name, r->stats[i].value);
+	}
+	return o;
+}
+
+static void add_memory(cJSON *o, const struct mp_replay_result *r, const struct mp_replay_result *b)
+{
+	add_u64(o, "peak_reserved_bytes", r->peak_reserved_bytes);
+	mp_json_add_int(o, "peak_reserved_seq", r->peak_reserved_seq);
+	add_u64(o, "lower_bound_bytes", r->lower_bound_bytes);
+	if (r->lower_bound_bytes > 0)
+		cJSON_AddNumberToObject(o, "ratio_to_lower_bound",
+		                        (double)r->peak_reserved_bytes /
+		                                (double)r->lower_bound_bytes);
+	else
+		cJSON_AddNullToObject(o, "ratio_to_lower_bound");
+	add_diff(o, "saved_bytes", b, b ? b->peak_reserved_bytes : 0, r->peak_reserved_bytes);
+	add_u64(o, "peak_live_bytes", r->peak_live_bytes);
+	add_u64(o, "end_reserved_bytes", r->end_reserved_bytes);
+	cJSON_AddNumberToObject(o, "frag_at_peak", r->frag_at_peak);
+	add_u64(o, "free_at_peak_bytes", r->free_at_peak_bytes);
+}
+
+static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp_replay_result *b)
+{
+	cJSON_AddStringToObject(o, "time_is", r->time_measured ? "measured" : "modelled");
+	add_u64(o, "alloc_ns_p50", r->alloc_ns_p50);
+	add_u64(o, "alloc_ns_p99", r->alloc_ns_p99);
+	add_u64(o, "alloc_ns_max", r->alloc_ns_max);
+	add_u64(o, "free_ns_p50", r->free_ns_p50);
+	add_u64(o, "free_ns_p99", r->free_ns_p99);
+	add_u64(o, "total_ns", r->total_ns);
+	add_u64(o, "host_ns", r->host_ns);
+	add_u64(o, "backend_ns", r->backend_ns);
+	add_u64(o, "replay_ns", r->replay_ns);
+	add_diff(o, "time_saved_ns", b, b ? b->total_ns : 0, r->total_ns);
+}
+
+static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_replay_result *r)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "pool", r->pool);
+	cJSON_AddStringToObject(o, "backend", r->backend ? r->backend : "");
+	mp_json_add_int(o, "device", r->device);
+	cJSON_AddStringToObject(o, "level", r->level == MP_LEVEL_SEGMENT ? "segment" : "block");
+	add_memory(o, r, b);
+	add_u64(o, "backend_calls", r->backend_calls);
+	cJSON_AddItemToObject(o, "calls", calls_json(r));
+	add_u64(o, "n_allocs", r->n_allocs);
+	add_u64(o, "n_frees", r->n_frees);
+	add_time(o, r, b);
+	add_u64(o, "bytes_copied", r->bytes_copied);
+	add_u64(o, "bytes_set", r->bytes_set);
+	add_u64(o, "ooms", r->n_ooms);
+	cJSON_AddItemToObject(o, "first_oom", first_oom_json(r));
+	cJSON_AddStringToObject(o, "verify", verify_name(r->verify));
+	if (r->verify_msg[0])
+		cJSON_AddStringToObject(o, "verify_message", r->verify_msg);
+	else
+		cJSON_AddNullToObject(o, "verify_message");
+	cJSON_AddItemToObject(o, "pool_stats", stats_json(r));
+	return o;
+}
+
+static void add_text_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
+{
+	cJSON *root = cJSON_CreateObject(), *notes, *results;
+	char *text;
+	int rc = 0;
+
+	if (!root)
+		return MP_ENOMEM;
+	mp_json_add_int(root, "version", MP_REPLAY_JSON_VERSION);
+	add_text_or_null(root, "trace", rep->trace_path);
+	add_text_or_null(root, "backend", rep->backend);
+	add_text_or_null(root, "baseline", rep->baseline);
+	if (rep->capacity_bytes)
+		add_u64(root, "capacity_bytes", rep->capacity_bytes);
+	else
+		cJSON_AddNullToObject(root, "capacity_bytes");
+	notes = cJSON_AddArrayToObject(root, "notes");
+	for (size_t i = 0; i < rep->n_notes; i++)
+		cJSON_AddItemToArray(notes, cJSON_CreateString(rep->notes[i]));
+	results = cJSON_AddArrayToObject(root, "results");
+	for (size_t i = 0; i < rep->n_results; i++)
+		cJSON_AddItemToArray(results, result_json(rep, &rep->results[i]));
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return MP_ENOMEM;
+	if (fputs(text, out) == EOF || fputc('\n', out) == EOF || ferror(out))
+		rc = MP_EIO;
+	free(text);
+	return rc;
+}

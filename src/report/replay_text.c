@@ -1,0 +1,240 @@
+/*
+ * report/replay_text.c - the text rendering of 'memprof replay' for people:
+ * a header that says once whether times are measured or modelled, a table
+ * per device (one row per pool), the first OOM and verify failures in a
+ * sentence each, the notes, then each pool's details and its own stats,
+ * every time there labelled measured or modelled.
+ */
+#include "replay/cost_model.h"
+#include "report/replay.h"
+#include "util/error.h"
+#include "util/format.h"
+
+#include <string.h>
+
+static const char *label(int measured)
+{
+	return measured ? "measured" : "modelled";
+}
+
+static const char *bytes(char *buf, size_t n, uint64_t v)
+{
+	return mp_format_bytes(buf, n, v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static const char *dur(char *buf, size_t n, int64_t ns)
+{
+	return mp_format_duration(buf, n, ns);
+}
+
+static void print_header(FILE *out, const struct mp_replay_report *rep)
+{
+	size_t n_measured = 0;
+	char b[32];
+
+	for (size_t i = 0; i < rep->n_results; i++)
+		n_measured += rep->results[i].time_measured != 0;
+	fprintf(out, "trace     %s\n", rep->trace_path ? rep->trace_path : "-");
+	fprintf(out, "backend   %s\n", rep->backend ? rep->backend : "-");
+	if (n_measured == rep->n_results && n_measured > 0)
+		fprintf(out,
+		        "times     (measured): backend calls timed on the device, pool CPU time on "
+		        "this host\n");
+	else if (n_measured == 0)
+		fprintf(out, "times     (modelled): backend calls costed by the cost model of "
+		             "memprof-replay(1), pool CPU time measured on this host\n");
+	else
+		fprintf(out, "times     mixed: each pool's details say measured or modelled\n");
+	fprintf(out, "baseline  %s\n", rep->baseline ? rep->baseline : "none");
+	if (rep->capacity_bytes)
+		fprintf(out, "capacity  %s\n", bytes(b, sizeof(b), rep->capacity_bytes));
+}
+
+static void print_row(FILE *out, const struct mp_replay_report *rep,
+                      const struct mp_replay_result *r, int saved_w, int show_verify)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	char peak[32], ratio[16] = "-", saved[32] = "-", p50[32], p99[32], total[32],
+	               tsaved[32] = "-";
+
+	if (r->lower_bound_bytes > 0)
+		snprintf(ratio, sizeof(ratio), "%.3f",
+		         (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes);
+	if (b) {
+		mp_format_bytes(saved, sizeof(saved),
+		                (int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes);
+		dur(tsaved, sizeof(tsaved), (int64_t)b->total_ns - (int64_t)r->total_ns);
+	}
+	fprintf(out, "  %-12s %13s %6s %*s %9.3f %9llu %10s %10s %10s %10s %5llu", r->pool,
+	        bytes(peak, sizeof(peak), r->peak_reserved_bytes), ratio, saved_w, saved,
+	        r->frag_at_peak, (unsigned long long)r->backend_calls,
+	        dur(p50, sizeof(p50), (int64_t)r->alloc_ns_p50),
+	        dur(p99, sizeof(p99), (int64_t)r->alloc_ns_p99),
+	        dur(total, sizeof(total), (int64_t)r->total_ns), tsaved,
+	        (unsigned long long)r->n_ooms);
+	if (show_verify)
+		fprintf(out, "  %s",
+		        r->verify == MP_VERIFY_PASSED   ? "passed"
+		        : r->verify == MP_VERIFY_FAILED ? "FAILED"
+		                                        : "off");
+	fputc('\n', out);
+}
+
+/* "oom at event 1234: request 2.00 GiB with 37.5 GiB live, 39.0 GiB reserved" */
+static void print_oom_sentence(FILE *out, const struct mp_replay_result *r)
+{
+	char req[32], live[32], res[32];
+
+	fprintf(out, "oom at event %lld: request %s with %s live, %s reserved",
+	        (long long)r->first_oom.seq, bytes(req, sizeof(req), r->first_oom.request_bytes),
+	        bytes(live, sizeof(live), r->first_oom.live_bytes),
+	        bytes(res, sizeof(res), r->first_oom.reserved_bytes));
+}
+
+static void print_device(FILE *out, const struct mp_replay_report *rep, size_t first, size_t end,
+                         int show_verify)
+{
+	const struct mp_replay_result *r0 = &rep->results[first];
+	char lb[32], col[80];
+	int w;
+
+	fprintf(out, "\ndevice %d (%s level): lower bound %s (peak requested bytes)\n", r0->device,
+	        r0->level == MP_LEVEL_SEGMENT ? "segment" : "block",
+	        bytes(lb, sizeof(lb), r0->lower_bound_bytes));
+	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
+	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
+	fprintf(out, "  %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "pool",
+	        "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50", "alloc p99",
+	        "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
+	for (size_t i = first; i < end; i++)
+		print_row(out, rep, &rep->results[i], w, show_verify);
+	for (size_t i = first; i < end; i++) {
+		const struct mp_replay_result *r = &rep->results[i];
+
+		if (r->n_ooms) {
+			fprintf(out, "  %s: %llu OOM%s; ", r->pool, (unsigned long long)r->n_ooms,
+			        r->n_ooms > 1 ? "s" : "");
+			print_oom_sentence(out, r);
+			fputc('\n', out);
+		}
+		if (r->verify == MP_VERIFY_FAILED)
+			fprintf(out, "  %s: verify failed: %.*s\n", r->pool,
+			        (int)sizeof(r->verify_msg),
+			        r->verify_msg[0] ? r->verify_msg : "(no detail)");
+	}
+}
+
+static void print_calls(FILE *out, const struct mp_replay_result *r)
+{
+	int shown = 0;
+
+	fprintf(out, "  backend calls   %llu", (unsigned long long)r->backend_calls);
+	for (int c = 0; c < MP_COST_N_CALLS; c++)
+		if (r->n_calls[c])
+			fprintf(out, "%s%s %llu", shown++ ? ", " : ": ", mp_cost_call_name(c),
+			        (unsigned long long)r->n_calls[c]);
+	fputc('\n', out);
+}
+
+static void print_times(FILE *out, const struct mp_replay_report *rep,
+                        const struct mp_replay_result *r)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const char *tm = label(r->time_measured);
+	char t1[32], t2[32], t3[32];
+
+	fprintf(out, "  alloc latency   p50 %s, p99 %s, max %s (%s)\n",
+	        dur(t1, sizeof(t1), (int64_t)r->alloc_ns_p50),
+	        dur(t2, sizeof(t2), (int64_t)r->alloc_ns_p99),
+	        dur(t3, sizeof(t3), (int64_t)r->alloc_ns_max), tm);
+	fprintf(out, "  free latency    p50 %s, p99 %s (%s)\n",
+	        dur(t1, sizeof(t1), (int64_t)r->free_ns_p50),
+	        dur(t2, sizeof(t2), (int64_t)r->free_ns_p99), tm);
+	fprintf(out,
+	        "  allocator time  %s (%s): pool %s (measured on this host), backend %s (%s)\n",
+	        dur(t1, sizeof(t1), (int64_t)r->total_ns), tm,
+	        dur(t2, sizeof(t2), (int64_t)r->host_ns),
+	        dur(t3, sizeof(t3), (int64_t)r->backend_ns), tm);
+	if (b)
+		fprintf(out, "  time saved      %s against %s (%s)\n",
+		        dur(t1, sizeof(t1), (int64_t)b->total_ns - (int64_t)r->total_ns), b->pool,
+		        label(r->time_measured && b->time_measured));
+}
+
+static void print_stat(FILE *out, const struct mp_replay_stat *s)
+{
+	char v[32], name[48];
+
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, s->name);
+	if (strncmp(s->unit, "bytes", sizeof(s->unit)) == 0)
+		mp_format_bytes(v, sizeof(v), (int64_t)s->value);
+	else if (strncmp(s->unit, "ns", sizeof(s->unit)) == 0)
+		dur(v, sizeof(v), (int64_t)s->value);
+	else if (strncmp(s->unit, "ratio", sizeof(s->unit)) == 0)
+		snprintf(v, sizeof(v), "%.3f", s->value);
+	else
+		snprintf(v, sizeof(v), "%.15g", s->value);
+	fprintf(out, "    %-28s %s\n", name, v);
+}
+
+static void print_memory(FILE *out, const struct mp_replay_result *r)
+{
+	char b1[32], b2[32], b3[32];
+
+	fprintf(out, "  reserved        peak %s at event %lld, %s at the end\n",
+	        bytes(b1, sizeof(b1), r->peak_reserved_bytes), (long long)r->peak_reserved_seq,
+	        bytes(b2, sizeof(b2), r->end_reserved_bytes));
+	fprintf(out, "  live            peak %s; lower bound %s (peak requested)\n",
+	        bytes(b1, sizeof(b1), r->peak_live_bytes),
+	        bytes(b2, sizeof(b2), r->lower_bound_bytes));
+	fprintf(out, "  at the peak     %s free in reserved, fragmentation %.3f\n",
+	        bytes(b3, sizeof(b3), r->free_at_peak_bytes), r->frag_at_peak);
+	fprintf(out, "  allocs, frees   %llu, %llu\n", (unsigned long long)r->n_allocs,
+	        (unsigned long long)r->n_frees);
+	fprintf(out, "  copied, set     %s, %s\n", bytes(b1, sizeof(b1), r->bytes_copied),
+	        bytes(b2, sizeof(b2), r->bytes_set));
+}
+
+static void print_details(FILE *out, const struct mp_replay_report *rep,
+                          const struct mp_replay_result *r)
+{
+	fprintf(out, "\n%s on device %d (%s backend)\n", r->pool, r->device,
+	        r->backend ? r->backend : "-");
+	print_memory(out, r);
+	print_calls(out, r);
+	print_times(out, rep, r);
+	fprintf(out, "  OOMs            %llu", (unsigned long long)r->n_ooms);
+	if (r->n_ooms) {
+		fprintf(out, "; the first: ");
+		print_oom_sentence(out, r);
+	}
+	fprintf(out, "\n  verify          %s%s%.*s\n",
+	        r->verify == MP_VERIFY_PASSED   ? "passed"
+	        : r->verify == MP_VERIFY_FAILED ? "failed"
+	                                        : "off",
+	        r->verify_msg[0] ? ": " : "", (int)sizeof(r->verify_msg), r->verify_msg);
+	fprintf(out, "  pool stats%s\n", r->n_stats ? "" : "      none");
+	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++)
+		print_stat(out, &r->stats[i]);
+}
+
+int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
+{
+	int show_verify = 0;
+	size_t i, first;
+
+	for (i = 0; i < rep->n_results; i++)
+		show_verify |= rep->results[i].verify != MP_VERIFY_OFF;
+	print_header(out, rep);
+	for (first = 0; first < rep->n_results; first = i) {
+		for (i = first;
+		     i < rep->n_results && rep->results[i].device == rep->results[first].device;)
+			i++;
+		print_device(out, rep, first, i, show_verify);
+	}
+	for (i = 0; i < rep->n_notes; i++)
+		fprintf(out, "%s  - %s\n", i ? "" : "\nnotes\n", rep->notes[i]);
+	for (i = 0; i < rep->n_results; i++)
+		print_details(out, rep, &rep->results[i]);
+	return ferror(out) ? MP_EIO : 0;
+}
