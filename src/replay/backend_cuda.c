@@ -1,7 +1,8 @@
 /*
  * replay/backend_cuda.c - the cuda backend: a real GPU through the CUDA
  * driver API, loaded at run time with dlopen("libcuda.so.1") and never
- * linked, so memprof starts on a machine without a driver and says why the
+ * linked (MEMPROF_LIBCUDA names another library: tests load a fake driver),
+ * so memprof starts on a machine without a driver and says why the
  * backend is unusable.  Every driver failure is described with the call and
  * the CUresult's name.  It keeps no figures and enforces no capacity (the
  * engine does); it measures device time with events.  Not thread-safe.
@@ -156,15 +157,21 @@ static void *cu_dl;
 /* Load libcuda.so.1 and resolve every entry point; on failure why says what is missing. */
 static int cu_load(char *why, size_t why_size)
 {
+	const char *lib = getenv("MEMPROF_LIBCUDA"); /* tests load a fake driver */
 	void *dl;
 	const char *e;
 
+	if (!lib || !*lib)
+		lib = "libcuda.so.1";
+
 	if (cu_dl)
 		return 1;
-	dl = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		e = dlerror();
-		snprintf(why, why_size, "no NVIDIA driver found (libcuda.so.1: %s)",
+		if (e && strncmp(e, lib, strlen(lib)) == 0 && e[strlen(lib)] == ':')
+			e += strlen(lib) + 1 + (e[strlen(lib) + 1] == ' ');
+		snprintf(why, why_size, "no NVIDIA driver found (%s: %s)", lib,
 		         e ? e : "not found");
 		return 0;
 	}
@@ -175,10 +182,9 @@ static int cu_load(char *why, size_t why_size)
 			sym = dlsym(dl, cu_symbols[i].names[k]);
 		if (!sym) {
 			snprintf(why, why_size,
-			         "the NVIDIA driver is too old: libcuda.so.1 has no %s (CUDA 11.2 "
-			         "or "
-			         "newer is needed)",
-			         cu_symbols[i].names[0]);
+			         "the NVIDIA driver is too old: %s has no %s (CUDA 11.2 or newer "
+			         "is needed)",
+			         lib, cu_symbols[i].names[0]);
 			dlclose(dl);
 			return 0;
 		}
