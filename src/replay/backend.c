@@ -7,6 +7,8 @@
 
 static const struct mp_backend_ops *const backends[] = {
         &mp_backend_sim,
+        &mp_backend_host,
+        &mp_backend_cuda,
 };
 
 const struct mp_backend_ops *mp_backend_find(const char *name)
