@@ -205,8 +205,7 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
 
 	if (mp_replay_run(in, d, x->pools[k], &o, res, &err) < 0) {
 		if (!res->started && !explicit) {
-			add_note(x, "pool '%s' skipped on device %d: %s", name, (int)d->ordinal,
-			         err.msg);
+			add_note(x, "device %d: %s (skipped)", (int)d->ordinal, err.msg);
 			return 0;
 		}
 		fprintf(stderr, "memprof replay: device %d: %s\n", (int)d->ordinal, err.msg);

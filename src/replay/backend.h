@@ -26,6 +26,7 @@ struct mp_backend_options {
 struct mp_backend_ops {
 	const char *name;           /* "sim", "host", "cuda" */
 	int measures_time;          /* 1: device times come from the backend (cuda events) */
+	int instant;                /* 1: calls do no real work (sim): the engine skips timing them */
 	uint64_t granularity_bytes; /* map/unmap chunk size */
 	/* Make a backend; on failure *out is NULL and opts->err says why (MP_E*). */
 	int (*open)(const struct mp_backend_options *opts, struct mp_backend **out);

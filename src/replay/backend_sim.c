@@ -107,6 +107,7 @@ static int sim_sync(struct mp_backend *b, uint64_t stream)
 const struct mp_backend_ops mp_backend_sim = {
         .name = "sim",
         .measures_time = 0,
+        .instant = 1,
         .granularity_bytes = SIM_GRANULARITY,
         .open = sim_open,
         .close = sim_close,

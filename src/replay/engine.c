@@ -16,18 +16,20 @@ struct trace_state {
 	uint64_t live_bytes, requested_bytes;
 };
 
+/* The state after the call that first reached a new reserved peak. */
 static void snapshot_frag(struct engine *e)
 {
 	struct mp_extents_figures f;
-	uint64_t free_bytes;
 
 	if (e->res->peak_reserved_bytes <= e->snap_peak)
 		return;
 	e->snap_peak = e->res->peak_reserved_bytes;
-	free_bytes =
+	e->peak_op = e->cur_op;
+	e->res->free_at_peak_bytes =
 	        e->reserved_bytes > e->set_aside_bytes ? e->reserved_bytes - e->set_aside_bytes : 0;
+	if (!e->extents)
+		return;
 	mp_extents_figures(e->extents, &f);
-	e->res->free_at_peak_bytes = free_bytes;
 	e->res->frag_at_peak =
 	        f.hole_bytes ? 1.0 - (double)f.largest_hole / (double)f.hole_bytes : 0.0;
 }
@@ -51,6 +53,8 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 	struct block *b = &e->blocks[i];
 	struct mp_extents_figures before, after;
 
+	if (!e->extents)
+		return 0;
 	mp_extents_figures(e->extents, &before);
 	if (mp_extents_add_block(e->extents, i, b->pb.addr, b->pb.size_bytes) == MP_ENOMEM)
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
@@ -162,7 +166,8 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 			            "while live",
 			            i, b->pb.addr);
 	}
-	mp_extents_remove_block(e->extents, i, b->pb.addr);
+	if (e->extents)
+		mp_extents_remove_block(e->extents, i, b->pb.addr);
 	b->held = 0;
 	e->set_aside_bytes -= b->pb.size_bytes;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
@@ -185,20 +190,22 @@ static void end_live(struct trace_state *ts, const struct mp_replay_alloc *a)
 	ts->requested_bytes -= a->requested_bytes;
 }
 
+/* Replays ops [0, n_ops) of d. */
 static int replay_ops(struct engine *e, const struct mp_replay_input *in,
                       const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
-                      struct memprof_pool *p)
+                      struct memprof_pool *p, size_t n_ops)
 {
 	struct trace_state ts = {0};
 	uint64_t t0 = mp_engine_now_ns();
 	int rc = 0;
 
-	for (size_t k = 0; k < d->n_ops && rc == 0; k++) {
+	for (size_t k = 0; k < n_ops && rc == 0; k++) {
 		uint64_t op = d->ops[k];
 		size_t i = (size_t)MP_REPLAY_OP_INDEX(op);
 		const struct mp_replay_alloc *a = &d->allocs[i];
 
 		e->cur_seq = d->op_seq[k];
+		e->cur_op = (int64_t)k;
 		switch (MP_REPLAY_OP_KIND(op)) {
 		case MP_OP_ALLOC:
 			rc = do_alloc(e, in, i, a, &ts, pool, p);
@@ -292,12 +299,18 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 		res->verify = MP_VERIFY_PASSED;
 }
 
-int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
-                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
-                  struct mp_replay_result *res, struct mp_error *err)
+/*
+ * One replay of d, of its first n_ops ops, into res.  with_extents keeps
+ * the address map: for --verify, and for the fragmentation pass.
+ */
+static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                       const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                       struct mp_replay_result *res, struct mp_error *err, int with_extents,
+                       size_t n_ops, int64_t *peak_op)
 {
-	struct engine e = {
-	        .o = o, .be_ops = o->backend, .err = err, .res = res, .pool_name = pool->ops.name};
+	struct engine e = {.o = o, .be_ops = o->backend, .err = err, .res = res,
+	                   .pool_name = pool->ops.name, .with_extents = with_extents,
+	                   .cur_op = -1, .peak_op = -1};
 	struct memprof_pool *p = NULL;
 	size_t leftover;
 	int rc;
@@ -311,8 +324,8 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
 	res->time_measured = o->backend->measures_time;
 	rc = start(&e, in, d, pool, &p);
 	if (rc == 0)
-		rc = replay_ops(&e, in, d, pool, p);
-	if (e.extents) {
+		rc = replay_ops(&e, in, d, pool, p, n_ops);
+	if (e.regions.item_size) {
 		finish(&e, pool, p);
 		e.cleanup = 1; /* the host's cleanup is not the pool's work */
 		leftover = mp_engine_host_release_all(&e);
@@ -323,5 +336,46 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
 	if (e.be)
 		o->backend->close(e.be);
 	free(e.blocks);
+	*peak_op = e.peak_op;
+	return rc;
+}
+
+/*
+ * Without --verify the replay keeps no address map, so it runs at the speed
+ * of the pool; the fragmentation at the reserved peak is then measured by a
+ * second replay, with the map, that stops after the op that first reached
+ * the peak (on sim it places every block exactly as the first did).
+ */
+static int measure_frag(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                        const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                        struct mp_replay_result *res, int64_t peak_op)
+{
+	struct mp_replay_result *scratch = malloc(sizeof *scratch);
+	struct mp_error err = {0};
+	struct mp_replay_options quiet = *o;
+	int64_t again;
+	int rc;
+
+	if (!scratch)
+		return MP_ENOMEM;
+	quiet.log = NULL;
+	rc = replay_pass(in, d, pool, &quiet, scratch, &err, 1, (size_t)(peak_op + 1), &again);
+	if (rc == 0 && scratch->peak_reserved_bytes == res->peak_reserved_bytes) {
+		res->frag_at_peak = scratch->frag_at_peak;
+		res->free_at_peak_bytes = scratch->free_at_peak_bytes;
+	}
+	free(scratch);
+	return 0;
+}
+
+int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                  struct mp_replay_result *res, struct mp_error *err)
+{
+	int64_t peak_op;
+	int rc = replay_pass(in, d, pool, o, res, err, o->verify, d->n_ops, &peak_op);
+
+	if (rc == 0 && !o->verify && res->peak_reserved_bytes > 0)
+		rc = measure_frag(in, d, pool, o, res, peak_op);
 	return rc;
 }

@@ -11,9 +11,15 @@
 
 #include "replay/engine_internal.h"
 
+/* When a backend call starts: 0 on a backend whose calls are not timed. */
+static uint64_t call_start(const struct engine *e)
+{
+	return e->be_ops->instant ? 0 : mp_engine_now_ns();
+}
+
 static void charge(struct engine *e, enum mp_cost_call call, uint64_t n_bytes, uint64_t t0)
 {
-	uint64_t wall = mp_engine_now_ns() - t0;
+	uint64_t wall = e->be_ops->instant ? 0 : mp_engine_now_ns() - t0;
 	uint64_t cost = e->be_ops->measures_time ? wall : mp_cost_ns(call, n_bytes);
 
 	if (e->cleanup)
@@ -75,7 +81,7 @@ static int new_region(struct engine *e, int kind, int call, uint64_t size, uint6
 	if (!g)
 		return mp_err(e->err, MP_ENOMEM, "out of memory"), e->fault = 1,
 		                                                   MEMPROF_POOL_EFAULT;
-	t0 = mp_engine_now_ns();
+	t0 = call_start(e);
 	if (kind == REGION_RESERVE)
 		rc = e->be_ops->reserve(e->be, size, &g->be);
 	else if (kind == REGION_VA)
@@ -91,7 +97,7 @@ static int new_region(struct engine *e, int kind, int call, uint64_t size, uint6
 	g->mapped_bytes = 0;
 	if (kind != REGION_VA) {
 		add_reserved(e, size);
-		if (size)
+		if (size && e->extents)
 			mp_extents_add_segment(e->extents, g->be.addr, size);
 	}
 	*out = (struct memprof_region){.addr = g->be.addr, .size_bytes = size, .token = slot};
@@ -123,7 +129,7 @@ static int drop_region(struct engine *e, const struct memprof_region *r, int kin
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
 	}
-	t0 = mp_engine_now_ns();
+	t0 = call_start(e);
 	if (kind == REGION_RESERVE)
 		rc = e->be_ops->release(e->be, &g->be);
 	else if (kind == REGION_VA)
@@ -135,7 +141,8 @@ static int drop_region(struct engine *e, const struct memprof_region *r, int kin
 		return fault(e, rc);
 	if (kind != REGION_VA) {
 		e->reserved_bytes -= g->be.size_bytes;
-		mp_extents_remove_segment(e->extents, g->be.addr);
+		if (e->extents)
+			mp_extents_remove_segment(e->extents, g->be.addr);
 	}
 	g->kind = 0;
 	mp_slot_pool_give(&e->regions, r->token);
@@ -188,14 +195,15 @@ static int svc_map(void *ctx, const struct memprof_region *va, uint64_t off, uin
 		return MEMPROF_POOL_EINVAL;
 	if (over_capacity(e, n))
 		return MEMPROF_POOL_ENOMEM;
-	t0 = mp_engine_now_ns();
+	t0 = call_start(e);
 	rc = e->be_ops->map(e->be, &g->be, off, n);
 	charge(e, MP_COST_MAP, n, t0);
 	if (rc != MEMPROF_POOL_OK)
 		return fault(e, rc);
 	g->mapped_bytes += n;
 	add_reserved(e, n);
-	mp_extents_map(e->extents, g->be.addr + off, n);
+	if (e->extents)
+		mp_extents_map(e->extents, g->be.addr + off, n);
 	return MEMPROF_POOL_OK;
 }
 
@@ -215,21 +223,22 @@ static int svc_unmap(void *ctx, const struct memprof_region *va, uint64_t off, u
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
 	}
-	t0 = mp_engine_now_ns();
+	t0 = call_start(e);
 	rc = e->be_ops->unmap(e->be, &g->be, off, n);
 	charge(e, MP_COST_UNMAP, n, t0);
 	if (rc != MEMPROF_POOL_OK)
 		return fault(e, rc);
 	g->mapped_bytes -= n;
 	e->reserved_bytes -= n;
-	mp_extents_unmap(e->extents, g->be.addr + off, n);
+	if (e->extents)
+		mp_extents_unmap(e->extents, g->be.addr + off, n);
 	return MEMPROF_POOL_OK;
 }
 
 static int svc_memset(void *ctx, uint64_t addr, int value, uint64_t n, uint64_t stream)
 {
 	struct engine *e = ctx;
-	uint64_t t0 = mp_engine_now_ns();
+	uint64_t t0 = call_start(e);
 	int rc = e->be_ops->memset(e->be, addr, value, n, stream);
 
 	charge(e, MP_COST_MEMSET, n, t0);
@@ -241,7 +250,7 @@ static int svc_memset(void *ctx, uint64_t addr, int value, uint64_t n, uint64_t 
 static int svc_copy(void *ctx, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
 {
 	struct engine *e = ctx;
-	uint64_t t0 = mp_engine_now_ns();
+	uint64_t t0 = call_start(e);
 	int rc = e->be_ops->copy(e->be, dst, src, n, stream);
 
 	charge(e, MP_COST_COPY, n, t0);
@@ -253,7 +262,7 @@ static int svc_copy(void *ctx, uint64_t dst, uint64_t src, uint64_t n, uint64_t 
 static int svc_sync(void *ctx, uint64_t stream)
 {
 	struct engine *e = ctx;
-	uint64_t t0 = mp_engine_now_ns();
+	uint64_t t0 = call_start(e);
 	int rc = e->be_ops->sync(e->be, stream);
 
 	charge(e, MP_COST_SYNC, 0, t0);
@@ -286,17 +295,20 @@ static int svc_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 	struct engine *e = ctx;
 	struct block *b;
 	struct mp_extents_figures f;
-	uint64_t overlaps;
+	uint64_t overlaps, old_addr;
 
 	if (token >= e->res->n_allocs || !(b = &e->blocks[token])->held) {
 		mp_err(e->err, MP_EINVAL, "pool '%s' moved a block it does not hold", e->pool_name);
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
 	}
+	old_addr = b->pb.addr;
+	b->pb.addr = new_addr;
+	if (!e->extents)
+		return MEMPROF_POOL_OK;
 	mp_extents_figures(e->extents, &f);
 	overlaps = f.n_overlaps;
-	mp_extents_remove_block(e->extents, token, b->pb.addr);
-	b->pb.addr = new_addr;
+	mp_extents_remove_block(e->extents, token, old_addr);
 	if (mp_extents_add_block(e->extents, token, new_addr, b->pb.size_bytes) < 0)
 		return fault(e, MEMPROF_POOL_EFAULT);
 	mp_extents_figures(e->extents, &f);
@@ -312,7 +324,7 @@ static int svc_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 int mp_engine_host_init(struct engine *e)
 {
 	mp_slot_pool_init(&e->regions, sizeof(struct region));
-	if (mp_extents_new(0, &e->extents) < 0)
+	if (e->with_extents && mp_extents_new(0, &e->extents) < 0)
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
 	e->host = (struct memprof_pool_host){
 	        .struct_size = sizeof(struct memprof_pool_host),
@@ -367,5 +379,6 @@ size_t mp_engine_host_release_all(struct engine *e)
 void mp_engine_host_fini(struct engine *e)
 {
 	mp_slot_pool_free(&e->regions);
-	mp_extents_destroy(e->extents);
+	if (e->extents)
+		mp_extents_destroy(e->extents);
 }

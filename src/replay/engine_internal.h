@@ -53,6 +53,9 @@ struct engine {
 	int64_t cur_seq; /* the trace event being replayed */
 	int fault;       /* a service failed outside the pool's control */
 	int cleanup;     /* releasing what the pool left: not counted */
+	int with_extents; /* keep the address map (--verify, or the fragmentation pass) */
+	int64_t cur_op;   /* position in ops[]; -1 before the first */
+	int64_t peak_op;  /* the op after which the reserved peak was first reached */
 	struct mp_latency alloc_lat, free_lat;
 };
 
