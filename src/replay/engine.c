@@ -61,9 +61,11 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 	if (!e->o->verify)
 		return 0;
 	mp_extents_figures(e->extents, &after);
-	if (b->pb.size_bytes < a->size_bytes)
-		verify_fail(e, "gave allocation #%llu fewer bytes than asked, at 0x%llx", i,
-		            b->pb.addr);
+	if (b->pb.size_bytes < a->requested_bytes)
+		verify_fail(
+		        e,
+		        "gave allocation #%llu fewer bytes than the program asked for, at 0x%llx",
+		        i, b->pb.addr);
 	else if (after.n_overlaps > before.n_overlaps)
 		verify_fail(e, "placed allocation #%llu over a live allocation, at 0x%llx", i,
 		            b->pb.addr);
@@ -71,7 +73,7 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 		verify_fail(e, "placed allocation #%llu outside the memory it reserved, at 0x%llx",
 		            i, b->pb.addr);
 	else if (e->be_ops->fill_pattern &&
-	         e->be_ops->fill_pattern(e->be, b->pb.addr, a->size_bytes, i + 1) < 0)
+	         e->be_ops->fill_pattern(e->be, b->pb.addr, a->requested_bytes, i + 1) < 0)
 		return mp_err(e->err, MP_EIO, "backend '%s' failed writing the verify pattern",
 		              e->be_ops->name);
 	return 0;
@@ -80,10 +82,11 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 static void on_oom(struct engine *e, const struct mp_replay_alloc *a, const struct trace_state *ts)
 {
 	if (e->res->n_ooms++ == 0)
-		e->res->first_oom = (struct mp_replay_oom){.seq = a->seq,
-		                                           .request_bytes = a->size_bytes,
-		                                           .live_bytes = ts->live_bytes - a->size_bytes,
-		                                           .reserved_bytes = e->reserved_bytes};
+		e->res->first_oom =
+		        (struct mp_replay_oom){.seq = a->seq,
+		                               .request_bytes = a->size_bytes,
+		                               .live_bytes = ts->live_bytes - a->size_bytes,
+		                               .reserved_bytes = e->reserved_bytes};
 }
 
 static int pool_failed(struct engine *e, int rc, const char *what, size_t i)
@@ -153,9 +156,9 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 	if (!b->held)
 		return 0;
 	if (e->be_ops->check_pattern) {
-		rc = e->o->verify
-		             ? e->be_ops->check_pattern(e->be, b->pb.addr, a->size_bytes, i + 1)
-		             : 1;
+		rc = e->o->verify ? e->be_ops->check_pattern(e->be, b->pb.addr, a->requested_bytes,
+		                                             i + 1)
+		                  : 1;
 		if (rc < 0)
 			return mp_err(e->err, MP_EIO,
 			              "backend '%s' failed reading the verify pattern",
@@ -292,6 +295,7 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 	res->free_ns_p99 = mp_latency_quantile(&e->free_lat, 0.99);
 	if (p && pool->ops.stats)
 		pool->ops.stats(p, emit_stat, res);
+	e->cleanup = 1; /* what destroy gives back is not the pool's work during the run */
 	if (p)
 		pool->ops.destroy(p);
 	res->total_ns = res->host_ns + res->backend_ns;
@@ -308,9 +312,14 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
                        struct mp_replay_result *res, struct mp_error *err, int with_extents,
                        size_t n_ops, int64_t *peak_op)
 {
-	struct engine e = {.o = o, .be_ops = o->backend, .err = err, .res = res,
-	                   .pool_name = pool->ops.name, .with_extents = with_extents,
-	                   .cur_op = -1, .peak_op = -1};
+	struct engine e = {.o = o,
+	                   .be_ops = o->backend,
+	                   .err = err,
+	                   .res = res,
+	                   .pool_name = pool->ops.name,
+	                   .with_extents = with_extents,
+	                   .cur_op = -1,
+	                   .peak_op = -1};
 	struct memprof_pool *p = NULL;
 	size_t leftover;
 	int rc;
@@ -327,7 +336,6 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 		rc = replay_ops(&e, in, d, pool, p, n_ops);
 	if (e.regions.item_size) {
 		finish(&e, pool, p);
-		e.cleanup = 1; /* the host's cleanup is not the pool's work */
 		leftover = mp_engine_host_release_all(&e);
 		if (leftover && rc == 0)
 			emit_stat(res, "regions_left_at_destroy", (double)leftover, "count");

@@ -244,7 +244,8 @@ sql() {
 	"$SQLITE3_SHELL" -batch "$1" "$2" 2>/dev/null
 }
 
-# check_json FILE PYTHON: run PYTHON (python3) with j the parsed FILE, notes
+# check_json FILE PYTHON: run PYTHON (python3) with j the parsed FILE (what it
+# prints is shown in the log), notes
 # its "notes" joined by " | " (when it has them) and near(a, b) for ratios;
 # a failed assert fails the check with the assert's message.
 check_json() {
@@ -257,6 +258,7 @@ def near(a, b): return abs(a - b) < 1e-9
 $code
 " "$file" 2>&1); then
 		pass
+		[ -z "$msg" ] || printf '%s\n' "$msg" | sed "s/^/$TEST_NAME: /"
 	else
 		fail "JSON check failed: $(printf '%s' "$msg" | tail -3)"
 	fi

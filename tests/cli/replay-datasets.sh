@@ -59,6 +59,11 @@ for dev in info['summary']['by_device']:
     assert c, 'no caching result for device %d' % dev['device']
     got = c[0]['peak_reserved_bytes']
     print('$name device %d: caching %d vs PyTorch %d: %+.2f%%' % (dev['device'], got, want, 100.0 * (got - want) / want))
+    if info['summary']['events_by_op']['alloc'] == 0:
+        # A state-only snapshot has no history: the free space its segments hold
+        # was left by allocations it never shows, so no replay can know it.
+        print('$name: state only (no allocations in the window): not held to 2%')
+        continue
     assert abs(got - want) <= 0.02 * want, (got, want)
 "
 done

@@ -57,9 +57,9 @@ expect_stdout_contains "caching"
 expect_stdout_contains "direct"
 
 step "results are stored in the trace with their options, unless --no-save"
-expect_eq "$(sql t.db 'SELECT count(*) FROM replay_runs')" 3
-expect_eq "$(sql t.db "SELECT value FROM replay_metrics m JOIN replay_runs r ON m.run = r.id WHERE r.pool = 'direct' AND m.name = 'peak_reserved_bytes'")" 10240.0
-expect_eq "$(sql t.db "SELECT count(*) FROM replay_runs WHERE options LIKE '%--pool=direct,planned%'")" 3
+expect_eq "$(sql t.db 'SELECT count(*) FROM replay_runs')" 3 "runs stored"
+expect_eq "$(sql t.db "SELECT value FROM replay_metrics m JOIN replay_runs r ON m.run = r.id WHERE r.pool = 'direct' AND m.name = 'peak_reserved_bytes'")" 10240.0 "direct's stored peak"
+expect_eq "$(sql t.db "SELECT count(*) FROM replay_runs WHERE options LIKE '%--pool=direct,planned%'")" 3 "runs with their options"
 
 step "--capacity: an OOM names the event, the request and the live bytes"
 mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 --json t.db
