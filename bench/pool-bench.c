@@ -697,5 +697,9 @@ int main(int argc, char **argv)
 			                   : run_malloc(r->m, &q, o.touch);
 		}
 	print_table(run, n, o.repeat, &q);
+	free(q.steps);
+	free(q.sizes);
+	free(q.alloc_at);
+	free(q.free_at);
 	return 0;
 }

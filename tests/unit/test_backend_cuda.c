@@ -67,6 +67,7 @@ Test(cuda_fake, open_retains_and_close_releases_everything)
 	cr_assert_eq(ops->reserve(be, 100, &r), 0);
 	cr_assert_eq(ops->memset(be, r.addr, 1, 100, 5), 0);
 	cr_assert_eq(fc->live_streams, 1);
+	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
 	cr_assert_eq(fc->primary_retained, 0);
 	cr_assert_eq(fc->live_events, 0);
@@ -207,6 +208,7 @@ Test(cuda_fake, pattern_reads_back_the_first_and_last_64_kib)
 	cr_assert_eq(ops->check_pattern(be, r.addr, 1003, 4), 1);
 	at(r.addr)[1002] ^= 1;
 	cr_assert_eq(ops->check_pattern(be, r.addr, 1003, 4), 0);
+	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
 }
 
@@ -228,6 +230,7 @@ Test(cuda_fake, a_timed_span_adds_the_device_time_of_the_work_it_enqueued)
 	cr_assert_eq(ops->time_end(be, &with_device), MEMPROF_POOL_EINVAL);
 	ops->memset(be, r.addr, 0, 4096, 4); /* outside a span: no events */
 	cr_assert_eq(fc->n_records, 2);
+	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
 }
 
