@@ -6,6 +6,7 @@
  */
 #include "import/pickle.h"
 #include "util/intmap.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,26 +43,6 @@ struct vm {
 	struct mp_intmap memo; /* memo index -> struct mp_pk * */
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *a;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need) {
-		if (c > SIZE_MAX / 2 / elem)
-			return -1;
-		c *= 2;
-	}
-	a = realloc(*arr, c * elem);
-	if (!a)
-		return -1;
-	*arr = a;
-	*cap = c;
-	return 0;
-}
-
 static int oom(struct vm *m)
 {
 	return mp_err(m->err, MP_ENOMEM, "out of memory reading pickle '%s' at byte %zu", m->name,
@@ -92,8 +73,8 @@ static struct mp_pk *new_value(struct vm *m, enum mp_pk_type type)
 	memset(v, 0, sizeof(*v));
 	v->type = type;
 	if (type == MP_PK_LIST || type == MP_PK_TUPLE || type == MP_PK_DICT || type == MP_PK_SET) {
-		if (grow((void **)&p->containers, &p->cap_containers, p->n_containers + 1,
-		         sizeof(*p->containers)) < 0)
+		if (mp_array_reserve((void **)&p->containers, &p->cap_containers,
+		                     p->n_containers + 1, sizeof(*p->containers)) < 0)
 			return NULL;
 		p->containers[p->n_containers++] = v;
 	}
@@ -102,7 +83,8 @@ static struct mp_pk *new_value(struct vm *m, enum mp_pk_type type)
 
 static int push(struct vm *m, struct mp_pk *v)
 {
-	if (!v || grow((void **)&m->stack, &m->cap_stack, m->n_stack + 1, sizeof(*m->stack)) < 0)
+	if (!v || mp_array_reserve((void **)&m->stack, &m->cap_stack, m->n_stack + 1,
+	                           sizeof(*m->stack)) < 0)
 		return oom(m);
 	m->stack[m->n_stack++] = v;
 	return 0;
@@ -118,7 +100,7 @@ static int append(struct vm *m, struct mp_pk *c, struct mp_pk **vals, size_t n)
 {
 	size_t have = c->type == MP_PK_DICT ? 2 * c->n : c->n;
 
-	if (grow((void **)&c->v.items, &c->cap, have + n, sizeof(*c->v.items)) < 0)
+	if (mp_array_reserve((void **)&c->v.items, &c->cap, have + n, sizeof(*c->v.items)) < 0)
 		return oom(m);
 	memcpy(c->v.items + have, vals, n * sizeof(*vals));
 	c->n += c->type == MP_PK_DICT ? n / 2 : n;
@@ -415,7 +397,8 @@ static int run_structure(struct vm *m, int op)
 
 	switch (op) {
 	case '(': /* MARK */
-		if (grow((void **)&m->marks, &m->cap_marks, m->n_marks + 1, sizeof(*m->marks)) < 0)
+		if (mp_array_reserve((void **)&m->marks, &m->cap_marks, m->n_marks + 1,
+		                     sizeof(*m->marks)) < 0)
 			return oom(m);
 		m->marks[m->n_marks++] = m->n_stack;
 		return 0;
@@ -619,7 +602,7 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
 	if (!p)
 		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
 	for (;;) {
-		if (grow((void **)&p->data, &cap, p->len + (1 << 16), 1) < 0) {
+		if (mp_array_reserve((void **)&p->data, &cap, p->len + (1 << 16), 1) < 0) {
 			mp_pickle_free(p);
 			return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
 		}

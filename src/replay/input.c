@@ -15,6 +15,7 @@
 #include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
+#include "util/array.h"
 
 /* One level of one device while loading: its allocations and ops. */
 struct level_build {
@@ -51,29 +52,13 @@ struct loader {
 	struct mp_error *err;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t item)
-{
-	size_t n = *cap ? *cap : 1024;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * item);
-	if (!q)
-		return MP_ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static int push_op(struct level_build *lb, uint64_t op, int64_t seq)
 {
 	size_t cap = lb->cap_ops;
 
-	if (grow((void **)&lb->ops, &cap, lb->n_ops + 1, sizeof *lb->ops) < 0 ||
-	    grow((void **)&lb->op_seq, &lb->cap_ops, lb->n_ops + 1, sizeof *lb->op_seq) < 0)
+	if (mp_array_reserve((void **)&lb->ops, &cap, lb->n_ops + 1, sizeof *lb->ops) < 0 ||
+	    mp_array_reserve((void **)&lb->op_seq, &lb->cap_ops, lb->n_ops + 1,
+	                     sizeof *lb->op_seq) < 0)
 		return MP_ENOMEM;
 	lb->ops[lb->n_ops] = op;
 	lb->op_seq[lb->n_ops++] = seq;
@@ -93,7 +78,7 @@ static int64_t intern(struct mp_strmap *map, const char ***arr, size_t *n, size_
 		return idx;
 	if (*n == 0)
 		*n = 1; /* index 0 is "none" */
-	if (grow((void **)arr, cap, *n + 1, sizeof **arr) < 0)
+	if (mp_array_reserve((void **)arr, cap, *n + 1, sizeof **arr) < 0)
 		return MP_ENOMEM;
 	(*arr)[0] = NULL;
 	idx = (int64_t)*n;
@@ -138,7 +123,7 @@ static struct device_build *device_of(struct loader *L, int32_t ordinal)
 	for (i = 0; i < L->n_devs; i++)
 		if (L->devs[i].ordinal == ordinal)
 			return &L->devs[i];
-	if (grow((void **)&L->devs, &cap, L->n_devs + 1, sizeof *L->devs) < 0)
+	if (mp_array_reserve((void **)&L->devs, &cap, L->n_devs + 1, sizeof *L->devs) < 0)
 		return NULL;
 	d = &L->devs[L->n_devs++];
 	memset(d, 0, sizeof *d);
@@ -161,7 +146,8 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 		return MP_ENOMEM;
 	if (mp_intmap_get(live, key, &old)) /* id reused while live: the trace lost a free */
 		lb->n_unmatched++;
-	if (grow((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1, sizeof *lb->allocs) < 0)
+	if (mp_array_reserve((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1,
+	                     sizeof *lb->allocs) < 0)
 		return MP_ENOMEM;
 	site = site_of(L, rec);
 	phase = intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases, rec->phase);

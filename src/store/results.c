@@ -7,6 +7,7 @@
  */
 #include "store/results.h"
 #include "store/store_internal.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <math.h>
@@ -237,23 +238,6 @@ static const char *own_text(struct results_owned *o, sqlite3_stmt *st, int col, 
 	return copy;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static int load_runs(struct mp_store *s, struct mp_result_set *set, struct results_owned *o)
 {
 	sqlite3_stmt *st;
@@ -268,8 +252,9 @@ static int load_runs(struct mp_store *s, struct mp_result_set *set, struct resul
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct mp_result_run *r;
 
-		if (grow((void **)&set->runs, &cap, set->n_runs + 1, sizeof(*r)) < 0 ||
-		    grow((void **)&o->first, &cap_first, set->n_runs + 1, sizeof(size_t)) < 0) {
+		if (mp_array_reserve((void **)&set->runs, &cap, set->n_runs + 1, sizeof(*r)) < 0 ||
+		    mp_array_reserve((void **)&o->first, &cap_first, set->n_runs + 1,
+		                     sizeof(size_t)) < 0) {
 			oom = 1;
 			break;
 		}
@@ -326,7 +311,8 @@ static int load_metrics(struct mp_store *s, struct mp_result_set *set, struct re
 
 		if (i < 0)
 			continue; /* a metric of a run that is not there: skipped */
-		if (grow((void **)&o->metrics, &o->cap_metrics, o->n_metrics + 1, sizeof(*m)) < 0) {
+		if (mp_array_reserve((void **)&o->metrics, &o->cap_metrics, o->n_metrics + 1,
+		                     sizeof(*m)) < 0) {
 			oom = 1;
 			break;
 		}

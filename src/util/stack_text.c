@@ -3,6 +3,7 @@
  * Stateless apart from the caller's buffers.
  */
 #include "util/stack_text.h"
+#include "util/array.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,29 +22,12 @@ void mp_frame_list_free(struct mp_frame_list *l)
 	mp_frame_list_init(l);
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return MP_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* Unescape [s, e) into l->text; returns the offset of the copy, or -1. */
 static long copy_unescaped(struct mp_frame_list *l, const char *s, const char *e)
 {
 	size_t off = l->text_len;
 
-	if (reserve((void **)&l->text, &l->text_cap, off + (size_t)(e - s) + 1, 1) < 0)
+	if (mp_array_reserve((void **)&l->text, &l->text_cap, off + (size_t)(e - s) + 1, 1) < 0)
 		return -1;
 	while (s < e) {
 		if (*s == '\\')
@@ -140,7 +124,7 @@ static int parse_frame(struct mp_frame_list *l, const char *base, const char *s,
 	name_off = copy_unescaped(l, s, at);
 	file_off = at < e ? copy_unescaped(l, at + 1, file_end) : copy_unescaped(l, e, e);
 	if (name_off < 0 || file_off < 0 ||
-	    reserve((void **)&l->frames, &l->cap, l->n + 1, sizeof(*l->frames)) < 0)
+	    mp_array_reserve((void **)&l->frames, &l->cap, l->n + 1, sizeof(*l->frames)) < 0)
 		return mp_err(err, MP_ENOMEM, "out of memory parsing a stack");
 	f = &l->frames[l->n++];
 	f->name = (const char *)(uintptr_t)name_off;
@@ -185,7 +169,7 @@ struct out {
 
 static void put(struct out *o, const char *s, size_t n)
 {
-	if (o->failed || reserve((void **)&o->p, &o->cap, o->len + n + 1, 1) < 0) {
+	if (o->failed || mp_array_reserve((void **)&o->p, &o->cap, o->len + n + 1, 1) < 0) {
 		o->failed = 1;
 		return;
 	}
