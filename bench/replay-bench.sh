@@ -63,7 +63,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
 			-v goal=$GOAL_EVENTS_PER_S 'BEGIN {
 			eps = ops / (ns / 1e9); feps = fops / (fns / 1e9)
 			printf "%10d %9d %8s %12.3f %12.0f %12.0f %8.1f  goal %s\n", n, ops, p, ns / 1e9,
-			       eps, feps, feps / eps, eps >= goal ? "met" : "NOT met"
+			       eps, feps, feps / eps, ((eps >= goal) ? "met" : "NOT met")
 		}'
 	done
 	rm -f "$csv" "$db"
