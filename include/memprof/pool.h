@@ -123,8 +123,10 @@ struct memprof_pool_block {
 
 /*
  * One allocation of the whole trace, for pools that plan offline (plan):
- * live on the half-open interval [alloc_at, free_at) of replay positions;
- * free_at is INT64_MAX for one never freed.
+ * held on the half-open interval [alloc_at, free_at) of replay steps, where
+ * a run of consecutive allocs shares one step, as does a run of frees
+ * (MiniMalloc's logical time: two allocations overlap exactly when each
+ * starts before the other ends); free_at is INT64_MAX for one never freed.
  */
 struct memprof_pool_lifetime {
 	int64_t index;

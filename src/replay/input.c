@@ -379,24 +379,61 @@ void mp_replay_input_free(struct mp_replay_input *in)
 	free(in);
 }
 
-struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
-                                                        const struct mp_replay_device *d)
+/*
+ * The step of each op for plan(): a run of consecutive allocs shares one
+ * step, as does a run of frees, and each change from one to the other is a
+ * new step, so that an alloc's step is below a free's exactly when the alloc
+ * comes first (MiniMalloc's logical time).  LIVE_END ops do not count: the
+ * pool keeps a block until its free.
+ */
+static void op_steps(const struct mp_replay_device *d, int64_t *alloc_step, int64_t *free_step)
 {
-	struct memprof_pool_lifetime *items = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *items);
+	int64_t step = 0;
+	int last = -1;
 
-	if (!items)
+	for (size_t k = 0; k < d->n_ops; k++) {
+		int kind = MP_REPLAY_OP_KIND(d->ops[k]);
+		size_t i = (size_t)MP_REPLAY_OP_INDEX(d->ops[k]);
+
+		if (kind == MP_OP_LIVE_END)
+			continue;
+		if (last >= 0 && kind != last)
+			step++;
+		last = kind;
+		if (kind == MP_OP_ALLOC)
+			alloc_step[i] = step;
+		else
+			free_step[i] = step;
+	}
+}
+
+struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
+                                                       const struct mp_replay_device *d)
+{
+	size_t n = d->n_allocs ? d->n_allocs : 1;
+	struct memprof_pool_lifetime *items = calloc(n, sizeof *items);
+	int64_t *steps = malloc(2 * n * sizeof *steps);
+
+	if (!items || !steps) {
+		free(items);
+		free(steps);
 		return NULL;
+	}
+	for (size_t i = 0; i < 2 * n; i++)
+		steps[i] = INT64_MAX;
+	op_steps(d, steps, steps + n);
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		const struct mp_replay_alloc *a = &d->allocs[i];
 		items[i] = (struct memprof_pool_lifetime){
 		        .index = (int64_t)i,
 		        .size_bytes = a->size_bytes,
-		        .alloc_at = a->alloc_at,
-		        .free_at = a->free_at,
+		        .alloc_at = steps[i],
+		        .free_at = steps[n + i],
 		        .stream = a->stream,
 		        .site = in->sites ? in->sites[a->site] : NULL,
 		        .phase = in->phases ? in->phases[a->phase] : NULL,
 		};
 	}
+	free(steps);
 	return items;
 }
