@@ -1,0 +1,254 @@
+/*
+ * plugins/planned/pool.c - the planned pool's ABI glue: options, plan (see
+ * planned.h for what planning costs), and O(1) serving of the plan: alloc
+ * hands out base + the allocation's planned offset, free only marks it idle.
+ * One backend reservation of the plan's makespan is made at the first alloc;
+ * under a smaller capacity it holds what the capacity allows and requests
+ * planned above that fail with ENOMEM.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "planned.h"
+
+struct memprof_pool {
+	const struct memprof_pool_host *host;
+	struct planned_config cfg;
+	struct planned_plan plan;
+	int planned;
+	int reserve_state; /* 0: not tried, 1: held, -1: refused */
+	struct memprof_region region;
+	uint64_t n_refused; /* allocs refused: planned beyond the reservation */
+};
+
+static const struct memprof_pool_option_spec planned_options[] = {
+        {"plan_time", "SECONDS",
+         "time for better placements after the first greedy pass (default 2; 0: greedy only)"},
+        {"plan_nodes", "N",
+         "stop the search after N nodes, for results that do not depend on the machine "
+         "(default 0: no limit but plan_time)"},
+        {"order", "all|size|length|area|total|start|overlaps",
+         "greedy orderings to try (default all)"},
+        {"align", "BYTES", "round every size up to this power of two (default 1)"},
+        {NULL, NULL, NULL},
+};
+
+static int parse_plan_time(struct memprof_pool *p, const char *v)
+{
+	char *end;
+	double s = strtod(v, &end);
+
+	if (end == v || *end || !isfinite(s) || s < 0 || s > 86400)
+		return MEMPROF_POOL_EINVAL;
+	p->cfg.plan_time_ns = (uint64_t)(s * 1e9);
+	return MEMPROF_POOL_OK;
+}
+
+static int parse_plan_nodes(struct memprof_pool *p, const char *v)
+{
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+
+	if (end == v || *end || *v == '-' || n > (1ull << 62))
+		return MEMPROF_POOL_EINVAL;
+	p->cfg.plan_nodes = n;
+	return MEMPROF_POOL_OK;
+}
+
+static int parse_order(struct memprof_pool *p, const char *v)
+{
+	int o;
+
+	if (strcmp(v, "all") == 0) {
+		p->cfg.order = PLANNED_ORDER_ALL;
+		return MEMPROF_POOL_OK;
+	}
+	for (o = 0; o < PLANNED_N_ORDERS; o++)
+		if (strcmp(v, planned_order_names[o]) == 0) {
+			p->cfg.order = o;
+			return MEMPROF_POOL_OK;
+		}
+	return MEMPROF_POOL_EINVAL;
+}
+
+static int parse_align(struct memprof_pool *p, const char *v)
+{
+	char *end;
+	unsigned long long a = strtoull(v, &end, 10);
+
+	if (end == v || *end || *v == '-' || a == 0 || a > (1ull << 30) || (a & (a - 1)))
+		return MEMPROF_POOL_EINVAL;
+	p->cfg.align_bytes = a;
+	return MEMPROF_POOL_OK;
+}
+
+static int parse_option(struct memprof_pool *p, const struct memprof_pool_option *o)
+{
+	int rc = MEMPROF_POOL_EINVAL;
+	const char *v = o->value ? o->value : "";
+
+	if (o->name && strcmp(o->name, "plan_time") == 0)
+		rc = parse_plan_time(p, v);
+	else if (o->name && strcmp(o->name, "plan_nodes") == 0)
+		rc = parse_plan_nodes(p, v);
+	else if (o->name && strcmp(o->name, "order") == 0)
+		rc = parse_order(p, v);
+	else if (o->name && strcmp(o->name, "align") == 0)
+		rc = parse_align(p, v);
+	if (rc != MEMPROF_POOL_OK)
+		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "bad option '%s=%s'",
+		             o->name ? o->name : "", v);
+	return rc;
+}
+
+static int planned_create(const struct memprof_pool_host *host,
+                          const struct memprof_pool_option *opts, size_t n_opts,
+                          struct memprof_pool **out)
+{
+	struct memprof_pool *p = calloc(1, sizeof *p);
+	size_t i;
+
+	if (!p)
+		return MEMPROF_POOL_ENOMEM;
+	p->host = host;
+	p->cfg = (struct planned_config){
+	        .plan_time_ns = 2000000000ull, .order = PLANNED_ORDER_ALL, .align_bytes = 1};
+	for (i = 0; i < n_opts; i++)
+		if (parse_option(p, &opts[i]) != MEMPROF_POOL_OK) {
+			free(p);
+			return MEMPROF_POOL_EINVAL;
+		}
+	*out = p;
+	return MEMPROF_POOL_OK;
+}
+
+static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n)
+{
+	char why[256] = "";
+	int rc;
+
+	if (p->planned) {
+		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "plan called twice");
+		return MEMPROF_POOL_EINVAL;
+	}
+	rc = planned_plan_build(&p->plan, items, n, &p->cfg, why, sizeof why);
+	if (rc != MEMPROF_POOL_OK) {
+		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "cannot plan: %s",
+		             why[0] ? why : "out of memory");
+		return rc;
+	}
+	p->planned = 1;
+	return MEMPROF_POOL_OK;
+}
+
+/* The one reservation: the makespan, or what the capacity allows. */
+static int reserve_once(struct memprof_pool *p)
+{
+	const struct memprof_pool_host *h = p->host;
+	uint64_t need = p->plan.makespan_bytes;
+	int rc;
+
+	if (p->reserve_state || need == 0)
+		return MEMPROF_POOL_OK;
+	rc = h->reserve(h->ctx, need, &p->region);
+	if (rc == MEMPROF_POOL_ENOMEM && h->capacity_bytes && h->capacity_bytes < need) {
+		h->log(h->ctx, MEMPROF_POOL_LOG_WARN,
+		       "the plan needs %llu bytes, the capacity is %llu: allocations planned above "
+		       "it will fail",
+		       (unsigned long long)need, (unsigned long long)h->capacity_bytes);
+		rc = h->reserve(h->ctx, h->capacity_bytes, &p->region);
+	}
+	if (rc == MEMPROF_POOL_ENOMEM)
+		p->reserve_state = -1;
+	else if (rc == MEMPROF_POOL_OK)
+		p->reserve_state = 1;
+	return rc;
+}
+
+static int planned_alloc(struct memprof_pool *p, const struct memprof_pool_request *req,
+                         struct memprof_pool_block *out)
+{
+	int64_t slot = p->planned ? planned_plan_slot(&p->plan, req->index) : -1;
+	int rc;
+
+	if (slot < 0 || p->plan.state[slot] != PLANNED_SLOT_IDLE ||
+	    req->size_bytes > p->plan.size_bytes[slot]) {
+		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR,
+		             "allocation %lld of %llu bytes is not in the plan%s",
+		             (long long)req->index, (unsigned long long)req->size_bytes,
+		             slot >= 0 && p->plan.state[slot] == PLANNED_SLOT_LIVE
+		                     ? " (already live)"
+		                     : "");
+		return MEMPROF_POOL_EINVAL;
+	}
+	rc = reserve_once(p);
+	if (rc != MEMPROF_POOL_OK && rc != MEMPROF_POOL_ENOMEM)
+		return rc;
+	if (p->plan.size_bytes[slot] > 0 &&
+	    (p->reserve_state != 1 ||
+	     p->plan.offset_bytes[slot] + p->plan.size_bytes[slot] > p->region.size_bytes)) {
+		p->n_refused++;
+		return MEMPROF_POOL_ENOMEM;
+	}
+	p->plan.state[slot] = PLANNED_SLOT_LIVE;
+	out->addr = p->region.addr + p->plan.offset_bytes[slot];
+	out->size_bytes = p->plan.size_bytes[slot];
+	out->handle = (uint64_t)slot;
+	return MEMPROF_POOL_OK;
+}
+
+static int planned_free(struct memprof_pool *p, const struct memprof_pool_block *b, uint64_t stream)
+{
+	(void)stream;
+	if (!p->planned || b->handle >= p->plan.n_slots ||
+	    p->plan.state[b->handle] != PLANNED_SLOT_LIVE) {
+		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR,
+		             "free of a block that is not live (handle %llu)",
+		             (unsigned long long)b->handle);
+		return MEMPROF_POOL_EINVAL;
+	}
+	p->plan.state[b->handle] = PLANNED_SLOT_IDLE;
+	return MEMPROF_POOL_OK;
+}
+
+static void planned_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ctx)
+{
+	const struct planned_plan *pl = &p->plan;
+	double lb = (double)pl->lower_bound_bytes;
+
+	emit(ctx, "makespan_bytes", (double)pl->makespan_bytes, "bytes");
+	emit(ctx, "plan_lower_bound_bytes", lb, "bytes");
+	emit(ctx, "proven_bound_bytes", (double)pl->proven_bound_bytes, "bytes");
+	emit(ctx, "plan_ratio", lb > 0 ? (double)pl->makespan_bytes / lb : 1.0, "ratio");
+	emit(ctx, "plan_ns", (double)pl->plan_ns, "ns");
+	emit(ctx, "orderings_tried", (double)pl->n_runs, "count");
+	emit(ctx, "search_nodes", (double)pl->n_nodes, "count");
+	emit(ctx, "optimal", pl->optimal ? 1.0 : 0.0, "count");
+	emit(ctx, "overlap_pairs", (double)pl->n_pairs, "count");
+	emit(ctx, "swept", pl->swept ? 1.0 : 0.0, "count");
+	emit(ctx, "refused_beyond_capacity", (double)p->n_refused, "count");
+}
+
+static void planned_destroy(struct memprof_pool *p)
+{
+	if (p->reserve_state == 1)
+		p->host->release(p->host->ctx, &p->region);
+	planned_plan_free(&p->plan);
+	free(p);
+}
+
+static const struct memprof_pool_ops planned_ops = {
+        MEMPROF_POOL_OPS_HEADER("planned", "offline placement of the whole trace: the reachable "
+                                           "optimum beside the lower bound"),
+        .options = planned_options,
+        .create = planned_create,
+        .alloc = planned_alloc,
+        .free = planned_free,
+        .stats = planned_stats,
+        .destroy = planned_destroy,
+        .plan = planned_plan,
+};
+
+MEMPROF_POOL_DEFINE(planned_ops)
