@@ -81,17 +81,6 @@ static int parse_by(const char *text, unsigned *kinds)
 	return rc == 0 && *kinds ? 0 : -1;
 }
 
-static int parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out)
-{
-	char *end;
-	long long v = strtoll(text, &end, 10);
-
-	if (end == text || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* --at: peak, oom, a timestamp (ns), or +DURATION (resolved after the run
  * starts: the first timestamp is only known then). */
 static int parse_at(struct analyze_opts *o, const char *text)
@@ -105,7 +94,7 @@ static int parse_at(struct analyze_opts *o, const char *text)
 		o->a.at = MP_ATTR_AT_OOM;
 	else if (text[0] == '+' && mp_parse_duration(text + 1, &v) == 0)
 		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
-	else if (parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
+	else if (mp_parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
 		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
 	else
 		return -1;
@@ -119,12 +108,12 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 
 	switch (ch) {
 	case 'd':
-		if (parse_count(arg, 0, INT32_MAX, &v) < 0)
+		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid device '%s'", arg);
 		o->a.device = (int)v;
 		return 0;
 	case 't':
-		if (parse_count(arg, 1, 1000000, &v) < 0)
+		if (mp_parse_count(arg, 1, 1000000, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze,
 			                    "invalid --top '%s': give 1 to 1000000", arg);
 		o->a.top = (int)v;
@@ -167,8 +156,8 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			                    arg);
 		return 0;
 	case 'p':
-		if (parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS, &o->points) <
-		    0)
+		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
+		                   &o->points) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d",
 			                    arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
 		return 0;

@@ -24,7 +24,6 @@ static const struct option longopts[] = {
         {"plugin-dir", required_argument, NULL, 'P'},
         {"pool-opt", required_argument, NULL, 'o'},
         {"list-pools", no_argument, NULL, 'l'},
-        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
 };
@@ -50,7 +49,6 @@ void mp_replay_args_help(FILE *out)
 	             "      --pool-opt=NAME=VAL  an option for the pools that declare NAME;\n"
 	             "                           --NAME=VAL does the same\n"
 	             "      --list-pools         list the pools found, with their options\n"
-	             "  -v, --verbose            show the pools' informational messages\n"
 	             "  -h, --help               show this help\n");
 }
 
@@ -143,8 +141,7 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 	case 'o':
 		return add_pool_opt(a, v);
 	case 'd':
-		if (mp_parse_bytes(v, &n) < 0 || n < 0 || n > INT32_MAX ||
-		    strspn(v, "0123456789") != strlen(v))
+		if (mp_parse_count(v, 0, INT32_MAX, &n) < 0)
 			return mp_cmd_usage(&mp_cmd_replay, "invalid device '%s'", v);
 		a->device = (int)n;
 		return 0;
@@ -173,7 +170,7 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	if (rc)
 		return rc;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'V':
 			a->verify = 1;
@@ -186,9 +183,6 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 			break;
 		case 'l':
 			a->list_pools = 1;
-			break;
-		case 'v':
-			a->verbose = 1;
 			break;
 		case 'h':
 			mp_replay_args_help(stdout);

@@ -4,6 +4,7 @@
 #include "util/parse.h"
 #include "util/error.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -59,4 +60,17 @@ int mp_parse_duration(const char *text, int64_t *out)
 	};
 
 	return parse_scaled(text, units, out);
+}
+
+int mp_parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (end == text || *end || errno == ERANGE || v < lo || v > hi)
+		return MP_EINVAL;
+	*out = v;
+	return 0;
 }

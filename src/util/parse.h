@@ -14,5 +14,7 @@
 int mp_parse_bytes(const char *text, int64_t *out);
 /* ns, us, ms, s, min, h; no unit means ns.  Returns 0 or MP_EINVAL. */
 int mp_parse_duration(const char *text, int64_t *out);
+/* A decimal integer in [lo, hi], nothing else.  Returns 0 or MP_EINVAL. */
+int mp_parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out);
 
 #endif

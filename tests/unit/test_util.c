@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/parse.h"
 #include "util/format.h"
 #include "util/intmap.h"
 #include "util/op_names.h"
@@ -249,4 +250,23 @@ Test(slot_pool, freed_slots_are_reused_and_records_survive_growth)
 	mp_slot_pool_take(&p, &slot);
 	cr_assert_eq(slot, 5000, "then the array grows again");
 	mp_slot_pool_free(&p);
+}
+
+Test(parse, count_takes_a_whole_decimal_in_range)
+{
+	int64_t v = -7;
+
+	cr_assert_eq(mp_parse_count("0", 0, 10, &v), 0);
+	cr_assert_eq(v, 0);
+	cr_assert_eq(mp_parse_count("-3", -5, 5, &v), 0);
+	cr_assert_eq(v, -3);
+	cr_assert_eq(mp_parse_count("2147483647", 0, INT32_MAX, &v), 0);
+	cr_assert_eq(v, INT32_MAX);
+	v = 42;
+	cr_assert_eq(mp_parse_count("2147483648", 0, INT32_MAX, &v), MP_EINVAL);
+	cr_assert_eq(mp_parse_count("99999999999999999999", INT64_MIN, INT64_MAX, &v), MP_EINVAL);
+	cr_assert_eq(mp_parse_count("", 0, 10, &v), MP_EINVAL);
+	cr_assert_eq(mp_parse_count("3x", 0, 10, &v), MP_EINVAL);
+	cr_assert_eq(mp_parse_count("-1", 0, 10, &v), MP_EINVAL);
+	cr_assert_eq(v, 42, "a refused text leaves the value alone");
 }
