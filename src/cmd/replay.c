@@ -50,13 +50,11 @@ static void add_note(struct replay_run *x, const char *fmt, ...)
 		x->n_notes++;
 }
 
+/* A pool's warnings go to stderr; its errors come back in the engine's error. */
 static void pool_log(void *ctx, const char *pool, int level, const char *msg)
 {
-	const struct replay_run *x = ctx;
-
-	if (level == MEMPROF_POOL_LOG_ERROR)
-		return; /* carried by the error the engine returns */
-	if (level == MEMPROF_POOL_LOG_WARN || x->a.verbose)
+	(void)ctx;
+	if (level == MEMPROF_POOL_LOG_WARN)
 		fprintf(stderr, "memprof replay: pool '%s': %s\n", pool, msg);
 }
 
@@ -196,7 +194,6 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
 	        .pool_opts = opts,
 	        .n_pool_opts = options_for(x, x->pools[k], opts),
 	        .log = pool_log,
-	        .log_ctx = x,
 	};
 	struct mp_replay_result *res = &x->results[x->n_results];
 	const char *name = x->pools[k]->ops.name;

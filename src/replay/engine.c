@@ -255,9 +255,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 	e->blocks = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *e->blocks);
 	if (!e->blocks)
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
-	e->res->n_allocs = d->n_allocs; /* bounds block_moved tokens until the loop recounts */
+	e->n_blocks = d->n_allocs;
 	rc = pool->ops.create(&e->host, e->o->pool_opts, e->o->n_pool_opts, p);
-	e->res->n_allocs = 0;
 	if (rc != MEMPROF_POOL_OK || !*p) {
 		*p = NULL;
 		if (e->err->code == 0)

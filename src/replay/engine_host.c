@@ -297,7 +297,7 @@ static int svc_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 	struct mp_extents_figures f;
 	uint64_t overlaps, old_addr;
 
-	if (token >= e->res->n_allocs || !(b = &e->blocks[token])->held) {
+	if (token >= e->n_blocks || !(b = &e->blocks[token])->held) {
 		mp_err(e->err, MP_EINVAL, "pool '%s' moved a block it does not hold", e->pool_name);
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;

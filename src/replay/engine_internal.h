@@ -44,15 +44,16 @@ struct engine {
 	struct mp_slot_pool regions;
 	struct mp_extents *extents;
 	struct block *blocks; /* by allocation index */
+	size_t n_blocks;
 
 	uint64_t reserved_bytes;
 	uint64_t set_aside_bytes; /* sizes the pool gave for held blocks */
 	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */
 	uint64_t call_backend_wall_ns, call_backend_ns;
-	int64_t cur_seq; /* the trace event being replayed */
-	int fault;       /* a service failed outside the pool's control */
-	int cleanup;     /* releasing what the pool left: not counted */
+	int64_t cur_seq;  /* the trace event being replayed */
+	int fault;        /* a service failed outside the pool's control */
+	int cleanup;      /* releasing what the pool left: not counted */
 	int with_extents; /* keep the address map (--verify, or the fragmentation pass) */
 	int64_t cur_op;   /* position in ops[]; -1 before the first */
 	int64_t peak_op;  /* the op after which the reserved peak was first reached */

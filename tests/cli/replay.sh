@@ -118,6 +118,36 @@ mp replay --pool=caching --max_split_size=nonsense --no-save t.db
 expect_status 1
 expect_stderr_contains "max_split_size"
 
+step "--pool-opt=NAME=VALUE goes to the pool like --NAME=VALUE; a bare name is a usage error"
+mp replay --pool=caching --pool-opt=max_split_size=nonsense --no-save t.db
+expect_status 1
+expect_stderr_contains "max_split_size"
+mp replay --pool=caching --pool-opt=max_split_size --no-save t.db
+expect_status 2
+expect_stderr_contains "NAME=VALUE"
+
+step "--device picks a device of the trace; one without events is an error"
+mp replay --pool=direct --baseline=none --backend=sim --no-save --json --device=0 t.db
+expect_status 0
+cp "$OUT" dev0.json
+check_json dev0.json '
+d, = j["results"]
+assert d["device"] == 0 and d["peak_reserved_bytes"] == 10240, d
+assert d["saved_bytes"] is None and d["time_saved_ns"] is None, d  # --baseline=none
+'
+mp replay --pool=direct --backend=sim --no-save --device=3 t.db
+expect_status 1
+expect_stderr_contains "no events on that device"
+
+step "--plugin-dir is searched first"
+mkdir -p mine
+cp "$top_builddir"/plugins/.libs/direct.so mine/direct.so
+mp replay --list-pools --plugin-dir="$W/mine"
+expect_status 0
+expect_stdout_contains "$W/mine/direct.so"
+mp replay --pool=direct --baseline=none --backend=sim --no-save --plugin-dir="$W/mine" t.db
+expect_status 0
+
 step "a plugin by path, and --list-pools"
 plugin=$(ls "$top_builddir"/plugins/.libs/direct.so)
 mp replay --pool="$plugin" --baseline=none --backend=sim --no-save t.db
