@@ -285,7 +285,8 @@ static int collect(struct loader *L, struct mp_replay_input *in)
 {
 	size_t i;
 
-	qsort(L->devs, L->n_devs, sizeof *L->devs, by_ordinal);
+	if (L->n_devs)
+		qsort(L->devs, L->n_devs, sizeof *L->devs, by_ordinal);
 	in->devices = calloc(L->n_devs ? L->n_devs : 1, sizeof *in->devices);
 	if (!in->devices)
 		return MP_ENOMEM;
