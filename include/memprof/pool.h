@@ -17,7 +17,7 @@
 
 /* A newer major breaks old plugins; a newer minor only appended fields. */
 #define MEMPROF_POOL_ABI_MAJOR 1
-#define MEMPROF_POOL_ABI_MINOR 0
+#define MEMPROF_POOL_ABI_MINOR 1
 
 #define MEMPROF_POOL_INIT_SYMBOL "memprof_pool_init"
 
@@ -28,6 +28,12 @@ enum memprof_pool_status {
 	MEMPROF_POOL_EINVAL = -2,  /* a bad option or argument; the pool logged why */
 	MEMPROF_POOL_ENOTSUP = -3, /* the backend cannot do this (e.g. async on sim) */
 	MEMPROF_POOL_EFAULT = -4,  /* the backend failed; the pool logged why */
+};
+
+/* Collectives for the collective service (ABI 1.1). */
+enum memprof_pool_collective {
+	MEMPROF_POOL_ALL_GATHER = 1,     /* in place: rank r's shard is the r-th of the buffer */
+	MEMPROF_POOL_REDUCE_SCATTER = 2, /* in place: rank r keeps the sum of the r-th shards */
 };
 
 /* Log levels for the host's log service. */
@@ -98,7 +104,33 @@ struct memprof_pool_host {
 	 * block_token now starts at new_addr.  The pool copies the bytes itself.
 	 */
 	int (*block_moved)(void *ctx, uint64_t block_token, uint64_t new_addr);
+	/* --- ABI 1.1: check host->struct_size covers a service before calling it. --- */
+	/*
+	 * Only inside alloc of block_token, before it returns: the block about to
+	 * be returned lies, by design, inside the live block live_token (the pool
+	 * time-multiplexes one buffer, as MXFP8 parameter/gradient sharing does).
+	 * From now on live_token's contents are dead: the host exempts the pair
+	 * from its overlap check and stops checking live_token's bytes, and the
+	 * new block's bytes are not counted as set aside twice.  EINVAL when
+	 * live_token is not live or the new block will not lie inside it.
+	 */
+	int (*block_shares)(void *ctx, uint64_t block_token, uint64_t live_token);
+	/*
+	 * Run a collective in place over [addr, addr + n_bytes) seen as
+	 * world_size equal shards (n_bytes a multiple of world_size), with one
+	 * rank per visible GPU (at most world_size ranks; rank 0 is this buffer,
+	 * other ranks use a scratch copy on their GPU), and wait for it.
+	 * *elapsed_ns: the device time it took.  ENOTSUP where the backend has
+	 * no collectives (sim, host; cuda without NCCL).
+	 */
+	int (*collective)(void *ctx, int kind, uint64_t addr, uint64_t n_bytes,
+	                  uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns);
 };
+
+/* Whether host (of any minor) offers the service member: MEMPROF_POOL_HOST_HAS(h, collective). */
+#define MEMPROF_POOL_HOST_HAS(h, member)                                                           \
+	((h)->struct_size >= offsetof(struct memprof_pool_host, member) + sizeof((h)->member) &&   \
+	 (h)->member != NULL)
 
 /* A request to allocate, as the trace recorded it. */
 struct memprof_pool_request {

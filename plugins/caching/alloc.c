@@ -69,7 +69,7 @@ uint64_t cb_allocation_size(uint64_t size)
 	return CB_ROUND_LARGE * ((size + CB_ROUND_LARGE - 1) / CB_ROUND_LARGE);
 }
 
-static int gc_enabled(const struct memprof_pool *p)
+static int gc_enabled(const struct cb_pool *p)
 {
 	return p->allowed_bytes && p->cfg.gc_threshold > 0.0;
 }
@@ -81,7 +81,7 @@ static uint64_t expandable_size(const struct cb_block *b)
 }
 
 /* get_free_block: best fit in the request's stream, within the oversize rules. */
-static int get_free_block(struct memprof_pool *p, struct cb_params *pa)
+static int get_free_block(struct cb_pool *p, struct cb_params *pa)
 {
 	struct cb_blockpool *pool = pa->pool;
 	uint64_t max_split = p->cfg.max_split_size_bytes;
@@ -117,7 +117,7 @@ static int get_free_block(struct memprof_pool *p, struct cb_params *pa)
 }
 
 /* The cudaMalloc half of alloc_block: a new segment of alloc_bytes, one free block. */
-int cb_reserve_segment(struct memprof_pool *p, struct cb_params *pa)
+int cb_reserve_segment(struct cb_pool *p, struct cb_params *pa)
 {
 	struct memprof_region r;
 	struct cb_segment *seg;
@@ -145,7 +145,7 @@ int cb_reserve_segment(struct memprof_pool *p, struct cb_params *pa)
 }
 
 /* alloc_block: a new segment (cudaMalloc) or newly mapped expandable memory. */
-static int alloc_block(struct memprof_pool *p, struct cb_params *pa, int is_retry)
+static int alloc_block(struct cb_pool *p, struct cb_params *pa, int is_retry)
 {
 	if (is_retry)
 		p->st.n_alloc_retries++;
@@ -160,7 +160,7 @@ static int alloc_block(struct memprof_pool *p, struct cb_params *pa, int is_retr
 }
 
 /* should_split */
-static int should_split(const struct memprof_pool *p, const struct cb_block *b, uint64_t size)
+static int should_split(const struct cb_pool *p, const struct cb_block *b, uint64_t size)
 {
 	uint64_t remaining = b->size_bytes - size;
 
@@ -170,7 +170,7 @@ static int should_split(const struct memprof_pool *p, const struct cb_block *b, 
 }
 
 /* alloc_found_block: carve the request off the front of the block found. */
-static struct cb_block *alloc_found_block(struct memprof_pool *p, struct cb_params *pa,
+static struct cb_block *alloc_found_block(struct cb_pool *p, struct cb_params *pa,
                                           uint64_t orig_size, int split)
 {
 	struct cb_block *b = pa->block, *remaining;
@@ -202,7 +202,7 @@ static struct cb_block *alloc_found_block(struct memprof_pool *p, struct cb_para
 }
 
 /* The OOM ladder of malloc: allocate, free oversize blocks, free every cached segment. */
-static int find_new_block(struct memprof_pool *p, struct cb_params *pa)
+static int find_new_block(struct cb_pool *p, struct cb_params *pa)
 {
 	if (gc_enabled(p))
 		cb_garbage_collect_cached_blocks(p);
@@ -218,7 +218,7 @@ static int find_new_block(struct memprof_pool *p, struct cb_params *pa)
 }
 
 /* malloc */
-int cb_malloc(struct memprof_pool *p, uint64_t stream, uint64_t orig_size, struct cb_block **out)
+int cb_malloc(struct cb_pool *p, uint64_t stream, uint64_t orig_size, struct cb_block **out)
 {
 	struct cb_params pa = {.stream = stream};
 	struct cb_block *b;
@@ -248,7 +248,7 @@ int cb_malloc(struct memprof_pool *p, uint64_t stream, uint64_t orig_size, struc
 }
 
 /* free -> free_block: back to its allocation stream's pool, merged with free neighbours. */
-void cb_free(struct memprof_pool *p, struct cb_block *b)
+void cb_free(struct cb_pool *p, struct cb_block *b)
 {
 	struct cb_blockpool *pool = b->pool;
 

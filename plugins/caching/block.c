@@ -8,7 +8,7 @@
 
 #include "caching.h"
 
-static uint32_t next_prio(struct memprof_pool *p)
+static uint32_t next_prio(struct cb_pool *p)
 {
 	uint32_t x = p->rng; /* xorshift32: a fixed seed keeps runs reproducible */
 
@@ -19,7 +19,7 @@ static uint32_t next_prio(struct memprof_pool *p)
 	return x;
 }
 
-static int grow_ids(struct memprof_pool *p)
+static int grow_ids(struct cb_pool *p)
 {
 	uint32_t cap = p->cap_ids ? p->cap_ids * 2 : 1024;
 	struct cb_block **ids;
@@ -40,7 +40,7 @@ static int grow_ids(struct memprof_pool *p)
 }
 
 /* new Block(device, stream, size, pool, ptr); NULL when out of host memory. */
-struct cb_block *cb_block_new(struct memprof_pool *p, uint64_t stream, uint64_t size,
+struct cb_block *cb_block_new(struct cb_pool *p, uint64_t stream, uint64_t size,
                               struct cb_blockpool *pool, uint64_t addr)
 {
 	struct cb_block *b;
@@ -71,7 +71,7 @@ struct cb_block *cb_block_new(struct memprof_pool *p, uint64_t stream, uint64_t 
 }
 
 /* delete block: the struct goes back to the table for reuse. */
-void cb_block_delete(struct memprof_pool *p, struct cb_block *b)
+void cb_block_delete(struct cb_pool *p, struct cb_block *b)
 {
 	b->allocated = 0;
 	b->pool = NULL;
@@ -84,7 +84,7 @@ uint64_t cb_block_handle(const struct cb_block *b)
 }
 
 /* The allocated block a handle names, or NULL. */
-struct cb_block *cb_block_of_handle(struct memprof_pool *p, uint64_t handle)
+struct cb_block *cb_block_of_handle(struct cb_pool *p, uint64_t handle)
 {
 	uint32_t id = (uint32_t)handle, gen = (uint32_t)(handle >> 32);
 	struct cb_block *b;
@@ -97,7 +97,7 @@ struct cb_block *cb_block_of_handle(struct memprof_pool *p, uint64_t handle)
 	return b;
 }
 
-void cb_block_free_all(struct memprof_pool *p)
+void cb_block_free_all(struct cb_pool *p)
 {
 	for (uint32_t i = 0; i < p->n_ids; i++)
 		free(p->by_id[i]);
@@ -131,7 +131,7 @@ void cb_splice(struct cb_block *b, struct cb_block *before, struct cb_block *aft
  * set); returns the bytes subsumed, 0 when src is absent, allocated or of
  * the other mapped state.
  */
-uint64_t cb_try_merge_blocks(struct memprof_pool *p, struct cb_block *dst, struct cb_block *src)
+uint64_t cb_try_merge_blocks(struct cb_pool *p, struct cb_block *dst, struct cb_block *src)
 {
 	uint64_t subsumed;
 
@@ -158,7 +158,7 @@ uint64_t cb_try_merge_blocks(struct memprof_pool *p, struct cb_block *dst, struc
 	return subsumed;
 }
 
-void cb_account_reserved(struct memprof_pool *p, uint64_t add_bytes)
+void cb_account_reserved(struct cb_pool *p, uint64_t add_bytes)
 {
 	p->reserved_bytes += add_bytes;
 	if (p->reserved_bytes > p->st.peak_reserved_bytes)
@@ -166,7 +166,7 @@ void cb_account_reserved(struct memprof_pool *p, uint64_t add_bytes)
 }
 
 /* A backend call failed for a reason other than memory: log it once, remember it. */
-int cb_fault(struct memprof_pool *p, int rc, const char *what)
+int cb_fault(struct cb_pool *p, int rc, const char *what)
 {
 	if (!p->fault)
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "backend %s failed (status %d)",

@@ -7,8 +7,9 @@
  * roundup_power2_divisions, ...) are those the shared torch traces record;
  * option ranges follow CUDAAllocatorConfig.cpp of the same line.
  *
- * This file owns the plugin's entry points (create, alloc, free, stats,
- * destroy) and maps handles to blocks; the allocator itself lives in
+ * This file owns the pool's entry points (create, alloc, free, stats,
+ * destroy; embed.h, for plugin.c and for pools that embed this one as
+ * their fallback) and maps handles to blocks; the allocator itself lives in
  * alloc.c, release.c and expandable.c.  Not modelled, because a replay has
  * none of them: CUDA-graph private pools, recordStream events (a free in the
  * trace is the block's free_completed), IPC, and free-memory callbacks.  A
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 
 #include "caching.h"
+#include "embed.h"
 
 static int host_ok(const struct memprof_pool_host *host, int expandable)
 {
@@ -32,11 +34,10 @@ static int host_ok(const struct memprof_pool_host *host, int expandable)
 	return !expandable || (host->va_reserve && host->va_release && host->map && host->unmap);
 }
 
-static int caching_create(const struct memprof_pool_host *host,
-                          const struct memprof_pool_option *opts, size_t n_opts,
-                          struct memprof_pool **out)
+int cb_pool_create(const struct memprof_pool_host *host, const struct memprof_pool_option *opts,
+                   size_t n_opts, struct cb_pool **out)
 {
-	struct memprof_pool *p;
+	struct cb_pool *p;
 	struct cb_config cfg;
 	int rc = cb_config_parse(&cfg, host, opts, n_opts);
 
@@ -69,8 +70,8 @@ static int caching_create(const struct memprof_pool_host *host,
 	return MEMPROF_POOL_OK;
 }
 
-static int caching_alloc(struct memprof_pool *p, const struct memprof_pool_request *req,
-                         struct memprof_pool_block *out)
+int cb_pool_alloc(struct cb_pool *p, const struct memprof_pool_request *req,
+                  struct memprof_pool_block *out)
 {
 	uint64_t orig = req->requested_bytes ? req->requested_bytes : req->size_bytes;
 	struct cb_block *b;
@@ -97,8 +98,7 @@ static int caching_alloc(struct memprof_pool *p, const struct memprof_pool_reque
 	return MEMPROF_POOL_OK;
 }
 
-static int caching_free(struct memprof_pool *p, const struct memprof_pool_block *blk,
-                        uint64_t stream)
+int cb_pool_free(struct cb_pool *p, const struct memprof_pool_block *blk, uint64_t stream)
 {
 	struct cb_block *b = cb_block_of_handle(p, blk->handle);
 
@@ -124,7 +124,7 @@ static uint64_t cached_bytes(const struct cb_set *s)
 	return n;
 }
 
-static void caching_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ctx)
+void cb_pool_stats(struct cb_pool *p, memprof_pool_emit_fn emit, void *ctx)
 {
 	const struct cb_stats *s = &p->st;
 	const struct {
@@ -163,7 +163,7 @@ static void caching_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, voi
 		emit(ctx, rows[i].name, rows[i].value, rows[i].unit);
 }
 
-static void caching_destroy(struct memprof_pool *p)
+void cb_pool_destroy(struct cb_pool *p)
 {
 	if (!p)
 		return;
@@ -172,17 +172,3 @@ static void caching_destroy(struct memprof_pool *p)
 	free(p->seeded);
 	free(p);
 }
-
-static const struct memprof_pool_ops caching_ops = {
-        MEMPROF_POOL_OPS_HEADER("caching",
-                                "PyTorch's CUDA caching allocator: 512 B rounding, 2 MiB small and "
-                                "20 MiB large segments, per-stream best fit with splitting"),
-        .options = cb_option_specs,
-        .create = caching_create,
-        .alloc = caching_alloc,
-        .free = caching_free,
-        .stats = caching_stats,
-        .destroy = caching_destroy,
-};
-
-MEMPROF_POOL_DEFINE(caching_ops)

@@ -107,7 +107,7 @@ struct cb_stats {
 	uint64_t peak_reserved_bytes, peak_allocated_bytes;
 };
 
-struct memprof_pool {
+struct cb_pool {
 	const struct memprof_pool_host *host;
 	struct cb_config cfg;
 	struct cb_blockpool large, small;
@@ -130,7 +130,6 @@ struct memprof_pool {
 /* config.c */
 int cb_config_parse(struct cb_config *cfg, const struct memprof_pool_host *host,
                     const struct memprof_pool_option *opts, size_t n_opts);
-int cb_parse_bytes(const char *s, uint64_t *out);
 extern const struct memprof_pool_option_spec cb_option_specs[];
 
 /* blockset.c */
@@ -148,42 +147,42 @@ struct cb_block *cb_set_next(const struct cb_set *s, const struct cb_block *b);
 struct cb_block *cb_set_prev(const struct cb_set *s, const struct cb_block *b);
 
 /* block.c: block structs, handles and the block helpers shared by both modes. */
-struct cb_block *cb_block_new(struct memprof_pool *p, uint64_t stream, uint64_t size,
+struct cb_block *cb_block_new(struct cb_pool *p, uint64_t stream, uint64_t size,
                               struct cb_blockpool *pool, uint64_t addr);
-void cb_block_delete(struct memprof_pool *p, struct cb_block *b);
+void cb_block_delete(struct cb_pool *p, struct cb_block *b);
 uint64_t cb_block_handle(const struct cb_block *b);
-struct cb_block *cb_block_of_handle(struct memprof_pool *p, uint64_t handle);
-void cb_block_free_all(struct memprof_pool *p);
+struct cb_block *cb_block_of_handle(struct cb_pool *p, uint64_t handle);
+void cb_block_free_all(struct cb_pool *p);
 void cb_insert_into_blocks(struct cb_blockpool *pool, struct cb_block *b);
-uint64_t cb_try_merge_blocks(struct memprof_pool *p, struct cb_block *dst, struct cb_block *src);
+uint64_t cb_try_merge_blocks(struct cb_pool *p, struct cb_block *dst, struct cb_block *src);
 void cb_splice(struct cb_block *b, struct cb_block *before, struct cb_block *after);
-void cb_account_reserved(struct memprof_pool *p, uint64_t add_bytes);
-int cb_fault(struct memprof_pool *p, int rc, const char *what);
+void cb_account_reserved(struct cb_pool *p, uint64_t add_bytes);
+int cb_fault(struct cb_pool *p, int rc, const char *what);
 
 /* alloc.c: malloc and free of DeviceCachingAllocator. */
 uint64_t cb_round_size(const struct cb_config *cfg, uint64_t size);
 uint64_t cb_allocation_size(uint64_t size);
-int cb_malloc(struct memprof_pool *p, uint64_t stream, uint64_t orig_size, struct cb_block **out);
-int cb_reserve_segment(struct memprof_pool *p, struct cb_params *pa);
-void cb_free(struct memprof_pool *p, struct cb_block *b);
+int cb_malloc(struct cb_pool *p, uint64_t stream, uint64_t orig_size, struct cb_block **out);
+int cb_reserve_segment(struct cb_pool *p, struct cb_params *pa);
+void cb_free(struct cb_pool *p, struct cb_block *b);
 
 /* release.c: giving cached memory back (OOM retries, garbage collection). */
-int cb_release_available_cached_blocks(struct memprof_pool *p, const struct cb_params *params);
-int cb_release_cached_blocks(struct memprof_pool *p);
-void cb_garbage_collect_cached_blocks(struct memprof_pool *p);
-void cb_release_all(struct memprof_pool *p);
+int cb_release_available_cached_blocks(struct cb_pool *p, const struct cb_params *params);
+int cb_release_cached_blocks(struct cb_pool *p);
+void cb_garbage_collect_cached_blocks(struct cb_pool *p);
+void cb_release_all(struct cb_pool *p);
 
 /* seed.c: the recorded allocator's segments at the start of the window. */
-int cb_seed_segment(struct memprof_pool *p, uint64_t size, uint64_t stream,
+int cb_seed_segment(struct cb_pool *p, uint64_t size, uint64_t stream,
                     const struct cb_seed_block *blocks, size_t n);
-struct cb_block *cb_seed_claim(struct memprof_pool *p, int64_t index);
+struct cb_block *cb_seed_claim(struct cb_pool *p, int64_t index);
 
 /* expandable.c: expandable segments (ExpandableSegment and its block functions). */
-struct cb_block *cb_try_allocate_expandable_block(struct memprof_pool *p, uint64_t stream,
+struct cb_block *cb_try_allocate_expandable_block(struct cb_pool *p, uint64_t stream,
                                                   struct cb_blockpool *pool, uint64_t size,
                                                   int *err);
-void cb_unmap_block(struct memprof_pool *p, struct cb_block *b);
-void cb_release_expandable_segment(struct memprof_pool *p, struct cb_block *b);
-void cb_es_destroy_all(struct memprof_pool *p);
+void cb_unmap_block(struct cb_pool *p, struct cb_block *b);
+void cb_release_expandable_segment(struct cb_pool *p, struct cb_block *b);
+void cb_es_destroy_all(struct cb_pool *p);
 
 #endif

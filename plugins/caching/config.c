@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../lib/parse.h"
 #include "caching.h"
 
 const struct memprof_pool_option_spec cb_option_specs[] = {
@@ -34,37 +35,6 @@ const struct memprof_pool_option_spec cb_option_specs[] = {
          "default: the capacity, else 80GiB"},
         {NULL, NULL, NULL},
 };
-
-static const struct {
-	const char *suffix;
-	unsigned shift;
-} units[] = {{"", 0},     {"b", 0},  {"k", 10},   {"kib", 10}, {"m", 20},
-             {"mib", 20}, {"g", 30}, {"gib", 30}, {"t", 40},   {"tib", 40}};
-
-/* "123", "64KiB", "20 MiB", "2G": binary units.  0 or -1. */
-int cb_parse_bytes(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	while (*end == ' ')
-		end++;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcasecmp(end, units[i].suffix) == 0) {
-			if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
-				return -1;
-			*out = (uint64_t)v << units[i].shift;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 static int is_pow2(uint64_t v)
 {
@@ -170,7 +140,7 @@ static int apply(struct cb_config *cfg, const char *name, const char *v, const c
 		                        ? &cfg->max_split_size_bytes
 		                        : &cfg->max_non_split_rounding_bytes;
 		*why = "a size of more than 20MiB (e.g. 256MiB)";
-		return cb_parse_bytes(v, dst) != 0 || *dst <= CB_LARGE_BUFFER ? -1 : 0;
+		return pl_parse_bytes(v, dst) != 0 || *dst <= CB_LARGE_BUFFER ? -1 : 0;
 	}
 	if (!strcmp(name, "roundup_power2_divisions")) {
 		*why = "N (a power of 2, or 0) or a list like [256:1,512:2,>:4]";
@@ -186,7 +156,7 @@ static int apply(struct cb_config *cfg, const char *name, const char *v, const c
 	}
 	if (!strcmp(name, "device_memory")) {
 		*why = "a size of at least 2MiB";
-		return cb_parse_bytes(v, &cfg->device_bytes) != 0 ||
+		return pl_parse_bytes(v, &cfg->device_bytes) != 0 ||
 		                       cfg->device_bytes < CB_SMALL_BUFFER
 		               ? -1
 		               : 0;

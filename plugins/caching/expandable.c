@@ -12,7 +12,7 @@
 #include "caching.h"
 
 /* A chunk size the host can map: the real size, rounded to the host's granularity. */
-static uint64_t chunk_bytes_for(const struct memprof_pool *p, int is_small)
+static uint64_t chunk_bytes_for(const struct cb_pool *p, int is_small)
 {
 	uint64_t chunk = is_small ? CB_SMALL_BUFFER : CB_LARGE_BUFFER;
 	uint64_t g = p->host->granularity_bytes;
@@ -23,7 +23,7 @@ static uint64_t chunk_bytes_for(const struct memprof_pool *p, int is_small)
 }
 
 /* new ExpandableSegment: reserve the VA range, nothing mapped. */
-static struct cb_es *es_new(struct memprof_pool *p, uint64_t stream, int is_small, int *err)
+static struct cb_es *es_new(struct cb_pool *p, uint64_t stream, int is_small, int *err)
 {
 	uint64_t total = p->cfg.device_bytes, chunk = chunk_bytes_for(p, is_small);
 	struct cb_es *es = calloc(1, sizeof *es);
@@ -58,7 +58,7 @@ static struct cb_es *es_new(struct memprof_pool *p, uint64_t stream, int is_smal
 	return es;
 }
 
-static void unmap_chunks(struct memprof_pool *p, struct cb_es *es, uint64_t begin, uint64_t end)
+static void unmap_chunks(struct cb_pool *p, struct cb_es *es, uint64_t begin, uint64_t end)
 {
 	for (uint64_t i = begin; i < end; i++) {
 		int rc =
@@ -74,7 +74,7 @@ static void unmap_chunks(struct memprof_pool *p, struct cb_es *es, uint64_t begi
  * ExpandableSegment::map: map the chunks covering [addr, addr + size);
  * all or nothing.  Returns the bytes mapped from addr (0: refused).
  */
-static uint64_t es_map(struct memprof_pool *p, struct cb_es *es, uint64_t addr, uint64_t size,
+static uint64_t es_map(struct cb_pool *p, struct cb_es *es, uint64_t addr, uint64_t size,
                        int *err)
 {
 	uint64_t c = es->chunk_bytes, begin = (addr - es->va.addr) / c;
@@ -111,7 +111,7 @@ static int has_available_address_space(const struct cb_block *b, uint64_t size)
 }
 
 /* find_expandable_block: the lowest free address range with room, else a new segment. */
-static struct cb_block *find_expandable_block(struct memprof_pool *p, uint64_t stream,
+static struct cb_block *find_expandable_block(struct cb_pool *p, uint64_t stream,
                                               struct cb_blockpool *pool, uint64_t size, int *err)
 {
 	struct cb_block *c, *cand;
@@ -138,7 +138,7 @@ static struct cb_block *find_expandable_block(struct memprof_pool *p, uint64_t s
 }
 
 /* map_block: map the front of an unmapped block and merge it with free neighbours. */
-static int map_block(struct memprof_pool *p, struct cb_block *to_map, uint64_t size, int *err)
+static int map_block(struct cb_pool *p, struct cb_block *to_map, uint64_t size, int *err)
 {
 	struct cb_blockpool *pool = to_map->pool;
 	uint64_t mapped = es_map(p, to_map->es, to_map->addr, size, err);
@@ -170,7 +170,7 @@ static int map_block(struct memprof_pool *p, struct cb_block *to_map, uint64_t s
 }
 
 /* try_allocate_expandable_block: map pages until one free block holds size bytes. */
-struct cb_block *cb_try_allocate_expandable_block(struct memprof_pool *p, uint64_t stream,
+struct cb_block *cb_try_allocate_expandable_block(struct cb_pool *p, uint64_t stream,
                                                   struct cb_blockpool *pool, uint64_t size,
                                                   int *err)
 {
@@ -194,7 +194,7 @@ struct cb_block *cb_try_allocate_expandable_block(struct memprof_pool *p, uint64
 }
 
 /* ExpandableSegment::unmap: the whole chunks inside [addr, addr + size); bytes from *start. */
-static uint64_t es_unmap(struct memprof_pool *p, struct cb_es *es, uint64_t addr, uint64_t size,
+static uint64_t es_unmap(struct cb_pool *p, struct cb_es *es, uint64_t addr, uint64_t size,
                          uint64_t *start)
 {
 	uint64_t c = es->chunk_bytes, base = es->va.addr;
@@ -210,7 +210,7 @@ static uint64_t es_unmap(struct memprof_pool *p, struct cb_es *es, uint64_t addr
 	return (end - begin) * c;
 }
 
-static struct cb_block *free_piece(struct memprof_pool *p, struct cb_block *b, uint64_t addr,
+static struct cb_block *free_piece(struct cb_pool *p, struct cb_block *b, uint64_t addr,
                                    uint64_t size)
 {
 	struct cb_block *piece = cb_block_new(p, b->stream, size, b->pool, addr);
@@ -224,7 +224,7 @@ static struct cb_block *free_piece(struct memprof_pool *p, struct cb_block *b, u
 }
 
 /* unmap_block: unmap a free block's whole chunks; partial chunks stay free and mapped. */
-void cb_unmap_block(struct memprof_pool *p, struct cb_block *b)
+void cb_unmap_block(struct cb_pool *p, struct cb_block *b)
 {
 	uint64_t start = 0, n = es_unmap(p, b->es, b->addr, b->size_bytes, &start);
 	uint64_t before = start - b->addr, after = b->size_bytes - before - n;
@@ -251,7 +251,7 @@ void cb_unmap_block(struct memprof_pool *p, struct cb_block *b)
 	p->st.n_device_free++;
 }
 
-static void es_free(struct memprof_pool *p, struct cb_es *es)
+static void es_free(struct cb_pool *p, struct cb_es *es)
 {
 	int rc;
 
@@ -273,7 +273,7 @@ static void es_free(struct memprof_pool *p, struct cb_es *es)
 }
 
 /* release_expandable_segment: a wholly unmapped segment gives its VA range back. */
-void cb_release_expandable_segment(struct memprof_pool *p, struct cb_block *b)
+void cb_release_expandable_segment(struct cb_pool *p, struct cb_block *b)
 {
 	cb_set_erase(&b->pool->unmapped, b);
 	es_free(p, b->es);
@@ -281,7 +281,7 @@ void cb_release_expandable_segment(struct memprof_pool *p, struct cb_block *b)
 }
 
 /* At destroy: unmap every chunk and give every VA range back. */
-void cb_es_destroy_all(struct memprof_pool *p)
+void cb_es_destroy_all(struct cb_pool *p)
 {
 	while (p->es_list)
 		es_free(p, p->es_list);

@@ -15,7 +15,7 @@ static int is_split(const struct cb_block *b)
 }
 
 /* release_block: cudaFree of an unsplit, non-expandable free block. */
-static void release_block(struct memprof_pool *p, struct cb_block *b)
+static void release_block(struct cb_pool *p, struct cb_block *b)
 {
 	struct cb_segment *seg = b->seg;
 	int rc = p->host->release(p->host->ctx, &seg->region);
@@ -49,7 +49,7 @@ static int releasable(const struct cb_block *b)
  * would trip an internal assertion (release_block of an expandable block);
  * the model declines instead.
  */
-int cb_release_available_cached_blocks(struct memprof_pool *p, const struct cb_params *pa)
+int cb_release_available_cached_blocks(struct cb_pool *p, const struct cb_params *pa)
 {
 	uint64_t max_split = p->cfg.max_split_size_bytes, key_size, total = 0;
 	struct cb_set *set = &pa->pool->blocks;
@@ -80,7 +80,7 @@ int cb_release_available_cached_blocks(struct memprof_pool *p, const struct cb_p
 }
 
 /* release_blocks: free every unsplit cached segment, unmap free expandable pages. */
-static void release_blocks(struct memprof_pool *p, struct cb_blockpool *pool)
+static void release_blocks(struct cb_pool *p, struct cb_blockpool *pool)
 {
 	struct cb_block *b, *nb, **to_unmap;
 	size_t n = 0;
@@ -108,7 +108,7 @@ static void release_blocks(struct memprof_pool *p, struct cb_blockpool *pool)
 }
 
 /* release_cached_blocks (emptyCache): both pools. */
-int cb_release_cached_blocks(struct memprof_pool *p)
+int cb_release_cached_blocks(struct cb_pool *p)
 {
 	release_blocks(p, &p->large);
 	release_blocks(p, &p->small);
@@ -121,7 +121,7 @@ static uint64_t gc_count(const struct cb_block *b)
 }
 
 /* One sweep of the collector: free unsplit large blocks at least as old as the average. */
-static int gc_sweep(struct memprof_pool *p, uint64_t *total_age, uint64_t *n_freeable,
+static int gc_sweep(struct cb_pool *p, uint64_t *total_age, uint64_t *n_freeable,
                     uint64_t *reclaimed)
 {
 	double age_threshold = (double)*total_age / (double)*n_freeable;
@@ -143,7 +143,7 @@ static int gc_sweep(struct memprof_pool *p, uint64_t *total_age, uint64_t *n_fre
 }
 
 /* garbage_collect_cached_blocks: when reserved passes threshold x capacity. */
-void cb_garbage_collect_cached_blocks(struct memprof_pool *p)
+void cb_garbage_collect_cached_blocks(struct cb_pool *p)
 {
 	uint64_t gc_threshold = (uint64_t)(p->cfg.gc_threshold * (double)p->allowed_bytes);
 	uint64_t target, reclaimed = 0, total_age = 0, n_freeable = 0;
@@ -164,7 +164,7 @@ void cb_garbage_collect_cached_blocks(struct memprof_pool *p)
 }
 
 /* At destroy: give back every segment, live or cached, and every VA range. */
-void cb_release_all(struct memprof_pool *p)
+void cb_release_all(struct cb_pool *p)
 {
 	struct cb_segment *seg = p->segments, *next;
 

@@ -24,7 +24,7 @@ static int layout_ok(uint64_t size, const struct cb_seed_block *blocks, size_t n
 }
 
 /* Note that allocation index will claim block b; -1 if named twice. */
-static int remember(struct memprof_pool *p, int64_t index, const struct cb_block *b)
+static int remember(struct cb_pool *p, int64_t index, const struct cb_block *b)
 {
 	if ((uint64_t)index >= p->n_seeded) {
 		uint64_t want = (uint64_t)index + 1,
@@ -44,7 +44,7 @@ static int remember(struct memprof_pool *p, int64_t index, const struct cb_block
 }
 
 /* Cut the segment's head block into the recorded blocks, all allocated for now. */
-static int cut(struct memprof_pool *p, struct cb_block *head, const struct cb_seed_block *blocks,
+static int cut(struct cb_pool *p, struct cb_block *head, const struct cb_seed_block *blocks,
                size_t n, struct cb_block **made)
 {
 	struct cb_block *b = head;
@@ -80,7 +80,7 @@ static int cut(struct memprof_pool *p, struct cb_block *head, const struct cb_se
  * blocks (address order, covering it exactly; index -1 for a free block).
  * Segments of 2 MiB or less join the small pool, larger ones the large pool.
  */
-int cb_seed_segment(struct memprof_pool *p, uint64_t size, uint64_t stream,
+int cb_seed_segment(struct cb_pool *p, uint64_t size, uint64_t stream,
                     const struct cb_seed_block *blocks, size_t n)
 {
 	struct cb_params pa = {.stream = stream, .size_bytes = size, .alloc_bytes = size};
@@ -110,7 +110,7 @@ int cb_seed_segment(struct memprof_pool *p, uint64_t size, uint64_t stream,
 }
 
 /* The seeded block waiting for allocation index, or NULL; claimed once. */
-struct cb_block *cb_seed_claim(struct memprof_pool *p, int64_t index)
+struct cb_block *cb_seed_claim(struct cb_pool *p, int64_t index)
 {
 	struct cb_block *b;
 

@@ -63,6 +63,13 @@ struct mp_backend_ops {
 	int (*time_end)(struct mp_backend *b, uint64_t *elapsed_ns);
 	/* Bytes the driver's pool holds for alloc_async (cudaMemPoolAttrReservedMemCurrent). */
 	int (*async_reserved)(struct mp_backend *b, uint64_t *bytes);
+	/*
+	 * Optional: an in-place collective (enum memprof_pool_collective) over
+	 * world_size shards of [addr, addr + n_bytes), one rank per visible GPU;
+	 * waits for it and gives its device time.  NULL: ENOTSUP.
+	 */
+	int (*collective)(struct mp_backend *b, int kind, uint64_t addr, uint64_t n_bytes,
+	                  uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns);
 };
 
 extern const struct mp_backend_ops mp_backend_sim;

@@ -47,12 +47,56 @@ static void verify_fail(struct engine *e, const char *fmt, unsigned long long in
 	         e->pool_name, what, (long long)e->cur_seq);
 }
 
+static int fill_pattern(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+{
+	struct block *b = &e->blocks[i];
+
+	if (e->be_ops->fill_pattern &&
+	    e->be_ops->fill_pattern(e->be, b->pb.addr, a->requested_bytes, i + 1) < 0)
+		return mp_err(e->err, MP_EIO, "backend '%s' failed writing the verify pattern",
+		              e->be_ops->name);
+	return 0;
+}
+
+/*
+ * Block i lies inside the live block it shares (block_shares): it is not an
+ * extent of its own, and the block it shares no longer keeps its pattern.
+ */
+static int place_shared_block(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+{
+	struct block *b = &e->blocks[i];
+	struct block *in = &e->blocks[b->shares_with - 1];
+
+	in->n_sharers++;
+	in->clobbered = 1;
+	e->res->n_shared++;
+	if (!e->o->verify)
+		return 0;
+	if (b->pb.size_bytes < a->requested_bytes)
+		verify_fail(
+		        e,
+		        "gave allocation #%llu fewer bytes than the program asked for, at 0x%llx",
+		        i, b->pb.addr);
+	else if (b->pb.addr < in->pb.addr ||
+	         b->pb.addr + b->pb.size_bytes > in->pb.addr + in->pb.size_bytes)
+		verify_fail(e,
+		            "placed allocation #%llu, which it said shares a live block, outside "
+		            "that block, at 0x%llx",
+		            i, b->pb.addr);
+	else
+		return fill_pattern(e, i, a);
+	return 0;
+}
+
 /* Record block i in the extents and check it, after a successful alloc. */
 static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc *a)
 {
 	struct block *b = &e->blocks[i];
 	struct mp_extents_figures before, after;
 
+	if (b->shares_with)
+		return place_shared_block(e, i, a);
+	e->set_aside_bytes += b->pb.size_bytes;
 	if (!e->extents)
 		return 0;
 	mp_extents_figures(e->extents, &before);
@@ -72,10 +116,8 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 	else if (after.n_outside > before.n_outside)
 		verify_fail(e, "placed allocation #%llu outside the memory it reserved, at 0x%llx",
 		            i, b->pb.addr);
-	else if (e->be_ops->fill_pattern &&
-	         e->be_ops->fill_pattern(e->be, b->pb.addr, a->requested_bytes, i + 1) < 0)
-		return mp_err(e->err, MP_EIO, "backend '%s' failed writing the verify pattern",
-		              e->be_ops->name);
+	else
+		return fill_pattern(e, i, a);
 	return 0;
 }
 
@@ -124,26 +166,67 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 	if (ts->requested_bytes > e->res->lower_bound_bytes)
 		e->res->lower_bound_bytes = ts->requested_bytes;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
+	e->allocating = (int64_t)i;
 	t0 = mp_engine_now_ns();
 	rc = pool->ops.alloc(p, &req, &b->pb);
 	wall = mp_engine_now_ns() - t0;
+	e->allocating = -1;
 	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
 	e->res->host_ns += wall;
 	mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
 	e->res->n_allocs++;
 	if (rc == MEMPROF_POOL_ENOMEM && !e->fault) {
 		b->failed = 1;
+		b->shares_with = 0;
 		on_oom(e, a, ts);
 		return 0;
 	}
 	if (rc != MEMPROF_POOL_OK || e->fault)
 		return pool_failed(e, rc, "allocate", i);
 	b->held = 1;
-	e->set_aside_bytes += b->pb.size_bytes;
 	if ((rc = place_block(e, i, a)) < 0)
 		return rc;
 	snapshot_frag(e);
 	return 0;
+}
+
+/*
+ * Block i, which others share, is freed first: from now on each of them is
+ * a block of its own (a linear scan, as this is rare).
+ */
+static int unshare(struct engine *e, size_t i)
+{
+	for (size_t j = 0; j < e->n_blocks && e->blocks[i].n_sharers; j++) {
+		struct block *s = &e->blocks[j];
+
+		if (!s->held || s->shares_with != i + 1)
+			continue;
+		s->shares_with = 0;
+		e->blocks[i].n_sharers--;
+		e->set_aside_bytes += s->pb.size_bytes;
+		if (e->extents &&
+		    mp_extents_add_block(e->extents, j, s->pb.addr, s->pb.size_bytes) == MP_ENOMEM)
+			return mp_err(e->err, MP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Take block i out of the engine's books before the pool's free. */
+static int unplace_block(struct engine *e, size_t i)
+{
+	struct block *b = &e->blocks[i];
+
+	b->held = 0;
+	if (b->shares_with) {
+		e->blocks[b->shares_with - 1].n_sharers--;
+		b->shares_with = 0;
+		return 0;
+	}
+	if (e->extents)
+		mp_extents_remove_block(e->extents, i, b->pb.addr);
+	e->set_aside_bytes -= b->pb.size_bytes;
+	b->clobbered = 0;
+	return b->n_sharers ? unshare(e, i) : 0;
 }
 
 static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
@@ -155,7 +238,7 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 
 	if (!b->held)
 		return 0;
-	if (e->be_ops->check_pattern) {
+	if (e->be_ops->check_pattern && !b->clobbered) {
 		rc = e->o->verify ? e->be_ops->check_pattern(e->be, b->pb.addr, a->requested_bytes,
 		                                             i + 1)
 		                  : 1;
@@ -169,10 +252,8 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 			            "while live",
 			            i, b->pb.addr);
 	}
-	if (e->extents)
-		mp_extents_remove_block(e->extents, i, b->pb.addr);
-	b->held = 0;
-	e->set_aside_bytes -= b->pb.size_bytes;
+	if ((rc = unplace_block(e, i)) < 0)
+		return rc;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	t0 = mp_engine_now_ns();
 	rc = pool->ops.free(p, &b->pb, a->free_stream);
@@ -318,6 +399,7 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	                   .pool_name = pool->ops.name,
 	                   .with_extents = with_extents,
 	                   .cur_op = -1,
+	                   .allocating = -1,
 	                   .peak_op = -1};
 	struct memprof_pool *p = NULL;
 	size_t leftover;

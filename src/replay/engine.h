@@ -34,7 +34,7 @@ struct mp_replay_options {
 
 enum mp_verify_state { MP_VERIFY_OFF = 0, MP_VERIFY_PASSED = 1, MP_VERIFY_FAILED = 2 };
 
-#define MP_REPLAY_MAX_STATS 64
+#define MP_REPLAY_MAX_STATS 256
 
 struct mp_replay_stat {
 	char name[48];
@@ -67,6 +67,7 @@ struct mp_replay_result {
 	uint64_t n_allocs, n_frees;
 	uint64_t backend_calls; /* every service call that reached the backend */
 	uint64_t n_calls[16];   /* by enum mp_cost_call */
+	uint64_t call_ns[16];   /* their time, measured or modelled, by enum mp_cost_call */
 	uint64_t alloc_ns_p50, alloc_ns_p99, alloc_ns_max;
 	uint64_t free_ns_p50, free_ns_p99;
 	uint64_t total_ns;   /* allocator time: pool host time plus backend time */
@@ -74,6 +75,7 @@ struct mp_replay_result {
 	uint64_t backend_ns; /* backend call time, measured or modelled */
 	int time_measured;   /* 1: backend times measured on the device; 0: modelled */
 	uint64_t bytes_copied, bytes_set;
+	uint64_t n_shared; /* blocks the pool placed inside another live block (block_shares) */
 	uint64_t n_ooms;
 	struct mp_replay_oom first_oom;
 	int verify; /* enum mp_verify_state */

@@ -28,6 +28,7 @@ static void charge(struct engine *e, enum mp_cost_call call, uint64_t n_bytes, u
 	e->call_backend_ns += cost;
 	e->res->backend_ns += cost;
 	e->res->n_calls[call]++;
+	e->res->call_ns[call] += cost;
 	e->res->backend_calls++;
 }
 
@@ -321,6 +322,48 @@ static int svc_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 	return MEMPROF_POOL_OK;
 }
 
+static int refuse_sharing(struct engine *e, const char *why, uint64_t token, uint64_t live)
+{
+	mp_err(e->err, MP_EINVAL, "pool '%s' shared allocation #%llu with #%llu: %s", e->pool_name,
+	       (unsigned long long)token, (unsigned long long)live, why);
+	e->fault = 1;
+	return MEMPROF_POOL_EINVAL;
+}
+
+/* Recorded now, checked in place_block when the alloc returns (engine.c). */
+static int svc_block_shares(void *ctx, uint64_t token, uint64_t live_token)
+{
+	struct engine *e = ctx;
+
+	if (e->allocating < 0 || token != (uint64_t)e->allocating)
+		return refuse_sharing(e, "outside that allocation's alloc call", token, live_token);
+	if (live_token >= e->n_blocks || !e->blocks[live_token].held)
+		return refuse_sharing(e, "the second is not live", token, live_token);
+	if (e->blocks[live_token].shares_with)
+		return refuse_sharing(e, "the second itself lies inside another", token,
+		                      live_token);
+	e->blocks[token].shares_with = live_token + 1;
+	return MEMPROF_POOL_OK;
+}
+
+/* A validity proof for the pool, not allocator work: not charged to allocator time. */
+static int svc_collective(void *ctx, int kind, uint64_t addr, uint64_t n_bytes, uint32_t world_size,
+                          uint64_t stream, uint64_t *elapsed_ns)
+{
+	struct engine *e = ctx;
+
+	if (elapsed_ns)
+		*elapsed_ns = 0;
+	if (kind != MEMPROF_POOL_ALL_GATHER && kind != MEMPROF_POOL_REDUCE_SCATTER)
+		return MEMPROF_POOL_EINVAL;
+	if (world_size == 0 || n_bytes == 0 || n_bytes % world_size)
+		return MEMPROF_POOL_EINVAL;
+	if (!e->be_ops->collective)
+		return MEMPROF_POOL_ENOTSUP;
+	return fault(e, e->be_ops->collective(e->be, kind, addr, n_bytes, world_size, stream,
+	                                      elapsed_ns));
+}
+
 int mp_engine_host_init(struct engine *e)
 {
 	mp_slot_pool_init(&e->regions, sizeof(struct region));
@@ -348,6 +391,8 @@ int mp_engine_host_init(struct engine *e)
 	        .free_async = svc_free_async,
 	        .sync = svc_sync,
 	        .block_moved = svc_block_moved,
+	        .block_shares = svc_block_shares,
+	        .collective = svc_collective,
 	};
 	return 0;
 }

@@ -28,8 +28,11 @@ struct region {
 /* The engine's copy of a block the pool handed out. */
 struct block {
 	struct memprof_pool_block pb;
-	uint8_t held;   /* the pool holds it (alloc succeeded, not yet freed) */
-	uint8_t failed; /* its alloc failed (OOM): its free is skipped */
+	uint64_t shares_with; /* 1 + the live block it lies inside (block_shares), or 0 */
+	uint32_t n_sharers;   /* live blocks that lie inside this one */
+	uint8_t held;         /* the pool holds it (alloc succeeded, not yet freed) */
+	uint8_t failed;       /* its alloc failed (OOM): its free is skipped */
+	uint8_t clobbered;    /* a sharer reused its bytes: its pattern is not checked */
 };
 
 struct engine {
@@ -51,12 +54,13 @@ struct engine {
 	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */
 	uint64_t call_backend_wall_ns, call_backend_ns;
-	int64_t cur_seq;  /* the trace event being replayed */
-	int fault;        /* a service failed outside the pool's control */
-	int cleanup;      /* releasing what the pool left: not counted */
-	int with_extents; /* keep the address map (--verify, or the fragmentation pass) */
-	int64_t cur_op;   /* position in ops[]; -1 before the first */
-	int64_t peak_op;  /* the op after which the reserved peak was first reached */
+	int64_t cur_seq;    /* the trace event being replayed */
+	int fault;          /* a service failed outside the pool's control */
+	int cleanup;        /* releasing what the pool left: not counted */
+	int with_extents;   /* keep the address map (--verify, or the fragmentation pass) */
+	int64_t cur_op;     /* position in ops[]; -1 before the first */
+	int64_t allocating; /* the block whose alloc is in progress, or -1 */
+	int64_t peak_op;    /* the op after which the reserved peak was first reached */
 	struct mp_latency alloc_lat, free_lat;
 };
 

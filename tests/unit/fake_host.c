@@ -212,8 +212,40 @@ static int fake_sync(void *ctx, uint64_t stream)
 
 static int fake_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 {
-	(void)token, (void)new_addr;
-	fh_of(ctx)->n_moved++;
+	struct fake_host *fh = fh_of(ctx);
+
+	if (fh->n_moved < FAKE_HOST_MAX_RECORDS)
+		fh->moves[fh->n_moved] = (struct fake_block_call){token, new_addr};
+	fh->n_moved++;
+	return 0;
+}
+
+static int fake_block_shares(void *ctx, uint64_t token, uint64_t live_token)
+{
+	struct fake_host *fh = fh_of(ctx);
+
+	if (fh->n_shares < FAKE_HOST_MAX_RECORDS)
+		fh->shares[fh->n_shares] = (struct fake_block_call){token, live_token};
+	fh->n_shares++;
+	return 0;
+}
+
+static int fake_collective(void *ctx, int kind, uint64_t addr, uint64_t n_bytes,
+                           uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns)
+{
+	struct fake_host *fh = fh_of(ctx);
+
+	(void)stream;
+	if (elapsed_ns)
+		*elapsed_ns = 0;
+	if (!fh->collective_enabled)
+		return MEMPROF_POOL_ENOTSUP;
+	if (fh->n_collectives < FAKE_HOST_MAX_RECORDS)
+		fh->collectives[fh->n_collectives] =
+		        (struct fake_collective){kind, addr, n_bytes, world_size};
+	fh->n_collectives++;
+	if (elapsed_ns)
+		*elapsed_ns = 1000;
 	return 0;
 }
 
@@ -243,6 +275,8 @@ void fake_host_init(struct fake_host *fh, uint64_t capacity_bytes)
 	        .free_async = fake_free_async,
 	        .sync = fake_sync,
 	        .block_moved = fake_block_moved,
+	        .block_shares = fake_block_shares,
+	        .collective = fake_collective,
 	};
 }
 

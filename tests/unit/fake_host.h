@@ -3,8 +3,9 @@
  * with no memprof library: reservations are synthetic address ranges from a
  * bump pointer (never reused, 512-aligned, starting at 1 TiB), counted and
  * held to a capacity; map/unmap count mapped bytes; alloc_async is
- * ENOTSUP unless enabled.  Every call is recorded so tests can assert what
- * the pool asked of the backend.  Not thread-safe.
+ * ENOTSUP unless enabled, as is collective (which then does nothing but
+ * record the call).  Every call is recorded so tests can assert what the
+ * pool asked of the backend.  Not thread-safe.
  */
 #ifndef MEMPROF_TESTS_FAKE_HOST_H
 #define MEMPROF_TESTS_FAKE_HOST_H
@@ -15,6 +16,20 @@
 #include "memprof/pool.h"
 
 #define FAKE_HOST_MAX_REGIONS 4096
+#define FAKE_HOST_MAX_RECORDS 1024
+
+/* A block_moved or block_shares call, in order. */
+struct fake_block_call {
+	uint64_t token;
+	uint64_t arg; /* new_addr (moved) or live_token (shares) */
+};
+
+/* A collective call, in order. */
+struct fake_collective {
+	int kind;
+	uint64_t addr, n_bytes;
+	uint32_t world_size;
+};
 
 struct fake_region {
 	uint64_t addr, size_bytes;
@@ -33,6 +48,11 @@ struct fake_host {
 	uint64_t bytes_copied, bytes_set;
 	uint64_t n_refused; /* reserve/map refused for capacity */
 	int async_enabled;
+	int collective_enabled;
+	struct fake_block_call moves[FAKE_HOST_MAX_RECORDS], shares[FAKE_HOST_MAX_RECORDS];
+	size_t n_shares;
+	struct fake_collective collectives[FAKE_HOST_MAX_RECORDS];
+	size_t n_collectives;
 	uint64_t clock; /* advanced by 1 per clock_ns call */
 	struct fake_region regions[FAKE_HOST_MAX_REGIONS];
 	size_t n_regions;

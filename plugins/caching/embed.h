@@ -1,0 +1,29 @@
+/*
+ * plugins/caching/embed.h - the caching pool as a component: the five entry
+ * points behind the "caching" plugin (plugin.c), for strategy pools that
+ * send the requests their strategy does not cover to the caching model, so
+ * that a difference from the caching baseline comes from the strategy alone.
+ * Build the caching sources without plugin.c into such a pool.
+ */
+#ifndef MEMPROF_PLUGIN_CACHING_EMBED_H
+#define MEMPROF_PLUGIN_CACHING_EMBED_H
+
+#include <stddef.h>
+
+#include "memprof/pool.h"
+
+struct cb_pool;
+
+/* As the ops of pool.h; opts are the caching pool's own (cb_option_specs). */
+int cb_pool_create(const struct memprof_pool_host *host, const struct memprof_pool_option *opts,
+                   size_t n_opts, struct cb_pool **out);
+int cb_pool_alloc(struct cb_pool *p, const struct memprof_pool_request *req,
+                  struct memprof_pool_block *out);
+int cb_pool_free(struct cb_pool *p, const struct memprof_pool_block *b, uint64_t stream);
+void cb_pool_stats(struct cb_pool *p, memprof_pool_emit_fn emit, void *emit_ctx);
+void cb_pool_destroy(struct cb_pool *p);
+
+/* The options the caching pool declares (NULL-name terminated). */
+extern const struct memprof_pool_option_spec cb_option_specs[];
+
+#endif
