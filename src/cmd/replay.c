@@ -136,7 +136,16 @@ static int pick_pools(struct replay_run *x)
 	return rc;
 }
 
-/* The pool options p declares, in out; 0. */
+/* Option names match with '-' and '_' taken as one: --compact-at, --compact_at. */
+static int same_option_name(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return 0;
+	return *a == *b;
+}
+
+/* The pool options p declares, in out, named as p declares them; their number. */
 static size_t options_for(const struct replay_run *x, const struct mp_pool_plugin *p,
                           struct memprof_pool_option *out)
 {
@@ -144,8 +153,9 @@ static size_t options_for(const struct replay_run *x, const struct mp_pool_plugi
 
 	for (size_t i = 0; i < x->a.n_pool_opts; i++)
 		for (const struct memprof_pool_option_spec *s = p->ops.options; s && s->name; s++)
-			if (strcmp(s->name, x->a.pool_opts[i].name) == 0)
-				out[n++] = x->a.pool_opts[i];
+			if (same_option_name(s->name, x->a.pool_opts[i].name))
+				out[n++] = (struct memprof_pool_option){s->name,
+				                                        x->a.pool_opts[i].value};
 	return n;
 }
 
@@ -156,7 +166,7 @@ static int check_options(const struct replay_run *x)
 		for (size_t k = 0; k < x->n_pools && !known; k++)
 			for (const struct memprof_pool_option_spec *s = x->pools[k]->ops.options;
 			     s && s->name && !known; s++)
-				known = strcmp(s->name, x->a.pool_opts[i].name) == 0;
+				known = same_option_name(s->name, x->a.pool_opts[i].name);
 		if (!known)
 			return mp_cmd_usage(
 			        &mp_cmd_replay,

@@ -4,6 +4,7 @@
  * metrics (the numeric JSON keys, and the pool's own stats as
  * "pool.<name>"), which is also what the trace stores.  No output here.
  */
+#include "replay/cost_model.h"
 #include "report/replay.h"
 
 #include <stdio.h>
@@ -88,6 +89,9 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 	put_times(&l, r, b);
 	put(&l, "bytes_copied", (double)r->bytes_copied, "bytes", 0);
 	put(&l, "bytes_set", (double)r->bytes_set, "bytes", 0);
+	put(&l, "copy_ns", (double)r->call_ns[MP_COST_COPY], "ns", r->time_measured != 0);
+	put(&l, "memset_ns", (double)r->call_ns[MP_COST_MEMSET], "ns", r->time_measured != 0);
+	put(&l, "blocks_shared", (double)r->n_shared, "count", 0);
 	put(&l, "ooms", (double)r->n_ooms, "count", 0);
 	put(&l, "verify", (double)r->verify, "state", 0);
 	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++) {

@@ -116,6 +116,9 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 	add_time(o, r, b);
 	add_u64(o, "bytes_copied", r->bytes_copied);
 	add_u64(o, "bytes_set", r->bytes_set);
+	add_u64(o, "copy_ns", r->call_ns[MP_COST_COPY]);
+	add_u64(o, "memset_ns", r->call_ns[MP_COST_MEMSET]);
+	add_u64(o, "blocks_shared", r->n_shared);
 	add_u64(o, "ooms", r->n_ooms);
 	cJSON_AddItemToObject(o, "first_oom", first_oom_json(r));
 	cJSON_AddStringToObject(o, "verify", verify_name(r->verify));

@@ -179,7 +179,7 @@ static void print_stat(FILE *out, const struct mp_replay_stat *s)
 
 static void print_memory(FILE *out, const struct mp_replay_result *r)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
 	fprintf(out, "  reserved        peak %s at event %lld, %s at the end\n",
 	        bytes(b1, sizeof(b1), r->peak_reserved_bytes), (long long)r->peak_reserved_seq,
@@ -191,8 +191,15 @@ static void print_memory(FILE *out, const struct mp_replay_result *r)
 	        bytes(b3, sizeof(b3), r->free_at_peak_bytes), r->frag_at_peak);
 	fprintf(out, "  allocs, frees   %llu, %llu\n", (unsigned long long)r->n_allocs,
 	        (unsigned long long)r->n_frees);
-	fprintf(out, "  copied, set     %s, %s\n", bytes(b1, sizeof(b1), r->bytes_copied),
-	        bytes(b2, sizeof(b2), r->bytes_set));
+	fprintf(out, "  copied, set     %s in %s, %s in %s (%s)\n",
+	        bytes(b1, sizeof(b1), r->bytes_copied),
+	        dur(b3, sizeof(b3), (int64_t)r->call_ns[MP_COST_COPY]),
+	        bytes(b2, sizeof(b2), r->bytes_set),
+	        dur(b4, sizeof(b4), (int64_t)r->call_ns[MP_COST_MEMSET]),
+	        r->time_measured ? "measured" : "modelled");
+	if (r->n_shared)
+		fprintf(out, "  shared blocks   %llu placed inside a live block by design\n",
+		        (unsigned long long)r->n_shared);
 }
 
 static void print_details(FILE *out, const struct mp_replay_report *rep,

@@ -81,8 +81,18 @@ struct memprof_pool {
 	const struct memprof_pool_host *h;
 	int mode;
 	struct memprof_region slab;
+	int block0_live;
 };
-enum { MODE_DIRECT, MODE_SAME_ADDR, MODE_SHORT, MODE_OUTSIDE, MODE_SLAB_LEAK };
+enum {
+	MODE_DIRECT,
+	MODE_SAME_ADDR,
+	MODE_SHORT,
+	MODE_OUTSIDE,
+	MODE_SLAB_LEAK,
+	MODE_SHARE,         /* every block at the slab's start, sharing block 0 while it lives */
+	MODE_SHARE_OUTSIDE, /* says it shares block 0, but lies past its end */
+	MODE_SHARE_DEAD,    /* says it shares block 0 after block 0 was freed */
+};
 static int next_mode;
 
 static int t_create(const struct memprof_pool_host *h, const struct memprof_pool_option *o,
@@ -92,10 +102,23 @@ static int t_create(const struct memprof_pool_host *h, const struct memprof_pool
 	(void)o, (void)n;
 	p->h = h;
 	p->mode = next_mode;
-	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK)
+	if (p->mode != MODE_DIRECT && p->mode != MODE_SHORT && p->mode != MODE_OUTSIDE)
 		cr_assert_eq(h->reserve(h->ctx, 1 << 20, &p->slab), 0);
 	*out = p;
 	return 0;
+}
+
+static int t_alloc_shared(struct memprof_pool *p, const struct memprof_pool_request *req,
+                          struct memprof_pool_block *out)
+{
+	out->addr = p->slab.addr;
+	out->size_bytes = req->size_bytes;
+	out->handle = (uint64_t)req->index;
+	if (p->mode == MODE_SHARE_OUTSIDE && req->index > 0)
+		out->addr += 4096;
+	if (req->index == 0 || (p->mode == MODE_SHARE && !p->block0_live))
+		return 0;
+	return p->h->block_shares(p->h->ctx, req->block_token, 0);
 }
 
 static int t_alloc(struct memprof_pool *p, const struct memprof_pool_request *req,
@@ -104,6 +127,10 @@ static int t_alloc(struct memprof_pool *p, const struct memprof_pool_request *re
 	struct memprof_region r;
 	int rc;
 
+	if (p->mode >= MODE_SHARE) {
+		p->block0_live |= req->index == 0;
+		return t_alloc_shared(p, req, out);
+	}
 	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK) {
 		out->addr = p->slab.addr;
 		out->size_bytes = req->size_bytes;
@@ -125,7 +152,9 @@ static int t_free(struct memprof_pool *p, const struct memprof_pool_block *b, ui
 	                           .size_bytes = b->size_bytes + (p->mode == MODE_SHORT ? 1 : 0),
 	                           .token = b->handle};
 	(void)stream;
-	if (p->mode == MODE_SAME_ADDR || p->mode == MODE_SLAB_LEAK)
+	if (p->mode >= MODE_SHARE && b->handle == 0)
+		p->block0_live = 0; /* the handle is the request index */
+	if (p->mode != MODE_DIRECT && p->mode != MODE_SHORT && p->mode != MODE_OUTSIDE)
 		return 0;
 	return p->h->release(p->h->ctx, &r);
 }
@@ -146,15 +175,20 @@ static struct mp_pool_plugin test_pool = {
                 .destroy = t_destroy},
 };
 
-static int run(int mode, uint64_t capacity, int verify, struct mp_replay_result *res)
+static int run_on(const struct mp_backend_ops *be, int mode, uint64_t capacity, int verify,
+                  struct mp_replay_result *res, struct mp_error *err)
 {
-	struct mp_replay_options o = {
-	        .backend = &mp_backend_sim, .capacity_bytes = capacity, .verify = verify};
-	struct mp_error err = {0};
-	int rc;
+	struct mp_replay_options o = {.backend = be, .capacity_bytes = capacity, .verify = verify};
 
 	next_mode = mode;
-	rc = mp_replay_run(in, &in->devices[0], &test_pool, &o, res, &err);
+	return mp_replay_run(in, &in->devices[0], &test_pool, &o, res, err);
+}
+
+static int run(int mode, uint64_t capacity, int verify, struct mp_replay_result *res)
+{
+	struct mp_error err = {0};
+	int rc = run_on(&mp_backend_sim, mode, capacity, verify, res, &err);
+
 	cr_assert(rc == 0, "replay failed: %s", err.msg);
 	return rc;
 }
@@ -200,7 +234,8 @@ Test(engine, capacity_makes_ooms_with_the_state_at_that_point)
 	cr_assert_eq(res.n_ooms, 1);
 	cr_assert_eq(res.first_oom.seq, 4, "alloc 3 is event 4");
 	cr_assert_eq(res.first_oom.request_bytes, 50);
-	cr_assert_eq(res.first_oom.live_bytes, 300, "2 is live in the trace; 1 ended, 3 is the request");
+	cr_assert_eq(res.first_oom.live_bytes, 300,
+	             "2 is live in the trace; 1 ended, 3 is the request");
 	cr_assert_eq(res.first_oom.reserved_bytes, 400);
 	cr_assert_eq(res.peak_reserved_bytes, 400);
 }
@@ -283,4 +318,66 @@ Test(engine, unmatched_frees_are_counted_and_skipped)
 	run(MODE_DIRECT, 0, 1, &res);
 	cr_assert_eq(res.n_allocs, 1);
 	cr_assert_eq(res.n_frees, 0);
+}
+
+/*
+ * alloc 1 (4096), alloc 2 (1024), free 2, alloc 3 (2048), free 1, free 3:
+ * blocks 2 and 3 lie inside block 1 by design (block_shares), so the
+ * overlap is no verify failure, and block 1's bytes (overwritten by their
+ * patterns on host) are not checked.  Block 3 outlives block 1: from then
+ * on it is a block of its own.
+ */
+static const struct ev shared[] = {
+        {MEMPROF_OP_ALLOC, 1, 4096, 0, 7}, {MEMPROF_OP_ALLOC, 2, 1024, 0, 7},
+        {MEMPROF_OP_FREE, 2, 1024, 0, 7},  {MEMPROF_OP_ALLOC, 3, 2048, 0, 7},
+        {MEMPROF_OP_FREE, 1, 4096, 0, 7},  {MEMPROF_OP_FREE, 3, 2048, 0, 7},
+};
+
+Test(engine, shared_blocks_pass_verify_on_sim_and_host)
+{
+	const struct mp_backend_ops *backends[] = {&mp_backend_sim, &mp_backend_host};
+	struct mp_replay_result res;
+	struct mp_error err = {0};
+
+	load(shared, 6);
+	for (size_t k = 0; k < 2; k++) {
+		cr_assert_eq(run_on(backends[k], MODE_SHARE, 0, 1, &res, &err), 0, "%s", err.msg);
+		cr_assert_eq(res.verify, MP_VERIFY_PASSED, "%s: %s", backends[k]->name,
+		             res.verify_msg);
+		cr_assert_eq(res.n_shared, 2);
+		cr_assert_eq(res.peak_reserved_bytes, 1 << 20);
+		/* at the peak (the slab reserve, before any block) all of it is free */
+		cr_assert_eq(res.free_at_peak_bytes, 1 << 20);
+	}
+	cr_assert_eq(run_on(&mp_backend_host, MODE_SAME_ADDR, 0, 1, &res, &err), 0);
+	cr_assert_eq(res.verify, MP_VERIFY_FAILED, "the same overlap, undeclared, fails");
+}
+
+Test(engine, a_shared_block_must_lie_inside_the_live_one)
+{
+	struct mp_replay_result res;
+	struct mp_error err = {0};
+
+	load(shared, 6);
+	cr_assert_eq(run_on(&mp_backend_sim, MODE_SHARE_OUTSIDE, 0, 1, &res, &err), 0, "%s",
+	             err.msg);
+	cr_assert_eq(res.verify, MP_VERIFY_FAILED);
+	cr_assert(strstr(res.verify_msg, "outside that block"), "%s", res.verify_msg);
+	cr_assert(strstr(res.verify_msg, "#1"), "%s", res.verify_msg);
+}
+
+Test(engine, sharing_a_block_that_is_not_live_fails_the_replay)
+{
+	static const struct ev late[] = {
+	        {MEMPROF_OP_ALLOC, 1, 4096, 0, 7},
+	        {MEMPROF_OP_FREE, 1, 4096, 0, 7},
+	        {MEMPROF_OP_ALLOC, 2, 1024, 0, 7},
+	        {MEMPROF_OP_FREE, 2, 1024, 0, 7},
+	};
+	struct mp_replay_result res;
+	struct mp_error err = {0};
+
+	load(late, 4);
+	cr_assert_neq(run_on(&mp_backend_sim, MODE_SHARE_DEAD, 0, 0, &res, &err), 0);
+	cr_assert(strstr(err.msg, "is not live"), "%s", err.msg);
 }
