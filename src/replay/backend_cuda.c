@@ -51,193 +51,19 @@ const struct mp_backend_ops mp_backend_cuda = {
 
 #include <cuda.h>
 
+#include "replay/cuda_api.h"
+#include "replay/cuda_collective.h"
 #include "util/intmap.h"
 
 #define CU_CHUNK        (2ull << 20)  /* map/unmap chunk: the host's granularity */
 #define CU_PATTERN_EDGE (64ull << 10) /* --verify reads back the first and last 64 KiB */
-
-/* The driver entry points used, resolved by dlsym; never linked. */
-struct cu_api {
-	CUresult (*Init)(unsigned int);
-	CUresult (*GetErrorName)(CUresult, const char **);
-	CUresult (*DeviceGetCount)(int *);
-	CUresult (*DeviceGet)(CUdevice *, int);
-	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-	CUresult (*CtxSetCurrent)(CUcontext);
-	CUresult (*CtxSynchronize)(void);
-	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-	CUresult (*MemFree)(CUdeviceptr);
-	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
-	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
-	CUresult (*MemsetD32)(CUdeviceptr, unsigned int, size_t);
-	CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
-	                              unsigned long long);
-	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
-	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
-	                      unsigned long long);
-	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
-	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-	                   unsigned long long);
-	CUresult (*MemUnmap)(CUdeviceptr, size_t);
-	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
-	CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *,
-	                                        CUmemAllocationGranularity_flags);
-	CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
-	CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
-	CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
-	CUresult (*MemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
-	CUresult (*MemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
-	CUresult (*MemPoolTrimTo)(CUmemoryPool, size_t);
-	CUresult (*StreamCreate)(CUstream *, unsigned int);
-	CUresult (*StreamDestroy)(CUstream);
-	CUresult (*StreamSynchronize)(CUstream);
-	CUresult (*EventCreate)(CUevent *, unsigned int);
-	CUresult (*EventDestroy)(CUevent);
-	CUresult (*EventRecord)(CUevent, CUstream);
-	CUresult (*EventSynchronize)(CUevent);
-	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
-};
-
-/*
- * Symbol names: the oldest ABI version with the semantics used, present in
- * every driver since CUDA 11.2 (the stream-ordered allocator); a second name
- * is tried when the first is missing.
- */
-static const struct {
-	size_t offset;
-	const char *names[2];
-} cu_symbols[] = {
-        {offsetof(struct cu_api, Init), {"cuInit"}},
-        {offsetof(struct cu_api, GetErrorName), {"cuGetErrorName"}},
-        {offsetof(struct cu_api, DeviceGetCount), {"cuDeviceGetCount"}},
-        {offsetof(struct cu_api, DeviceGet), {"cuDeviceGet"}},
-        {offsetof(struct cu_api, DevicePrimaryCtxRetain), {"cuDevicePrimaryCtxRetain"}},
-        {offsetof(struct cu_api, DevicePrimaryCtxRelease), {"cuDevicePrimaryCtxRelease_v2"}},
-        {offsetof(struct cu_api, CtxSetCurrent), {"cuCtxSetCurrent"}},
-        {offsetof(struct cu_api, CtxSynchronize), {"cuCtxSynchronize"}},
-        {offsetof(struct cu_api, MemAlloc), {"cuMemAlloc_v2"}},
-        {offsetof(struct cu_api, MemFree), {"cuMemFree_v2"}},
-        {offsetof(struct cu_api, MemsetD8Async), {"cuMemsetD8Async"}},
-        {offsetof(struct cu_api, MemsetD8), {"cuMemsetD8_v2"}},
-        {offsetof(struct cu_api, MemsetD32), {"cuMemsetD32_v2"}},
-        {offsetof(struct cu_api, MemcpyDtoDAsync), {"cuMemcpyDtoDAsync_v2"}},
-        {offsetof(struct cu_api, MemcpyDtoH), {"cuMemcpyDtoH_v2"}},
-        {offsetof(struct cu_api, MemAddressReserve), {"cuMemAddressReserve"}},
-        {offsetof(struct cu_api, MemAddressFree), {"cuMemAddressFree"}},
-        {offsetof(struct cu_api, MemCreate), {"cuMemCreate"}},
-        {offsetof(struct cu_api, MemRelease), {"cuMemRelease"}},
-        {offsetof(struct cu_api, MemMap), {"cuMemMap"}},
-        {offsetof(struct cu_api, MemUnmap), {"cuMemUnmap"}},
-        {offsetof(struct cu_api, MemSetAccess), {"cuMemSetAccess"}},
-        {offsetof(struct cu_api, MemGetAllocationGranularity), {"cuMemGetAllocationGranularity"}},
-        {offsetof(struct cu_api, MemAllocAsync), {"cuMemAllocAsync"}},
-        {offsetof(struct cu_api, MemFreeAsync), {"cuMemFreeAsync"}},
-        {offsetof(struct cu_api, DeviceGetDefaultMemPool), {"cuDeviceGetDefaultMemPool"}},
-        {offsetof(struct cu_api, MemPoolGetAttribute), {"cuMemPoolGetAttribute"}},
-        {offsetof(struct cu_api, MemPoolSetAttribute), {"cuMemPoolSetAttribute"}},
-        {offsetof(struct cu_api, MemPoolTrimTo), {"cuMemPoolTrimTo"}},
-        {offsetof(struct cu_api, StreamCreate), {"cuStreamCreate"}},
-        {offsetof(struct cu_api, StreamDestroy), {"cuStreamDestroy_v2"}},
-        {offsetof(struct cu_api, StreamSynchronize), {"cuStreamSynchronize"}},
-        {offsetof(struct cu_api, EventCreate), {"cuEventCreate"}},
-        {offsetof(struct cu_api, EventDestroy), {"cuEventDestroy_v2"}},
-        {offsetof(struct cu_api, EventRecord), {"cuEventRecord"}},
-        {offsetof(struct cu_api, EventSynchronize), {"cuEventSynchronize"}},
-        {offsetof(struct cu_api, EventElapsedTime),
-         {"cuEventElapsedTime", "cuEventElapsedTime_v2"}},
-};
-
-/* Loaded once per process and never unloaded: the driver keeps threads alive. */
-static struct cu_api cu;
-static void *cu_dl;
-
-/* Load libcuda.so.1 and resolve every entry point; on failure why says what is missing. */
-static int cu_load(char *why, size_t why_size)
-{
-	const char *lib = getenv("MEMPROF_LIBCUDA"); /* tests load a fake driver */
-	void *dl;
-	const char *e;
-
-	if (!lib || !*lib)
-		lib = "libcuda.so.1";
-
-	if (cu_dl)
-		return 1;
-	dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		e = dlerror();
-		if (e && strncmp(e, lib, strlen(lib)) == 0 && e[strlen(lib)] == ':')
-			e += strlen(lib) + 1 + (e[strlen(lib) + 1] == ' ');
-		snprintf(why, why_size, "no NVIDIA driver found (%s: %s)", lib,
-		         e ? e : "not found");
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof cu_symbols / sizeof cu_symbols[0]; i++) {
-		void *sym = NULL;
-
-		for (size_t k = 0; k < 2 && !sym && cu_symbols[i].names[k]; k++)
-			sym = dlsym(dl, cu_symbols[i].names[k]);
-		if (!sym) {
-			snprintf(why, why_size,
-			         "the NVIDIA driver is too old: %s has no %s (CUDA 11.2 or newer "
-			         "is needed)",
-			         lib, cu_symbols[i].names[0]);
-			dlclose(dl);
-			return 0;
-		}
-		memcpy((char *)&cu + cu_symbols[i].offset, &sym, sizeof sym);
-	}
-	cu_dl = dl;
-	return 1;
-}
-
-static const char *cu_name(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (!cu.GetErrorName || cu.GetErrorName(rc, &s) != CUDA_SUCCESS || !s)
-		return "an unknown CUresult";
-	return s;
-}
-
-/* Load, cuInit and count devices; on 0, why says what is missing. */
-static int cu_probe(char *why, size_t why_size, int *n_devices)
-{
-	CUresult rc;
-
-	*n_devices = 0;
-	if (!cu_load(why, why_size))
-		return 0;
-	rc = cu.Init(0);
-	if (rc == CUDA_ERROR_NO_DEVICE) {
-		snprintf(why, why_size, "no CUDA device (cuInit: %s)", cu_name(rc));
-		return 0;
-	}
-	if (rc != CUDA_SUCCESS) {
-		snprintf(why, why_size, "cuInit failed: %s", cu_name(rc));
-		return 0;
-	}
-	rc = cu.DeviceGetCount(n_devices);
-	if (rc != CUDA_SUCCESS) {
-		snprintf(why, why_size, "cuDeviceGetCount failed: %s", cu_name(rc));
-		return 0;
-	}
-	if (*n_devices < 1) {
-		snprintf(why, why_size, "no CUDA device");
-		return 0;
-	}
-	return 1;
-}
 
 int mp_backend_cuda_usable(char *why, size_t why_size)
 {
 	char buf[512];
 	int n;
 
-	if (cu_probe(buf, sizeof buf, &n))
+	if (mp_cu_probe(buf, sizeof buf, &n))
 		return 1;
 	if (why && why_size)
 		snprintf(why, why_size, "%s", buf);
@@ -247,11 +73,13 @@ int mp_backend_cuda_usable(char *why, size_t why_size)
 struct mp_backend {
 	struct mp_error *err;
 	CUdevice dev;
+	CUcontext ctx; /* dev's primary context */
 	int ctx_retained;
-	CUmemAllocationProp prop; /* pinned device memory on dev, for cuMemCreate */
-	CUmemAccessDesc access;   /* read-write from dev */
-	struct mp_intmap chunks;  /* mapped chunk address -> CUmemGenericAllocationHandle */
-	struct mp_intmap streams; /* trace stream id -> CUstream */
+	struct mp_cuda_coll *coll; /* NCCL communicators, made by the first collective */
+	CUmemAllocationProp prop;  /* pinned device memory on dev, for cuMemCreate */
+	CUmemAccessDesc access;    /* read-write from dev */
+	struct mp_intmap chunks;   /* mapped chunk address -> CUmemGenericAllocationHandle */
+	struct mp_intmap streams;  /* trace stream id -> CUstream */
 	CUevent ev_begin, ev_end;
 	int timing, timed_device; /* a span is open; a device op recorded its events */
 	uint64_t t_begin_ns, op_host_ns;
@@ -266,13 +94,14 @@ static int cu_fail(struct mp_backend *b, const char *call, CUresult rc)
 {
 	int oom = rc == CUDA_ERROR_OUT_OF_MEMORY;
 
-	mp_err(b->err, oom ? MP_ENOMEM : MP_EIO, "cuda backend: %s failed: %s", call, cu_name(rc));
+	mp_err(b->err, oom ? MP_ENOMEM : MP_EIO, "cuda backend: %s failed: %s", call,
+	       mp_cu_name(rc));
 	return oom ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_EFAULT;
 }
 
 #define CU_CALL(b, call, args)                                                                     \
 	do {                                                                                       \
-		CUresult rc_ = cu.call args;                                                       \
+		CUresult rc_ = mp_cu.call args;                                                    \
 		if (rc_ != CUDA_SUCCESS)                                                           \
 			return cu_fail((b), "cu" #call, rc_);                                      \
 	} while (0)
@@ -305,8 +134,8 @@ static void release_chunks(struct mp_backend *b, uint64_t from, uint64_t to)
 		uint64_t h = 0;
 
 		mp_intmap_get(&b->chunks, found[i], &h);
-		cu.MemUnmap((CUdeviceptr)found[i], CU_CHUNK);
-		cu.MemRelease((CUmemGenericAllocationHandle)h);
+		mp_cu.MemUnmap((CUdeviceptr)found[i], CU_CHUNK);
+		mp_cu.MemRelease((CUmemGenericAllocationHandle)h);
 		mp_intmap_del(&b->chunks, found[i]);
 	}
 	free(found);
@@ -317,21 +146,22 @@ static void cuda_close(struct mp_backend *b)
 	if (!b)
 		return;
 	if (b->ctx_retained) {
-		cu.CtxSynchronize();
+		mp_cu.CtxSynchronize();
+		mp_cuda_collective_free(b->coll);
 		release_chunks(b, 0, UINT64_MAX);
 		for (size_t i = 0; i < b->streams.cap; i++)
 			if (b->streams.used[i])
-				cu.StreamDestroy((CUstream)(uintptr_t)b->streams.vals[i]);
+				mp_cu.StreamDestroy((CUstream)(uintptr_t)b->streams.vals[i]);
 		if (b->pool && b->threshold_set) {
-			cu.MemPoolTrimTo(b->pool, 0);
-			cu.MemPoolSetAttribute(b->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-			                       &b->threshold_old);
+			mp_cu.MemPoolTrimTo(b->pool, 0);
+			mp_cu.MemPoolSetAttribute(b->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+			                          &b->threshold_old);
 		}
 		if (b->ev_begin)
-			cu.EventDestroy(b->ev_begin);
+			mp_cu.EventDestroy(b->ev_begin);
 		if (b->ev_end)
-			cu.EventDestroy(b->ev_end);
-		cu.DevicePrimaryCtxRelease(b->dev);
+			mp_cu.EventDestroy(b->ev_end);
+		mp_cu.DevicePrimaryCtxRelease(b->dev);
 	}
 	mp_intmap_free(&b->chunks);
 	mp_intmap_free(&b->streams);
@@ -342,13 +172,12 @@ static void cuda_close(struct mp_backend *b)
 /* The device's context, events, and what it supports: VMM chunks of CU_CHUNK, a default pool. */
 static int cuda_setup(struct mp_backend *b, int device)
 {
-	CUcontext ctx;
 	size_t gran = 0;
 
 	CU_CALL(b, DeviceGet, (&b->dev, device));
-	CU_CALL(b, DevicePrimaryCtxRetain, (&ctx, b->dev));
+	CU_CALL(b, DevicePrimaryCtxRetain, (&b->ctx, b->dev));
 	b->ctx_retained = 1;
-	CU_CALL(b, CtxSetCurrent, (ctx));
+	CU_CALL(b, CtxSetCurrent, (b->ctx));
 	CU_CALL(b, EventCreate, (&b->ev_begin, CU_EVENT_DEFAULT));
 	CU_CALL(b, EventCreate, (&b->ev_end, CU_EVENT_DEFAULT));
 	b->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -357,11 +186,11 @@ static int cuda_setup(struct mp_backend *b, int device)
 	b->access.location = b->prop.location;
 	b->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	/* Without virtual memory support map and friends say so; the rest still works. */
-	if (cu.MemGetAllocationGranularity(&gran, &b->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+	if (mp_cu.MemGetAllocationGranularity(&gran, &b->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
 	            CUDA_SUCCESS ||
 	    !gran || CU_CHUNK % gran)
 		b->prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
-	if (cu.DeviceGetDefaultMemPool(&b->pool, b->dev) != CUDA_SUCCESS)
+	if (mp_cu.DeviceGetDefaultMemPool(&b->pool, b->dev) != CUDA_SUCCESS)
 		b->pool = NULL;
 	return MEMPROF_POOL_OK;
 }
@@ -373,7 +202,7 @@ static int cuda_open(const struct mp_backend_options *o, struct mp_backend **out
 	struct mp_backend *b;
 
 	*out = NULL;
-	if (!cu_probe(why, sizeof why, &n))
+	if (!mp_cu_probe(why, sizeof why, &n))
 		return mp_err(o->err, MP_EIO, "%s", why);
 	if (o->device < 0 || o->device >= n)
 		return mp_err(o->err, MP_EINVAL, "no CUDA device %d: this machine has %d (0 to %d)",
@@ -414,7 +243,7 @@ static int stream_of(struct mp_backend *b, uint64_t id, CUstream *out)
 	}
 	CU_CALL(b, StreamCreate, (&s, CU_STREAM_NON_BLOCKING));
 	if (mp_intmap_put(&b->streams, id, (uint64_t)(uintptr_t)s) != 0) {
-		cu.StreamDestroy(s);
+		mp_cu.StreamDestroy(s);
 		mp_err(b->err, MP_ENOMEM, "out of memory");
 		return MEMPROF_POOL_EFAULT;
 	}
@@ -543,20 +372,20 @@ static int map_chunk(struct mp_backend *b, uint64_t addr)
 		return MEMPROF_POOL_EINVAL;
 	}
 	CU_CALL(b, MemCreate, (&h, (size_t)CU_CHUNK, &b->prop, 0));
-	rc = cu.MemMap((CUdeviceptr)addr, CU_CHUNK, 0, h, 0);
+	rc = mp_cu.MemMap((CUdeviceptr)addr, CU_CHUNK, 0, h, 0);
 	if (rc == CUDA_SUCCESS) {
 		call = "cuMemSetAccess";
-		rc = cu.MemSetAccess((CUdeviceptr)addr, CU_CHUNK, &b->access, 1);
+		rc = mp_cu.MemSetAccess((CUdeviceptr)addr, CU_CHUNK, &b->access, 1);
 		if (rc != CUDA_SUCCESS)
-			cu.MemUnmap((CUdeviceptr)addr, CU_CHUNK);
+			mp_cu.MemUnmap((CUdeviceptr)addr, CU_CHUNK);
 	}
 	if (rc != CUDA_SUCCESS) {
-		cu.MemRelease(h);
+		mp_cu.MemRelease(h);
 		return cu_fail(b, call, rc);
 	}
 	if (mp_intmap_put(&b->chunks, addr, (uint64_t)h) != 0) {
-		cu.MemUnmap((CUdeviceptr)addr, CU_CHUNK);
-		cu.MemRelease(h);
+		mp_cu.MemUnmap((CUdeviceptr)addr, CU_CHUNK);
+		mp_cu.MemRelease(h);
 		mp_err(b->err, MP_ENOMEM, "out of memory");
 		return MEMPROF_POOL_EFAULT;
 	}
@@ -791,6 +620,18 @@ static int cuda_async_reserved(struct mp_backend *b, uint64_t *bytes)
 	return MEMPROF_POOL_OK;
 }
 
+static int cuda_collective(struct mp_backend *b, int kind, uint64_t addr, uint64_t n_bytes,
+                           uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns)
+{
+	CUstream s;
+	int rc = stream_of(b, stream, &s);
+
+	if (rc != MEMPROF_POOL_OK)
+		return rc;
+	return mp_cuda_collective(&b->coll, b->dev, b->ctx, s, kind, addr, n_bytes, world_size,
+	                          elapsed_ns, b->err);
+}
+
 const struct mp_backend_ops mp_backend_cuda = {
         .name = "cuda",
         .measures_time = 1,
@@ -813,6 +654,7 @@ const struct mp_backend_ops mp_backend_cuda = {
         .time_begin = cuda_time_begin,
         .time_end = cuda_time_end,
         .async_reserved = cuda_async_reserved,
+        .collective = cuda_collective,
 };
 
 #endif /* HAVE_CUDA */
