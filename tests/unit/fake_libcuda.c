@@ -30,6 +30,7 @@ struct fakecuda {
 	unsigned int last_stream_flags;
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
+	int n_devices; /* cuDeviceGetCount; 0 means 1 */
 };
 
 struct fakecuda fakecuda = {.cap = 1ull << 30};
@@ -60,14 +61,16 @@ DECL(CUresult, cuGetErrorName, (CUresult rc, const char **s))
 
 DECL(CUresult, cuDeviceGetCount, (int *n))
 {
-	*n = 1;
+	*n = fakecuda.n_devices ? fakecuda.n_devices : 1;
 	return OK;
 }
 
 DECL(CUresult, cuDeviceGet, (int *dev, int ordinal))
 {
 	*dev = ordinal;
-	return ordinal == 0 ? OK : E_INVALID_DEVICE;
+	return ordinal >= 0 && ordinal < (fakecuda.n_devices ? fakecuda.n_devices : 1)
+	               ? OK
+	               : E_INVALID_DEVICE;
 }
 
 DECL(CUresult, cuDevicePrimaryCtxRetain, (void **ctx, int dev))

@@ -23,6 +23,7 @@ struct fakecuda {
 	unsigned int last_stream_flags;
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
+	int n_devices;
 };
 
 static struct fakecuda *fc;
@@ -263,4 +264,143 @@ Test(cuda_fake, a_library_without_the_entry_points_is_too_old)
 	cr_assert_eq(mp_backend_cuda_usable(why, sizeof why), 0);
 	cr_assert_str_eq(why, "the NVIDIA driver is too old: libm.so.6 has no cuInit (CUDA 11.2 or "
 	                      "newer is needed)");
+}
+
+struct fake_nccl_call {
+	int kind;
+	uintptr_t send, recv;
+	size_t count;
+	int datatype, op, rank;
+	uintptr_t stream;
+	int in_group;
+};
+
+struct fakenccl {
+	int n_init, ndev, devlist[8];
+	int n_destroy, group_depth, n_groups;
+	int fail_init;
+	int n_calls;
+	struct fake_nccl_call calls[16];
+};
+
+static struct fakenccl *use_fake_nccl(void)
+{
+	void *dl = dlopen(FAKE_LIBNCCL, RTLD_NOW | RTLD_LOCAL);
+	struct fakenccl *fn;
+
+	cr_assert_not_null(dl, "%s", dlerror());
+	fn = dlsym(dl, "fakenccl");
+	cr_assert_not_null(fn);
+	setenv("MEMPROF_LIBNCCL", FAKE_LIBNCCL, 1);
+	return fn;
+}
+
+/*
+ * One GPU, world size 4, a 4 KiB buffer: one rank, so NCCL sees shard 0
+ * only: an in-place all-gather sends buffer + 0 into the buffer, 1 KiB;
+ * a reduce-scatter reduces the buffer into its first KiB; each in a group,
+ * on the trace's stream, timed by the fake's events (0.25 ms).
+ */
+Test(cuda_fake, collectives_run_in_place_over_the_shard_views)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns = 0;
+
+	open_fake();
+	fn = use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 3, &ns), 0, "%s",
+	             err.msg);
+	cr_assert_eq(ns, 250000);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_REDUCE_SCATTER, r.addr, 4096, 4, 3, &ns), 0,
+	             "%s", err.msg);
+	cr_assert_eq(fn->n_init, 1, "the communicator is made once");
+	cr_assert_eq(fn->ndev, 1);
+	cr_assert_eq(fn->devlist[0], 0);
+	cr_assert_eq(fn->n_calls, 2);
+	cr_assert_eq(fn->calls[0].kind, 1);
+	cr_assert_eq(fn->calls[0].send, r.addr);
+	cr_assert_eq(fn->calls[0].recv, r.addr);
+	cr_assert_eq(fn->calls[0].count, 1024);
+	cr_assert_neq(fn->calls[0].stream, 0, "trace stream 3, not the legacy default stream");
+	cr_assert_eq(fn->calls[1].stream, fn->calls[0].stream);
+	cr_assert(fn->calls[0].in_group && fn->calls[1].in_group);
+	cr_assert_eq(fn->calls[1].kind, 2);
+	cr_assert_eq(fn->calls[1].send, r.addr);
+	cr_assert_eq(fn->calls[1].recv, r.addr);
+	cr_assert_eq(fn->calls[1].count, 1024);
+	cr_assert_eq(fn->calls[1].op, 0, "ncclSum");
+	cr_assert_eq(fn->n_groups, 2);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fn->n_destroy, 1);
+	cr_assert_eq(fc->primary_retained, 0);
+}
+
+/*
+ * Three GPUs, world size 2: two ranks (the replay's device and one more,
+ * which gets a scratch buffer of its own); rank 1 sends its own shard, at
+ * scratch + 2 KiB.  Device 2 is not used.
+ */
+Test(cuda_fake, ranks_are_one_per_gpu_up_to_the_world_size)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns = 0;
+
+	use_fake();
+	fc->n_devices = 3;
+	open_fake();
+	fn = use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns), 0, "%s",
+	             err.msg);
+	cr_assert_eq(fn->ndev, 2);
+	cr_assert_eq(fn->devlist[0], 0);
+	cr_assert_eq(fn->devlist[1], 1);
+	cr_assert_eq(fn->n_calls, 2);
+	cr_assert_eq(fn->calls[0].send, r.addr);
+	cr_assert_eq(fn->calls[0].count, 2048);
+	cr_assert_eq(fn->calls[1].rank, 1);
+	cr_assert_neq(fn->calls[1].recv, r.addr, "rank 1 works on its scratch buffer");
+	cr_assert_eq(fn->calls[1].send, fn->calls[1].recv + 2048);
+	cr_assert_eq(fc->live_allocs, 2, "the buffer and rank 1's scratch");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fc->live_allocs, 0, "the scratch is freed at close");
+	cr_assert_eq(fc->primary_retained, 0);
+	cr_assert_eq(fn->n_destroy, 2);
+}
+
+Test(cuda_fake, collectives_without_nccl_are_not_supported)
+{
+	struct memprof_region r;
+	uint64_t ns = 7;
+
+	open_fake();
+	setenv("MEMPROF_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(ns, 0);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
+Test(cuda_fake, a_failing_nccl_is_named)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_fake();
+	fn = use_fake_nccl();
+	fn->fail_init = 1;
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert(strstr(err.msg, "ncclCommInitAll failed: unhandled cuda error"), "%s", err.msg);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
 }
