@@ -532,3 +532,53 @@ Test(bucketed, size_names)
 		cr_assert_str_eq(buf, cases[i].name);
 	}
 }
+
+/*
+ * An independent check on a long pseudo-random sequence under a 6 MiB
+ * capacity (small requests to the buckets, one in eight up to 1 MiB to the
+ * large pool): no two live blocks overlap, each holds its request, the
+ * capacity holds, and the counts add up.
+ */
+Test(bucketed, random_sequence_never_overlaps)
+{
+	const char *kv[] = {"buckets", "64,128,256", "slab", "1KiB", NULL};
+	static struct memprof_pool_block live[512];
+	size_t n_live = 0, n_ok = 0;
+	uint64_t x = 12345;
+
+	setup(6 * MiB, kv);
+	for (int step = 0; step < 4000; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (n_live && ((x >> 33) % 2 == 0 || n_live == 512)) {
+			size_t k = (size_t)(x >> 40) % n_live;
+
+			release(live[k]);
+			live[k] = live[--n_live];
+			continue;
+		}
+		uint64_t size = (x >> 50) % 8 == 0 ? (x >> 20) % MiB : (x >> 20) % 300;
+		struct memprof_pool_block b;
+		int rc = try_alloc(size, &b);
+
+		cr_assert(rc == 0 || rc == MEMPROF_POOL_ENOMEM, "rc %d", rc);
+		if (rc)
+			continue;
+		cr_assert_geq(b.size_bytes, size);
+		for (size_t i = 0; i < n_live; i++)
+			cr_assert(b.addr + b.size_bytes <= live[i].addr ||
+			                  live[i].addr + live[i].size_bytes <= b.addr,
+			          "step %d overlaps", step);
+		live[n_live++] = b;
+		n_ok++;
+	}
+	cr_assert_eq(stat("bucketed_requests") + stat("large_requests"), (double)n_ok);
+	cr_assert_leq(fh.peak_reserved_bytes, 6 * MiB);
+	/* This fixed sequence runs out of memory and releases slabs (5 of them, 3 retries). */
+	cr_assert_gt(stat("oom_retries"), 0);
+	cr_assert_gt(stat("slabs_released"), 0);
+	cr_assert_gt(fh.n_refused, 0);
+	while (n_live)
+		release(live[--n_live]);
+	cr_assert_eq(stat("internal_frag_at_end"), 0);
+	teardown();
+}
