@@ -11,13 +11,6 @@
 #include "../caching/embed.h"
 #include "bucketed.h"
 
-/*
- * emptyCache of the embedded caching pool: in plugins/caching/caching.h but
- * not yet in embed.h, which this plugin may include; declared here until
- * embed.h offers it (cb_pool_release_cached or similar).
- */
-int cb_release_cached_blocks(struct cb_pool *p);
-
 static int host_ok(const struct memprof_pool_host *host)
 {
 	return host->struct_size >= offsetof(struct memprof_pool_host, log) + sizeof host->log &&
@@ -75,7 +68,7 @@ static int release_cached(struct memprof_pool *p, int large_too)
 	uint64_t n = bk_release_free_slabs(p);
 
 	if (large_too)
-		cb_release_cached_blocks(p->large);
+		cb_pool_release_cached(p->large);
 	return n > 0 || large_too;
 }
 

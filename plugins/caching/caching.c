@@ -172,3 +172,8 @@ void cb_pool_destroy(struct cb_pool *p)
 	free(p->seeded);
 	free(p);
 }
+
+int cb_pool_release_cached(struct cb_pool *p)
+{
+	return cb_release_cached_blocks(p);
+}

@@ -22,6 +22,12 @@ int cb_pool_alloc(struct cb_pool *p, const struct memprof_pool_request *req,
 int cb_pool_free(struct cb_pool *p, const struct memprof_pool_block *b, uint64_t stream);
 void cb_pool_stats(struct cb_pool *p, memprof_pool_emit_fn emit, void *emit_ctx);
 void cb_pool_destroy(struct cb_pool *p);
+/*
+ * Give back every cached block's segment (emptyCache), as the pool does on
+ * an out-of-memory retry: for an embedding pool whose own memory ran out.
+ * 0, or the backend's failure.
+ */
+int cb_pool_release_cached(struct cb_pool *p);
 
 /* The options the caching pool declares (NULL-name terminated). */
 extern const struct memprof_pool_option_spec cb_option_specs[];
