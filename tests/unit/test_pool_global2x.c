@@ -12,9 +12,10 @@
 
 #include "fake_host.h"
 
-#define MiB    (1ull << 20)
-#define SITE_A "_gather_along_first_dim@megatron/core/tensor_parallel/mappings.py:224"
-#define SITE_B "forward@model.py:10"
+#define MiB (1ull << 20)
+/* Site texts as the replay engine gives them: the call site frame, "name (file:line)". */
+#define SITE_A "_gather_along_first_dim (megatron/core/tensor_parallel/mappings.py:224)"
+#define SITE_B "forward (model.py:10)"
 
 const struct memprof_pool_ops *memprof_pool_init(uint16_t host_abi_major);
 
@@ -326,12 +327,12 @@ Test(global2x, out_of_memory_releases_free_buffers_and_retries_once)
 	free_b(a);
 	b = alloc_sp(SITE_B, NULL, 300);
 	free_b(b);
-	c = alloc_sp("c@x.py:1", NULL, 200);
+	c = alloc_sp("c (x.py:1)", NULL, 200);
 	cr_assert_eq(fh.n_refused, 1);
 	cr_assert_eq(fh.n_release, 2);
 	cr_assert_eq(fh.reserved_bytes, 400);
 	cr_assert_eq(stat("buffers_released_for_oom"), 2);
-	cr_assert_eq(try_alloc("d@x.py:1", NULL, 400, &d), MEMPROF_POOL_ENOMEM);
+	cr_assert_eq(try_alloc("d (x.py:1)", NULL, 400, &d), MEMPROF_POOL_ENOMEM);
 	cr_assert_eq(fh.reserved_bytes, 400, "the live buffer stays");
 	cr_assert_eq(stat("buffers"), 1);
 	free_b(c);
