@@ -1,7 +1,9 @@
 /*
  * plugins/sharded/iterations.c - where the trace's iterations are: from
- * phase markers (each entry of the iteration phase starts one), else from
- * the period of the sequence of site+size keys (period.c).  Also numbers
+ * phase markers (each entry of the iteration phase starts one; auto picks
+ * the phase whose entries cut the trace into segments alike in the
+ * site+size keys they hold, covering most of it), else from the period of the sequence of
+ * site+size keys (period.c).  Also numbers
  * the site+size keys.  Pure: it logs nothing; plan.c says what it found.
  */
 #include <stdlib.h>
@@ -75,21 +77,128 @@ static int phase_ids(const struct memprof_pool_lifetime *items, size_t n, int64_
 	return MEMPROF_POOL_OK;
 }
 
-/* The iteration phase's id: the named one, or the first entered twice; -1: none. */
-static int64_t pick_phase(const struct memprof_pool_lifetime *items, size_t n, const int64_t *ph,
-                          const uint64_t *entries, const char *phase_opt)
+/* The named phase's id, if entered twice; -1: none. */
+static int64_t named_phase(const struct memprof_pool_lifetime *items, size_t n, const int64_t *ph,
+                           const uint64_t *entries, const char *phase_opt)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (ph[i] < 0 || entries[ph[i]] < 2)
-			continue;
-		if (!phase_opt || strcmp(items[i].phase, phase_opt) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (ph[i] >= 0 && entries[ph[i]] >= 2 && strcmp(items[i].phase, phase_opt) == 0)
 			return ph[i];
-	}
 	return -1;
 }
 
-static int from_phases(const struct memprof_pool_lifetime *items, size_t n, const char *phase_opt,
-                       struct sh_iters *out)
+/* Scratch for scoring candidate phases: per allocation, per segment, per key. */
+struct scratch {
+	int64_t *seg_of;
+	uint64_t *seg_n, *sorted, *stamp_key, *typical_key;
+	uint64_t stamp;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The keys of segment s are stamped into keys[] with a fresh stamp; their number. */
+static uint64_t stamp_segment(struct scratch *w, const uint32_t *key_of, size_t n, int64_t s,
+                              uint64_t *keys, const uint64_t *typical, uint64_t *in_typical)
+{
+	uint64_t distinct = 0, stamp = ++w->stamp;
+
+	*in_typical = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w->seg_of[i] != s || keys[key_of[i]] == stamp)
+			continue;
+		keys[key_of[i]] = stamp;
+		distinct++;
+		if (typical && typical[key_of[i]] == w->typical_key[0])
+			(*in_typical)++;
+	}
+	return distinct;
+}
+
+/*
+ * Entries of phase x cut the trace into segments (from its first entry
+ * on).  The typical segment is one of median length; a segment matches it
+ * when their sets of site+size keys overlap by half or more (Jaccard).  x
+ * is an iteration phase when at least two segments match, at most one (a
+ * warm-up or a teardown) does not, and the matching segments hold at least
+ * half of all allocations; returns how many they hold, else 0.
+ */
+static uint64_t coverage_of(struct scratch *w, const int64_t *ph, const uint32_t *key_of, size_t n,
+                            int64_t x, uint64_t n_segments)
+{
+	int64_t seg = -1, typical = 0;
+	uint64_t covered = 0, n_match = 0, n_typ, in_typ;
+
+	for (uint64_t k = 0; k < n_segments; k++)
+		w->seg_n[k] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i] == x && (i == 0 || ph[i - 1] != x))
+			seg++;
+		w->seg_of[i] = seg;
+		if (seg >= 0)
+			w->seg_n[seg]++;
+	}
+	memcpy(w->sorted, w->seg_n, n_segments * sizeof *w->sorted);
+	qsort(w->sorted, n_segments, sizeof *w->sorted, cmp_u64);
+	while (w->seg_n[typical] != w->sorted[n_segments / 2])
+		typical++;
+	n_typ = stamp_segment(w, key_of, n, typical, w->typical_key + 1, NULL, &in_typ);
+	w->typical_key[0] = w->stamp; /* typical_key[1 + key] == this stamp: key is typical */
+	for (uint64_t k = 0; k < n_segments; k++) {
+		uint64_t d = stamp_segment(w, key_of, n, (int64_t)k, w->stamp_key,
+		                           w->typical_key + 1, &in_typ);
+		if (d && 2 * in_typ >= d + n_typ - in_typ) {
+			n_match++;
+			covered += w->seg_n[k];
+		}
+	}
+	if (n_match < 2 || n_match + 1 < n_segments || 2 * covered < n)
+		return 0;
+	return covered;
+}
+
+/* The iteration phase's id (see the top of the file); -1: none. */
+static int64_t pick_phase(const struct memprof_pool_lifetime *items, size_t n, const int64_t *ph,
+                          const uint64_t *entries, size_t n_phases, const uint32_t *key_of,
+                          const char *phase_opt)
+{
+	struct scratch w = {0};
+	uint64_t best = 0, n_keys = 0;
+	int64_t pick = -1;
+
+	if (phase_opt)
+		return named_phase(items, n, ph, entries, phase_opt);
+	for (size_t i = 0; i < n; i++)
+		if (key_of[i] + 1ull > n_keys)
+			n_keys = key_of[i] + 1ull;
+	w.seg_of = malloc((n ? n : 1) * sizeof *w.seg_of);
+	w.seg_n = malloc((n ? n : 1) * sizeof *w.seg_n);
+	w.sorted = malloc((n ? n : 1) * sizeof *w.sorted);
+	w.stamp_key = calloc(n_keys + 1, sizeof *w.stamp_key);
+	w.typical_key = calloc(n_keys + 2, sizeof *w.typical_key);
+	for (size_t x = 0;
+	     w.seg_of && w.seg_n && w.sorted && w.stamp_key && w.typical_key && x < n_phases; x++) {
+		uint64_t c = entries[x] >= 2 && entries[x] <= n
+		                     ? coverage_of(&w, ph, key_of, n, (int64_t)x, entries[x])
+		                     : 0;
+		if (c > best) {
+			best = c;
+			pick = (int64_t)x;
+		}
+	}
+	free(w.seg_of);
+	free(w.seg_n);
+	free(w.sorted);
+	free(w.stamp_key);
+	free(w.typical_key);
+	return pick;
+}
+
+static int from_phases(const struct memprof_pool_lifetime *items, size_t n, const uint32_t *key_of,
+                       const char *phase_opt, struct sh_iters *out)
 {
 	int64_t *ph = malloc((n ? n : 1) * sizeof *ph), x;
 	uint64_t *entries = malloc((n ? n : 1) * sizeof *entries);
@@ -100,7 +209,7 @@ static int from_phases(const struct memprof_pool_lifetime *items, size_t n, cons
 	if (!ph || !entries || phase_ids(items, n, ph, entries, &n_phases) != MEMPROF_POOL_OK)
 		goto out;
 	rc = MEMPROF_POOL_OK;
-	x = pick_phase(items, n, ph, entries, phase_opt);
+	x = pick_phase(items, n, ph, entries, n_phases, key_of, phase_opt);
 	if (x < 0 || entries[x] > INT32_MAX)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -157,7 +266,7 @@ int sh_iters_detect(const struct memprof_pool_lifetime *items, size_t n, const u
 	out->iter_of = calloc(n ? n : 1, sizeof *out->iter_of);
 	if (!out->iter_of)
 		return MEMPROF_POOL_ENOMEM;
-	rc = from_phases(items, n, phase_opt, out);
+	rc = from_phases(items, n, key_of, phase_opt, out);
 	if (rc != MEMPROF_POOL_OK || out->from != SH_FROM_NONE)
 		return rc;
 	for (size_t i = 0; i < n; i++)

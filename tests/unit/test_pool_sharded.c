@@ -623,3 +623,35 @@ Test(sharded, slab_refused_under_capacity)
 	cr_assert_eq(stat(p, "fallback_requests"), 1);
 	finish(p);
 }
+
+/*
+ * Nested ranges, as Megatron's: the outer range is re-entered after every
+ * inner one.  "init" is entered three times in the prologue (around two
+ * grad buffers), "fwd" twice in each iteration (around "param 0"): neither
+ * cuts the trace into like segments covering most of it ("init"'s last
+ * segment holds every iteration; "fwd"'s alternate two kinds of segment).
+ * "param 0" is entered once per iteration and cuts 3 like segments: 3
+ * iterations, and X (every iteration) recurs.
+ */
+static const struct spec nested[] = {
+        {"w", 4096, "init"},     {"gb", 8192, "grad 0"},  {"w", 4096, "init"},
+        {"gb", 8192, "grad 1"},  {"w", 4096, "init"},     {"pa", 2048, "param 0"},
+        {"x", 1000, "fwd"},      {"pb", 2048, "param 1"}, {"y", 3000, "fwd"},
+        {"z", 512, "bwd"},       {"pa", 2048, "param 0"}, {"x", 1000, "fwd"},
+        {"pb", 2048, "param 1"}, {"y", 3000, "fwd"},      {"z", 512, "bwd"},
+        {"pa", 2048, "param 0"}, {"x", 1000, "fwd"},      {"pb", 2048, "param 1"},
+        {"y", 3000, "fwd"},      {"z", 512, "bwd"},
+};
+#define N_NESTED (sizeof nested / sizeof nested[0])
+
+Test(sharded, auto_finds_iterations_under_nested_ranges)
+{
+	struct memprof_pool *p = make(0, NULL);
+
+	replay(p, nested, N_NESTED, alloc_free_script(N_NESTED), 1);
+	cr_assert_eq(stat(p, "iterations_from"), 1);
+	cr_assert_eq(stat(p, "iterations"), 3);
+	cr_assert_eq(stat(p, "recurring_sites"), 5, "pa, x, pb, y, z");
+	cr_assert_eq(stat(p, "fallback_requests"), 5, "the prologue's w and gb");
+	finish(p);
+}
