@@ -282,6 +282,7 @@ int cp_compact(struct memprof_pool *p, int forced)
 	}
 	rc = release_empty(p, &n_released);
 	p->dirty = 0;
+	p->freed_since_bytes = 0;
 	record(p, forced, before, cp_arena_frag(a), p->st.blocks_moved - blocks0,
 	       p->st.bytes_moved - bytes0, n_released);
 	return k.rc ? k.rc : rc;

@@ -94,8 +94,9 @@ struct memprof_pool {
 	struct cp_arena arena;
 	struct cp_stats st;
 	struct cp_vmm vmm;
-	int dirty;               /* copy: a block was freed since the last compaction */
-	struct cp_seg **scratch; /* compaction: live blocks in arena order */
+	int dirty;                  /* copy: a block was freed since the last compaction */
+	uint64_t freed_since_bytes; /* copy: bytes freed since then */
+	struct cp_seg **scratch;    /* compaction: live blocks in arena order */
 	size_t cap_scratch;
 	uint64_t *room_tree; /* compaction: max tree of the chunks' room */
 	size_t cap_room_tree;

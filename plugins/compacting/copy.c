@@ -37,6 +37,7 @@ static int threshold_due(const struct memprof_pool *p)
 	const struct cp_arena *a = &p->arena;
 
 	return p->dirty && a->free_bytes >= p->cfg.compact_min_bytes &&
+	       p->freed_since_bytes >= p->cfg.compact_min_bytes &&
 	       cp_arena_frag(a) > p->cfg.compact_at;
 }
 

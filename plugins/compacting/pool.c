@@ -131,6 +131,7 @@ static int compacting_free(struct memprof_pool *p, const struct memprof_pool_blo
 	cp_handle_drop(&p->arena, s);
 	if (p->cfg.mode == CP_MODE_VMM)
 		return cp_vmm_free(p, s);
+	p->freed_since_bytes += s->size_bytes;
 	cp_arena_give(&p->arena, s);
 	p->dirty = 1;
 	return MEMPROF_POOL_OK;
