@@ -287,3 +287,56 @@ size_t fake_host_live_regions(const struct fake_host *fh)
 		n += fh->regions[i].live;
 	return n;
 }
+
+#define MAX_STATS 256
+
+struct stats {
+	struct {
+		char name[48];
+		double value;
+	} rows[MAX_STATS];
+	size_t n;
+	int bad; /* a name too long, or too many figures */
+};
+
+static void collect(void *ctx, const char *name, double value, const char *unit)
+{
+	struct stats *s = ctx;
+
+	(void)unit;
+	if (!name || strlen(name) >= sizeof s->rows[0].name || s->n == MAX_STATS) {
+		s->bad = 1;
+		return;
+	}
+	snprintf(s->rows[s->n].name, sizeof s->rows[0].name, "%s", name);
+	s->rows[s->n++].value = value;
+}
+
+static struct stats *take_stats(const struct memprof_pool_ops *ops, struct memprof_pool *p)
+{
+	static struct stats s;
+
+	memset(&s, 0, sizeof s);
+	ops->stats(p, collect, &s);
+	return &s;
+}
+
+int fake_host_stat(const struct memprof_pool_ops *ops, struct memprof_pool *p, const char *name,
+                   double *value)
+{
+	struct stats *s = take_stats(ops, p);
+
+	if (s->bad)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->rows[i].name, name)) {
+			*value = s->rows[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+size_t fake_host_n_stats(const struct memprof_pool_ops *ops, struct memprof_pool *p)
+{
+	return take_stats(ops, p)->n;
+}

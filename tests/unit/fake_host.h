@@ -62,6 +62,16 @@ struct fake_host {
 
 /* A fresh host for backend "sim" with the given capacity (0: unlimited). */
 void fake_host_init(struct fake_host *fh, uint64_t capacity_bytes);
+/*
+ * The figure name that ops->stats emits for p: 1 and *value; 0 when it
+ * emits none of that name; -1 when it emits a name of 48 bytes or more (the
+ * engine would cut it) or more than 256 figures.
+ */
+int fake_host_stat(const struct memprof_pool_ops *ops, struct memprof_pool *p, const char *name,
+                   double *value);
+/* How many figures ops->stats emits for p. */
+size_t fake_host_n_stats(const struct memprof_pool_ops *ops, struct memprof_pool *p);
+
 /* Live (unreleased) reservations and VA ranges. */
 size_t fake_host_live_regions(const struct fake_host *fh);
 

@@ -20,40 +20,20 @@ static const struct memprof_pool_ops *ops;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-struct stat_rec {
-	char name[48];
-	double value;
-};
-static struct stat_rec stat_recs[64];
-static int n_stat_recs;
-
-static void emit(void *ctx, const char *name, double value, const char *unit)
-{
-	(void)ctx, (void)unit;
-	cr_assert_lt(n_stat_recs, 64);
-	snprintf(stat_recs[n_stat_recs].name, sizeof stat_recs[0].name, "%s", name);
-	stat_recs[n_stat_recs++].value = value;
-}
-
 static double stat(struct memprof_pool *p, const char *name)
 {
-	n_stat_recs = 0;
-	ops->stats(p, emit, NULL);
-	for (int i = 0; i < n_stat_recs; i++)
-		if (strcmp(stat_recs[i].name, name) == 0)
-			return stat_recs[i].value;
-	cr_assert_fail("no stat '%s'", name);
-	return 0;
+	double v = 0;
+
+	cr_assert_eq(fake_host_stat(ops, p, name, &v), 1,
+	             "no stat '%s' (or a stat name of 48 bytes or more)", name);
+	return v;
 }
 
 static int has_stat(struct memprof_pool *p, const char *name)
 {
-	n_stat_recs = 0;
-	ops->stats(p, emit, NULL);
-	for (int i = 0; i < n_stat_recs; i++)
-		if (strcmp(stat_recs[i].name, name) == 0)
-			return 1;
-	return 0;
+	double v;
+
+	return fake_host_stat(ops, p, name, &v) == 1;
 }
 
 /* create with opts ("name", "value", ..., NULL) on a fresh host; the status. */
