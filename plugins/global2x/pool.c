@@ -23,13 +23,6 @@ static const struct memprof_pool_option_spec g2_options[] = {
         {NULL, NULL, NULL},
 };
 
-static int bad_option(const struct memprof_pool_host *h, const char *name, const char *v,
-                      const char *why)
-{
-	h->log(h->ctx, MEMPROF_POOL_LOG_ERROR, "bad option '%s=%s': %s", name, v, why);
-	return MEMPROF_POOL_EINVAL;
-}
-
 static int parse_options(struct memprof_pool *p, const struct memprof_pool_option *opts,
                          size_t n_opts)
 {
@@ -40,16 +33,17 @@ static int parse_options(struct memprof_pool *p, const struct memprof_pool_optio
 
 		if (!strcmp(name, "key")) {
 			if ((c = pl_parse_choice(v, key_names)) < 0)
-				return bad_option(p->host, name, v, "expected site, tag or size");
+				return pl_bad_option(p->host, name, v,
+				                     "expected site, tag or size");
 			p->key_kind = (enum g2_key_kind)c;
 		} else if (!strcmp(name, "sites")) {
 			if (!*v)
-				return bad_option(p->host, name, v, "expected a glob pattern");
+				return pl_bad_option(p->host, name, v, "expected a glob pattern");
 			free(p->sites);
 			if (!(p->sites = strdup(v)))
 				return MEMPROF_POOL_ENOMEM;
 		} else {
-			return bad_option(p->host, name, v, "no such option");
+			return pl_bad_option(p->host, name, v, "no such option");
 		}
 	}
 	return MEMPROF_POOL_OK;

@@ -1,5 +1,6 @@
 /*
- * plugins/lib/parse.c - option-value parsers for pool plugins (parse.h).
+ * plugins/lib/parse.c - option-value parsers for pool plugins, and their
+ * error message (parse.h).
  */
 #include "parse.h"
 
@@ -167,4 +168,12 @@ int pl_glob(const char *pattern, const char *text, const char **cap, size_t *cap
 		}
 	}
 	return 1;
+}
+
+int pl_bad_option(const struct memprof_pool_host *host, const char *name, const char *value,
+                  const char *why)
+{
+	host->log(host->ctx, MEMPROF_POOL_LOG_ERROR, "bad option '%s=%s': %s", name ? name : "",
+	          value ? value : "", why);
+	return MEMPROF_POOL_EINVAL;
 }

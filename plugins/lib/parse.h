@@ -3,13 +3,16 @@
  * (plugins link nothing of memprof, so they cannot use src/util/parse):
  * byte sizes with binary units, lists of sizes, ratios, counts, and a glob
  * match that captures what its first '*' matched.  Return 0, or -1 when the
- * text is not one; they never print.
+ * text is not one; they never print.  pl_bad_option logs the one error
+ * message pools give for an option they refuse.
  */
 #ifndef MEMPROF_PLUGIN_LIB_PARSE_H
 #define MEMPROF_PLUGIN_LIB_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "memprof/pool.h"
 
 /* "123", "64KiB", "20 MiB", "2G", "1k": binary units (K = KiB).  */
 int pl_parse_bytes(const char *s, uint64_t *out);
@@ -34,5 +37,9 @@ int pl_parse_choice(const char *s, const char *const *choices);
  * otherwise the whole text.
  */
 int pl_glob(const char *pattern, const char *text, const char **cap, size_t *cap_len);
+
+/* Log "bad option 'name=value': why" as an error; returns MEMPROF_POOL_EINVAL. */
+int pl_bad_option(const struct memprof_pool_host *host, const char *name, const char *value,
+                  const char *why);
 
 #endif

@@ -24,13 +24,6 @@ static const struct memprof_pool_option_spec mx_options[] = {
         {NULL, NULL, NULL},
 };
 
-static int bad_option(const struct memprof_pool_host *h, const char *name, const char *v,
-                      const char *why)
-{
-	h->log(h->ctx, MEMPROF_POOL_LOG_ERROR, "bad option '%s=%s': %s", name, v, why);
-	return MEMPROF_POOL_EINVAL;
-}
-
 static int parse_options(struct memprof_pool *p, const struct memprof_pool_option *opts,
                          size_t n_opts)
 {
@@ -41,15 +34,17 @@ static int parse_options(struct memprof_pool *p, const struct memprof_pool_optio
 
 		if (!strcmp(name, "pair")) {
 			if (mx_parse_rule(p, v) < 0)
-				return bad_option(p->host, name, v,
-				                  "expected PARAM_GLOB:GRAD_GLOB, both non-empty "
-				                  "(a ':' in a glob is written '\\:')");
+				return pl_bad_option(
+				        p->host, name, v,
+				        "expected PARAM_GLOB:GRAD_GLOB, both non-empty "
+				        "(a ':' in a glob is written '\\:')");
 		} else if (!strcmp(name, "pair-on")) {
 			if ((c = pl_parse_choice(v, on_names)) < 0)
-				return bad_option(p->host, name, v, "expected tag, site or auto");
+				return pl_bad_option(p->host, name, v,
+				                     "expected tag, site or auto");
 			p->on = (enum mx_on)c;
 		} else {
-			return bad_option(p->host, name, v, "no such option");
+			return pl_bad_option(p->host, name, v, "no such option");
 		}
 	}
 	return MEMPROF_POOL_OK;

@@ -61,10 +61,8 @@ int sh_parse_options(const struct memprof_pool_host *host, const struct memprof_
 		const char *why = parse_one(cfg, name, v);
 
 		if (why) {
-			host->log(host->ctx, MEMPROF_POOL_LOG_ERROR, "bad option '%s=%s': %s", name,
-			          v, why);
 			sh_config_free(cfg);
-			return MEMPROF_POOL_EINVAL;
+			return pl_bad_option(host, name, v, why);
 		}
 	}
 	return MEMPROF_POOL_OK;
