@@ -89,4 +89,12 @@ assert k['verify'] == 'passed', k['verify_message']
 assert k['bytes_copied'] == 0, k['bytes_copied']
 "
 
+step "pool option names match with '-' and '_' as one; a bad value is refused by name"
+mp replay --backend=sim --no-save --compact_at=0.5 --world_size=4 \
+	--pool=compacting,sharded step.db
+expect_status 0
+mp replay --backend=sim --no-save --pool=compacting --compact-at=2 step.db
+expect_status 1
+expect_stderr_contains "bad option 'compact-at=2'"
+
 finish
