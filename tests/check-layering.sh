@@ -11,7 +11,8 @@
 # are 'main'.  A layer may include its own headers and:
 #   util      nothing else
 #   store     util
-#   import    store, util
+#   import    store, util, and of capture only the spool (capture/spool_format.h,
+#             capture/spool_reader.h: a spool is a file memprof imports)
 #   analysis  util, and of store only the reader (store/reader.h, store/store.h)
 #   replay    util, analysis, and of store only the reader
 #   report    analysis, replay, util (never store: reports receive results)
@@ -112,6 +113,11 @@ function check(path, shown,    target, base) {
 	if (layer == "store")
 		return violation(shown, "store/ depends on util/ only")
 	if (layer == "import") {
+		if (target == "capture") {
+			if (path != "capture/spool_format.h" && path != "capture/spool_reader.h")
+				violation(shown, "import/ reads spools through capture/spool_reader.h and capture/spool_format.h only")
+			return
+		}
 		if (target != "store")
 			violation(shown, "import/ writes through store/ and uses util/ only")
 		return

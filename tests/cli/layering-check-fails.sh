@@ -33,7 +33,7 @@ file "$CLEAN/util/format.c" '#include "util/format.h"' '#include "memprof/trace.
 file "$CLEAN/store/store_internal.h" '#include <sqlite3.h>' '#include "store/store.h"'
 file "$CLEAN/store/store.c" '#include "store/store_internal.h"' '#include "util/error.h"'
 file "$CLEAN/import/import.c" '#include "import/import.h"' '#include "store/writer.h"' \
-	'#include "util/strmap.h"'
+	'#include "util/strmap.h"' '#include "capture/spool_reader.h"' '#include "capture/spool_format.h"'
 file "$CLEAN/analysis/summary.h" '#include "store/reader.h"' '#include "store/store.h"' \
 	'#include "util/intmap.h"'
 file "$CLEAN/replay/engine.c" '#include "analysis/summary.h"' '#include "store/reader.h"' \
@@ -95,6 +95,7 @@ one analysis-sqlite analysis/x.c '#include <sqlite3.h>'
 one cmd-from-util util/x.c '#include "cmd/cmd.h"'
 one cmd-from-report report/y.h '#include "cmd/cmd.h"'
 one capture-store capture/x.c '#include "store/reader.h"'
+one import-capture import/x.c '#include "capture/capture.h"'
 one store-import store/x.c '#include "import/import.h"'
 
 step "an unknown layer is reported"
