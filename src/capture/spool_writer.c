@@ -57,7 +57,7 @@ struct mp_spool_writer {
 	uint64_t n_settled;  /* of those, items written or lost to a write error */
 	uint64_t block_seq;
 	uint64_t n_dropped; /* atomic */
-	uint64_t n_events;  /* atomic */
+	uint64_t n_events;  /* stored under mu, loaded atomically */
 	pthread_mutex_t mu;
 	pthread_cond_t wake; /* to the thread: work or stop */
 	pthread_cond_t done; /* to flushers: n_settled moved */
@@ -220,18 +220,18 @@ static unsigned char *reserve_locked(struct mp_spool_writer *w, size_t n)
 	return b->data + BLOCK_HEAD_BYTES + b->used_bytes - n;
 }
 
-int mp_spool_append(struct mp_spool_writer *w, const void *item, size_t bytes)
+/* Copy an item in; events are counted under the lock (no atomic add). */
+static int append_item(struct mp_spool_writer *w, const void *item, size_t bytes, int is_event)
 {
 	unsigned char *p;
 
-	if (bytes < sizeof(struct mp_spool_item_head) || bytes % 8 != 0) {
-		count_dropped(w, 1);
-		return -1;
-	}
 	pthread_mutex_lock(&w->mu);
 	p = reserve_locked(w, bytes);
-	if (p)
+	if (p) {
 		memcpy(p, item, bytes);
+		if (is_event) /* only ever written under the lock; read with atomic loads */
+			__atomic_store_n(&w->n_events, w->n_events + 1, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&w->mu);
 	if (!p) {
 		count_dropped(w, 1);
@@ -240,28 +240,39 @@ int mp_spool_append(struct mp_spool_writer *w, const void *item, size_t bytes)
 	return 0;
 }
 
+int mp_spool_append(struct mp_spool_writer *w, const void *item, size_t bytes)
+{
+	if (bytes < sizeof(struct mp_spool_item_head) || bytes % 8 != 0) {
+		count_dropped(w, 1);
+		return -1;
+	}
+	return append_item(w, item, bytes, 0);
+}
+
 int mp_spool_event(struct mp_spool_writer *w, struct mp_spool_event *ev)
 {
 	ev->head.type = MP_SI_EVENT;
 	ev->head.zero = 0;
 	ev->head.bytes = sizeof(*ev);
-	if (mp_spool_append(w, ev, sizeof(*ev)) < 0)
-		return -1;
-	__atomic_fetch_add(&w->n_events, 1, __ATOMIC_RELAXED);
-	return 0;
+	return append_item(w, ev, sizeof(*ev), 1);
 }
 
 /* --- interning ------------------------------------------------------------ */
 
+/* A 64-bit hash, 8 bytes a step (stacks are arrays of 8-byte addresses). */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, k;
 
-	while (n--) {
-		h ^= *s++;
-		h *= 0x100000001b3ULL;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&k, s, 8);
+		h = (h ^ (k * 0xff51afd7ed558ccdULL)) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 31;
 	}
+	for (k = 0; n > 0; n--)
+		k = (k << 8) | s[n - 1];
+	h = (h ^ (k * 0xff51afd7ed558ccdULL)) * 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 29);
 }
 
@@ -469,6 +480,9 @@ static struct mp_spool_writer *new_writer(const struct mp_spool_writer_opts *o)
 		free_writer(w);
 		return NULL;
 	}
+	/* touch the buffers now, not a page fault at a time inside appends */
+	memset(w->bufs[0].data, 0, BLOCK_HEAD_BYTES + w->cap_bytes);
+	memset(w->bufs[1].data, 0, BLOCK_HEAD_BYTES + w->cap_bytes);
 	return w;
 }
 
