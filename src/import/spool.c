@@ -223,10 +223,10 @@ static int load_symbols(struct mp_spool_in *in)
 	for (i = 0; i < n; i++) {
 		const struct mp_spool_module *m = mp_spool_reader_module(in->r, i);
 
-		if (mp_symbols_add_module(in->sym, mp_spool_text(in, m->path, path, sizeof(path)),
-		                          m->base, m->start, m->end,
-		                          mp_spool_text(in, m->build_id, build_id,
-		                                        sizeof(build_id))) < 0)
+		if (mp_symbols_add_module(
+		            in->sym, mp_spool_text(in, m->path, path, sizeof(path)), m->base,
+		            m->start, m->end,
+		            mp_spool_text(in, m->build_id, build_id, sizeof(build_id))) < 0)
 			return mp_err(in->c->err, MP_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -295,8 +295,9 @@ static void account_losses(struct mp_spool_in *in)
 		               in->c->path, offset, why ? why : "no footer", in->n_events);
 	}
 	if (in->disabled_why)
-		mp_import_note(in->c->st, "'%s': the recording library turned itself off "
-		                          "(see meta record_disabled): events after that are missing",
+		mp_import_note(in->c->st,
+		               "'%s': the recording library turned itself off "
+		               "(see meta record_disabled): events after that are missing",
 		               in->c->path);
 	if (in->torch_segments)
 		mp_import_note(in->c->st,

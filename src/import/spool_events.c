@@ -50,7 +50,7 @@ struct conv {
 	struct mp_intmap mapped;  /* va -> block index + 1 */
 	struct mp_intmap handles; /* VMM handle -> (device + 1) << 8 | mem_kind */
 	struct mp_intmap phase_of, api_id_of, stack_of; /* spool ids -> trace ids */
-	struct mp_intmap thread_phases; /* thread -> index + 1 into stacks */
+	struct mp_intmap thread_phases;                 /* thread -> index + 1 into stacks */
 	struct phase_stack *stacks;
 	size_t n_stacks, cap_stacks;
 	struct block *blocks;
@@ -221,8 +221,8 @@ static int close_block(struct conv *v, uint64_t address, size_t bi, int64_t ts,
                        const struct who *who)
 {
 	struct block *b = &v->blocks[bi];
-	struct memprof_event ev = event_at(ts, b->segment ? MEMPROF_OP_RELEASE : MEMPROF_OP_FREE,
-	                                   b->device);
+	struct memprof_event ev =
+	        event_at(ts, b->segment ? MEMPROF_OP_RELEASE : MEMPROF_OP_FREE, b->device);
 	int rc;
 
 	ev.alloc_id = b->id;
