@@ -61,7 +61,7 @@ static int run(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line(),
-	                           isatty(STDERR_FILENO) ? stderr : NULL};
+	                           isatty(STDERR_FILENO) ? stderr : NULL, NULL};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	const char *out = NULL;

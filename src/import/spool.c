@@ -290,7 +290,7 @@ static void account_losses(struct mp_spool_in *in)
 		why = mp_spool_reader_damage(in->r, &offset);
 		in->c->st->n_truncated++;
 		mp_import_note(in->c->st,
-		               "'%s': cut short at byte %" PRIu64 " (%s): the %zu events before "
+		               "'%s': ends early at byte %" PRIu64 " (%s): the %zu records before "
 		               "it were kept and the trace is marked truncated",
 		               in->c->path, offset, why ? why : "no footer", in->n_events);
 	}

@@ -157,6 +157,8 @@ static int same_build_id(Dwfl_Module *mod, const char *want, char *have, size_t 
 static void unusable(struct mp_symbols *s, struct sym_module *m, const char *why)
 {
 	m->state = MOD_UNUSABLE;
+	if (m->is_tool)
+		return; /* the driver's and profiler's frames are left out anyway */
 	if (s->n_unusable++ == 0) {
 		s->unusable_path = m->path;
 		snprintf(s->unusable_why, sizeof(s->unusable_why), "%s", why);
