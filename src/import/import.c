@@ -196,7 +196,8 @@ static int meta_default(struct mp_store *s, const char *key, const char *value)
 static int write_meta(struct mp_store *s, const char *source, const char *source_files,
                       const struct mp_import_opts *o, const struct mp_import_stats *st)
 {
-	char created[32], dropped[24];
+	char created[32], dropped[24], notes[sizeof(st->notes)];
+	size_t len = strlen(st->notes);
 	time_t now = time(NULL);
 	struct tm tm;
 	char *warn;
@@ -208,6 +209,9 @@ static int write_meta(struct mp_store *s, const char *source, const char *source
 	if (!warn)
 		return MP_ENOMEM;
 	lossy |= st->n_dropped > 0 || st->n_truncated > 0;
+	memcpy(notes, st->notes, len + 1);
+	if (len && notes[len - 1] == '\n')
+		notes[len - 1] = '\0'; /* lines between notes, none after the last */
 	snprintf(dropped, sizeof(dropped), "%lld", (long long)st->n_dropped);
 	rc = mp_store_set_meta(s, "source", o->source ? o->source : source) < 0 ||
 	     mp_store_set_meta(s, "source_file", source_files) < 0 ||
@@ -220,7 +224,7 @@ static int write_meta(struct mp_store *s, const char *source, const char *source
 	                      : meta_default(s, "truncated", "0")) < 0 ||
 	     mp_store_set_meta(s, "lossy", lossy ? "1" : "0") < 0 ||
 	     (*warn && mp_store_set_meta(s, "import_warnings", warn) < 0) ||
-	     (st->notes[0] && mp_store_set_meta(s, "import_notes", st->notes) < 0) ||
+	     (notes[0] && mp_store_set_meta(s, "import_notes", notes) < 0) ||
 	     (o->command_line && mp_store_set_meta(s, "command_line", o->command_line) < 0);
 	free(warn);
 	return rc ? MP_EIO : 0;
