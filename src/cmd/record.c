@@ -256,7 +256,7 @@ static int run(int argc, char **argv)
 		mp_record_remove_spools(&sp, 0);
 		mp_record_free(&o, &sp, env);
 		if (!exec_failed)
-			return mp_cmd_error(&mp_cmd_record, "cannot start '%s': %s", argv[optind],
+			return mp_cmd_error(&mp_cmd_record, "cannot start '%s': %s", o.cmd[0],
 			                    strerror(err_no));
 		fprintf(stderr, "memprof record: cannot run '%s': %s\n", o.cmd[0],
 		        strerror(err_no));
