@@ -10,6 +10,7 @@
 #include <string.h>
 
 static const struct mp_cmd *const commands[] = {
+        &mp_cmd_record,
         &mp_cmd_import,
         &mp_cmd_export,
         &mp_cmd_info,

@@ -36,6 +36,7 @@ extern const struct mp_cmd mp_cmd_export;
 extern const struct mp_cmd mp_cmd_info;
 extern const struct mp_cmd mp_cmd_analyze;
 extern const struct mp_cmd mp_cmd_replay;
+extern const struct mp_cmd mp_cmd_record;
 extern const struct mp_cmd mp_cmd_attach;
 extern const struct mp_cmd mp_cmd_watch;
 
@@ -55,6 +56,10 @@ int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);
  * turned into a message naming the trace (and the oversized event). */
 int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
                       struct mp_error *err);
+
+/* Each line of an import's notes (mp_import_stats.notes) as
+ * "memprof <cmd>: warning: LINE" on stderr. */
+void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes);
 
 /* The whole command line, joined by spaces, for the meta table (static buffer). */
 const char *mp_cmd_line(void);

@@ -87,6 +87,16 @@ void mp_cmd_set_line(int argc, char **argv)
 		command_line[sizeof(command_line) - 1] = '\0';
 }
 
+void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes)
+{
+	while (*notes) {
+		int len = (int)strcspn(notes, "\n");
+
+		fprintf(stderr, "memprof %s: warning: %.*s\n", c->name, len, notes);
+		notes += len + (notes[len] == '\n');
+	}
+}
+
 const char *mp_cmd_line(void)
 {
 	return command_line;

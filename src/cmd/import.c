@@ -61,7 +61,7 @@ static int run(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line(),
-	                           isatty(STDERR_FILENO) ? stderr : NULL};
+	                           isatty(STDERR_FILENO) ? stderr : NULL, NULL};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	const char *out = NULL;
@@ -109,6 +109,7 @@ static int run(int argc, char **argv)
 		if (st.n_warnings[w])
 			fprintf(stderr, "memprof import: warning: %lld %s\n",
 			        (long long)st.n_warnings[w], mp_import_warning_text(w));
+	mp_cmd_print_notes(&mp_cmd_import, st.notes);
 	if (!quiet)
 		printf("wrote '%s': %lld events, %lld allocations\n", out, (long long)st.n_events,
 		       (long long)st.n_allocs);

@@ -5,6 +5,7 @@
 #include "import/import.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 const struct mp_importer *const mp_importers[] = {
+        &mp_importer_spool,
         &mp_importer_torch,
         &mp_importer_minimalloc,
         &mp_importer_nsys,
@@ -62,6 +64,25 @@ const char *mp_import_warning_text(enum mp_import_warning w)
 int mp_import_warning_is_lossy(enum mp_import_warning w)
 {
 	return w < MP_WARN_N && warnings[w].lossy;
+}
+
+void mp_import_note(struct mp_import_stats *st, const char *fmt, ...)
+{
+	size_t used = strlen(st->notes), room = sizeof(st->notes) - used;
+	va_list ap;
+	int n;
+
+	if (room < 5)
+		return; /* already full and marked */
+	va_start(ap, fmt);
+	n = vsnprintf(st->notes + used, room - 4, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= room - 5) {
+		st->notes[sizeof(st->notes) - 5] = '\0';
+		strcat(st->notes, "...\n"); /* full: the rest is left out */
+		return;
+	}
+	strcat(st->notes, "\n");
 }
 
 /*
@@ -175,7 +196,8 @@ static int meta_default(struct mp_store *s, const char *key, const char *value)
 static int write_meta(struct mp_store *s, const char *source, const char *source_files,
                       const struct mp_import_opts *o, const struct mp_import_stats *st)
 {
-	char created[32];
+	char created[32], dropped[24], notes[sizeof(st->notes)];
+	size_t len = strlen(st->notes);
 	time_t now = time(NULL);
 	struct tm tm;
 	char *warn;
@@ -186,14 +208,23 @@ static int write_meta(struct mp_store *s, const char *source, const char *source
 	warn = warnings_text(st, &lossy);
 	if (!warn)
 		return MP_ENOMEM;
-	rc = mp_store_set_meta(s, "source", source) < 0 ||
+	lossy |= st->n_dropped > 0 || st->n_truncated > 0;
+	memcpy(notes, st->notes, len + 1);
+	if (len && notes[len - 1] == '\n')
+		notes[len - 1] = '\0'; /* lines between notes, none after the last */
+	snprintf(dropped, sizeof(dropped), "%lld", (long long)st->n_dropped);
+	rc = mp_store_set_meta(s, "source", o->source ? o->source : source) < 0 ||
 	     mp_store_set_meta(s, "source_file", source_files) < 0 ||
 	     mp_store_set_meta(s, "tool_version", o->tool_version ? o->tool_version : "") < 0 ||
 	     mp_store_set_meta(s, "created", created) < 0 ||
 	     meta_default(s, "clock", "monotonic_ns") < 0 ||
-	     meta_default(s, "dropped_records", "0") < 0 || meta_default(s, "truncated", "0") < 0 ||
+	     (st->n_dropped ? mp_store_set_meta(s, "dropped_records", dropped)
+	                    : meta_default(s, "dropped_records", "0")) < 0 ||
+	     (st->n_truncated ? mp_store_set_meta(s, "truncated", "1")
+	                      : meta_default(s, "truncated", "0")) < 0 ||
 	     mp_store_set_meta(s, "lossy", lossy ? "1" : "0") < 0 ||
 	     (*warn && mp_store_set_meta(s, "import_warnings", warn) < 0) ||
+	     (notes[0] && mp_store_set_meta(s, "import_notes", notes) < 0) ||
 	     (o->command_line && mp_store_set_meta(s, "command_line", o->command_line) < 0);
 	free(warn);
 	return rc ? MP_EIO : 0;
@@ -205,6 +236,10 @@ static void add_stats(struct mp_import_stats *sum, const struct mp_import_stats 
 
 	sum->n_events += one->n_events;
 	sum->n_allocs += one->n_allocs;
+	sum->n_dropped += one->n_dropped;
+	sum->n_truncated += one->n_truncated;
+	if (one->notes[0]) /* each line ends with '\n': copy it without its last one */
+		mp_import_note(sum, "%.*s", (int)strlen(one->notes) - 1, one->notes);
 	for (w = 0; w < MP_WARN_N; w++)
 		sum->n_warnings[w] += one->n_warnings[w];
 }

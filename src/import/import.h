@@ -38,7 +38,16 @@ struct mp_import_stats {
 	int64_t n_events;
 	int64_t n_allocs; /* alloc and preexisting events */
 	int64_t n_warnings[MP_WARN_N];
+	/* Appended for recorded traces (spools); 0 for the other formats. */
+	int64_t n_dropped;   /* records the source itself says it lost: meta dropped_records */
+	int64_t n_truncated; /* inputs cut short, read up to the cut: meta truncated, lossy */
+	char notes[2048];    /* warnings in words, one per line, each naming its input;
+	                      * cut (ending "...") when full: mp_import_note */
 };
+
+/* Add a line to st->notes (printf format, no newline). */
+void mp_import_note(struct mp_import_stats *st, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 /* The phrase for a warning, to follow its count: "412 frees of ..." */
 const char *mp_import_warning_text(enum mp_import_warning w);
@@ -80,6 +89,7 @@ struct mp_import_opts {
 	const char *tool_version;
 	const char *command_line; /* recorded in meta; may be NULL */
 	FILE *progress;           /* where to show progress (a terminal), or NULL */
+	const char *source; /* meta source instead of the importers' names ("record"), or NULL */
 };
 
 /*
@@ -98,5 +108,6 @@ extern const struct mp_importer mp_importer_torch;
 extern const struct mp_importer mp_importer_minimalloc;
 extern const struct mp_importer mp_importer_nsys;
 extern const struct mp_importer mp_importer_rmm;
+extern const struct mp_importer mp_importer_spool;
 
 #endif

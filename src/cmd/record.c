@@ -1,0 +1,276 @@
+/*
+ * cmd/record.c - 'memprof record': check the output can be written, run the
+ * command with the injected library in its environment (cmd/launch.c),
+ * then turn the spools its processes wrote into one trace (the importer
+ * 'spool').  Exits with the command's own status.
+ */
+#include "cmd/cmd.h"
+#include "cmd/launch.h"
+#include "cmd/record.h"
+#include "import/import.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: memprof record [options] -- CMD [ARGS...]\n\n"
+	        "Run CMD with every GPU allocation of each of its processes recorded through\n"
+	        "CUPTI, then write one trace database.  Exits with CMD's exit status.\n\n"
+	        "options:\n"
+	        "  -o, --output=TRACE       the database to write (default:\n"
+	        "                           memprof-NAME-YYYYMMDD-HHMMSS.db here)\n"
+	        "  -f, --force              replace TRACE if it exists\n"
+	        "      --stacks=MODE        host call stacks: off, sampled or all (default all)\n"
+	        "      --stack-sample=N     sampled: one allocation call in N (default 16)\n"
+	        "      --stack-depth=D      frames kept per stack, 1 to 128 (default 32)\n"
+	        "      --dormant            record nothing until 'memprof attach PID start'\n"
+	        "      --no-framework-cache make PyTorch, JAX and TensorFlow send each tensor to\n"
+	        "                           CUDA (changes the workload's memory behaviour)\n"
+	        "      --keep-spool         keep the raw spools after converting them\n"
+	        "      --spool-dir=DIR      where the spools go (default: a new directory in\n"
+	        "                           $TMPDIR)\n"
+	        "      --inject=PATH        the injected library (libmemprof-inject.so)\n"
+	        "      --cupti=PATH         the CUPTI library (libcupti.so.13)\n"
+	        "  -q, --quiet              print nothing but problems\n"
+	        "  -h, --help               show this help\n\n"
+	        "See memprof-record(1).\n");
+}
+
+/* Numbers: 0 = unset.  Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct mp_record_opts *o)
+{
+	static const struct option longopts[] = {
+	        {"output", required_argument, NULL, 'o'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"stacks", required_argument, NULL, 'S'},
+	        {"stack-sample", required_argument, NULL, 'N'},
+	        {"stack-depth", required_argument, NULL, 'D'},
+	        {"dormant", no_argument, NULL, 'd'},
+	        {"no-framework-cache", no_argument, NULL, 'n'},
+	        {"keep-spool", no_argument, NULL, 'k'},
+	        {"spool-dir", required_argument, NULL, 's'},
+	        {"inject", required_argument, NULL, 'I'},
+	        {"cupti", required_argument, NULL, 'C'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	opterr = 0;
+	/* '+': options end at the command's name, '--' or not */
+	while ((ch = getopt_long(argc, argv, "+:o:fqh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'S':
+			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") &&
+			    strcmp(optarg, "all"))
+				return mp_cmd_usage(&mp_cmd_record,
+				                    "bad --stacks '%s': use off, sampled or all",
+				                    optarg);
+			o->stacks = optarg;
+			break;
+		case 'N':
+		case 'D':
+			if (mp_record_number(optarg, ch == 'D' ? 128 : 1000000000,
+			                     ch == 'D' ? &o->stack_depth : &o->stack_sample) < 0)
+				return mp_cmd_usage(
+				        &mp_cmd_record, "bad --%s '%s': %s",
+				        ch == 'D' ? "stack-depth" : "stack-sample", optarg,
+				        ch == 'D' ? "a number of frames from 1 to 128"
+				                  : "a whole number of calls, 1 or more");
+			break;
+		case 'd':
+			o->dormant = 1;
+			break;
+		case 'n':
+			o->no_cache = 1;
+			break;
+		case 'k':
+			o->keep_spool = 1;
+			break;
+		case 's':
+			o->spool_dir = optarg;
+			break;
+		case 'I':
+			o->inject = optarg;
+			break;
+		case 'C':
+			o->cupti = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return MP_EXIT_OK;
+		default:
+			return mp_cmd_bad_option(&mp_cmd_record, argv, ch);
+		}
+	}
+	if (optind == argc)
+		return mp_cmd_usage(&mp_cmd_record,
+		                    "no command given: memprof record [options] -- CMD");
+	o->cmd = argv + optind;
+	return -1;
+}
+
+/* "memprof record: 'CMD' was killed by signal 15 (Terminated)"; the status to exit with. */
+static int command_status(const struct mp_record_opts *o, int ws)
+{
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	if (WIFSIGNALED(ws)) {
+		fprintf(stderr, "memprof record: '%s' was killed by signal %d (%s)%s\n", o->cmd[0],
+		        WTERMSIG(ws), strsignal(WTERMSIG(ws)),
+		        WCOREDUMP(ws) ? ", core dumped" : "");
+		return 128 + WTERMSIG(ws);
+	}
+	return MP_EXIT_ERROR;
+}
+
+/* No spool: say why nothing was recorded. */
+static void nothing_recorded(const struct mp_record_opts *o)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!cuda) {
+		const char *why = dlerror();
+
+		fprintf(stderr, "memprof record: no GPU driver (%s): nothing was recorded\n",
+		        why ? why : "libcuda.so.1: cannot be loaded");
+		return;
+	}
+	dlclose(cuda);
+	fprintf(stderr, "memprof record: '%s' made no CUDA call: nothing was recorded\n",
+	        o->cmd[0]);
+	fprintf(stderr, "hint: a process that uses CUDA writes a spool once it calls the driver; "
+	                "a CUDA tool already attached (nsys, ncu, torch.profiler) keeps memprof "
+	                "out\n");
+}
+
+/* Warnings, notes and the summary line of a converted trace. */
+static void report(const struct mp_record_opts *o, const struct mp_import_stats *st, size_t n)
+{
+	int w;
+
+	for (w = 0; w < MP_WARN_N; w++)
+		if (st->n_warnings[w])
+			fprintf(stderr, "memprof record: warning: %lld %s\n",
+			        (long long)st->n_warnings[w], mp_import_warning_text(w));
+	mp_cmd_print_notes(&mp_cmd_record, st->notes);
+	if (o->quiet)
+		return;
+	fprintf(stderr, "memprof record: %lld events of %zu process%s -> %s",
+	        (long long)st->n_events, n, n == 1 ? "" : "es", o->output);
+	if (st->n_truncated)
+		fprintf(stderr, " (truncated)");
+	if (st->n_dropped)
+		fprintf(stderr, " (%lld records dropped)", (long long)st->n_dropped);
+	fprintf(stderr, "\n");
+}
+
+/* The spools -> o->output.  Returns 0, or MP_EXIT_ERROR having said why. */
+static int convert(const struct mp_record_opts *o, struct mp_record_spools *sp)
+{
+	struct mp_import_opts io = {"spool",
+	                            o->force,
+	                            PACKAGE_VERSION,
+	                            mp_cmd_line(),
+	                            isatty(STDERR_FILENO) ? stderr : NULL,
+	                            "record"};
+	struct mp_import_stats st;
+	struct mp_error err = {0};
+
+	if (mp_import_files((const char *const *)sp->paths, (int)sp->n, o->output, &io, &st, &err) <
+	    0) {
+		mp_cmd_fail(&mp_cmd_record, &err);
+		fprintf(stderr, "memprof record: the spools are kept in '%s'\n", sp->dir);
+		return MP_EXIT_ERROR;
+	}
+	report(o, &st, sp->n);
+	return 0;
+}
+
+/* After the command: its spools -> the trace, or why there is none. */
+static int finish(const struct mp_record_opts *o, struct mp_record_spools *sp, int status)
+{
+	int rc;
+
+	if (mp_record_list_spools(sp) < 0)
+		return mp_cmd_error(&mp_cmd_record, "cannot read the spool directory '%s': %s",
+		                    sp->dir, strerror(errno));
+	if (sp->n == 0) {
+		nothing_recorded(o);
+		mp_record_remove_spools(sp, 0);
+		return status;
+	}
+	if ((rc = convert(o, sp)) != 0)
+		return status ? status : rc;
+	if (o->keep_spool) {
+		if (!o->quiet)
+			fprintf(stderr, "memprof record: spools kept in '%s'\n", sp->dir);
+	} else {
+		mp_record_remove_spools(sp, 1);
+	}
+	return status;
+}
+
+static void no_framework_cache_notice(const struct mp_record_opts *o)
+{
+	if (o->no_cache && !o->quiet)
+		fprintf(stderr,
+		        "memprof record: --no-framework-cache: PyTorch, JAX and TensorFlow now "
+		        "send each tensor to CUDA; this changes the workload's own memory "
+		        "behaviour and speed\n");
+}
+
+static int run(int argc, char **argv)
+{
+	struct mp_record_opts o = {0};
+	struct mp_record_spools sp = {0};
+	char **env = NULL;
+	int rc, ws = 0, err_no = 0, exec_failed = 0;
+
+	if ((rc = parse(argc, argv, &o)) >= 0)
+		return rc;
+	if ((rc = mp_record_prepare(&o, &sp)) != 0)
+		return rc;
+	if (!(env = mp_record_env(&o, sp.dir)))
+		return mp_cmd_error(&mp_cmd_record, "out of memory");
+	no_framework_cache_notice(&o);
+	if (mp_launch_run(o.cmd, env, &ws, &err_no, &exec_failed) < 0) {
+		mp_record_remove_spools(&sp, 0);
+		mp_record_free(&o, &sp, env);
+		if (!exec_failed)
+			return mp_cmd_error(&mp_cmd_record, "cannot start '%s': %s", o.cmd[0],
+			                    strerror(err_no));
+		fprintf(stderr, "memprof record: cannot run '%s': %s\n", o.cmd[0],
+		        strerror(err_no));
+		return err_no == ENOENT ? 127 : 126;
+	}
+	rc = finish(&o, &sp, command_status(&o, ws));
+	mp_record_free(&o, &sp, env);
+	return rc;
+}
+
+const struct mp_cmd mp_cmd_record = {
+        .name = "record",
+        .summary = "run a command and record every GPU allocation it makes (CUPTI)",
+        .usage = "memprof record [options] -- CMD [ARGS...]",
+        .help = help,
+        .run = run,
+};

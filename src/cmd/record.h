@@ -1,0 +1,53 @@
+/*
+ * cmd/record.h - the parts of 'memprof record' (internal to cmd/record*.c):
+ * record.c words the command (options, messages, exit status);
+ * record_setup.c checks and prepares what the launch needs (output, the
+ * injected library, CUPTI, the spool directory, the environment) and finds
+ * the spools afterwards.
+ */
+#ifndef MP_CMD_RECORD_H
+#define MP_CMD_RECORD_H
+
+#include <stddef.h>
+
+struct mp_record_opts {
+	const char *output; /* -o, else the default name (output_owned) */
+	int force, dormant, no_cache, keep_spool, quiet;
+	const char *stacks;                            /* NULL: the library's default (all) */
+	long stack_sample, stack_depth;                /* 0: the library's default */
+	const char *spool_dir, *inject, *cupti;        /* as given, NULL when not */
+	char **cmd;                                    /* the command and its arguments */
+	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
+};
+
+struct mp_record_spools {
+	char *dir;     /* absolute */
+	int created;   /* memprof made dir (removed with the spools) */
+	char **before; /* .mpt names already in dir before the run (not ours) */
+	size_t n_before;
+	char **paths; /* this run's spools, sorted */
+	size_t n;
+};
+
+/* "N" in [1, max] into *out; returns 0 or -1. */
+int mp_record_number(const char *s, long max, long *out);
+
+/*
+ * Everything checked before the command runs: the output (default name,
+ * not existing unless --force, its directory writable), the injected
+ * library, CUPTI, the spool directory (made).  Returns 0, or the exit
+ * status having printed why (nothing was run, nothing left behind).
+ */
+int mp_record_prepare(struct mp_record_opts *o, struct mp_record_spools *sp);
+
+/* The variables to add to the command's environment ("NAME=VALUE", NULL-terminated). */
+char **mp_record_env(const struct mp_record_opts *o, const char *spool_dir);
+
+/* The run's spools (sp->paths).  Returns 0, or -1 with errno. */
+int mp_record_list_spools(struct mp_record_spools *sp);
+/* Delete the run's spools (when spools is set) and the directory if memprof made it. */
+void mp_record_remove_spools(struct mp_record_spools *sp, int spools);
+
+void mp_record_free(struct mp_record_opts *o, struct mp_record_spools *sp, char **env);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * import/spool.c - the importer 'spool': one spool (.mpt, written by the
+ * injected library inside a workload 'memprof record' ran) becomes one
+ * process of the trace, with its devices and what the spool says it lost.
+ * Reads the whole spool first (events arrive out of time order); the events
+ * themselves are converted by spool_events.c.
+ */
+#include "import/spool.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/intmap.h"
+
+static int probe(const char *path, const char *head, size_t n)
+{
+	(void)path;
+	return n >= 8 && memcmp(head, MP_SPOOL_MAGIC, 8) == 0;
+}
+
+const char *mp_spool_text(const struct mp_spool_in *in, uint32_t id, char *buf, size_t size)
+{
+	size_t len = 0;
+	const char *s = id ? mp_spool_reader_string(in->r, id, &len) : NULL;
+
+	if (!s)
+		len = 0;
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, s ? s : "", len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Append one item of size bytes to *arr (copying at most have bytes of it). */
+static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item, size_t have)
+{
+	char *a = *arr;
+
+	if (*n == *cap) {
+		size_t grown = *cap ? 2 * *cap : 256;
+
+		if (!(a = realloc(*arr, grown * size)))
+			return MP_ENOMEM;
+		*arr = a;
+		*cap = grown;
+	}
+	memset(a + *n * size, 0, size);
+	memcpy(a + *n * size, item, have < size ? have : size);
+	(*n)++;
+	return 0;
+}
+
+/*
+ * Every item of the spool.  Memory: the events are all held (96 bytes
+ * each) so they can be sorted by time; the tables stay in the reader.
+ */
+static int read_all(struct mp_spool_in *in)
+{
+	const struct mp_spool_item_head *it;
+	int rc;
+
+	while ((rc = mp_spool_reader_next(in->r, &it, in->c->err)) == 1) {
+		switch (it->type) {
+		case MP_SI_EVENT:
+			rc = push((void **)&in->events, &in->n_events, &in->cap_events,
+			          sizeof(*in->events), it, it->bytes);
+			break;
+		case MP_SI_META:
+			rc = push((void **)&in->meta, &in->n_meta, &in->cap_meta, sizeof(*in->meta),
+			          it, it->bytes);
+			break;
+		case MP_SI_DEVICE:
+			rc = push((void **)&in->devices, &in->n_devices, &in->cap_devices,
+			          sizeof(*in->devices), it, it->bytes);
+			break;
+		default: /* the footer: the reader keeps it */
+			rc = 0;
+		}
+		if (rc < 0)
+			return mp_err(in->c->err, MP_ENOMEM, "out of memory reading '%s'",
+			              in->c->path);
+	}
+	return rc;
+}
+
+/* The value of meta key (NUL-terminated in buf), NULL when absent. */
+static const char *meta(const struct mp_spool_in *in, const char *key, char *buf, size_t size)
+{
+	char k[64];
+	size_t i;
+
+	for (i = 0; i < in->n_meta; i++)
+		if (strcmp(mp_spool_text(in, in->meta[i].key, k, sizeof(k)), key) == 0)
+			return mp_spool_text(in, in->meta[i].value, buf, size);
+	return NULL;
+}
+
+/* The first of the env:NAME keys that holds a number >= 0, else -1. */
+static int64_t env_number(const struct mp_spool_in *in, const char *const *names)
+{
+	char key[64], buf[32], *end;
+	long long v;
+
+	for (; *names; names++) {
+		snprintf(key, sizeof(key), "env:%s", *names);
+		if (!meta(in, key, buf, sizeof(buf)) || !buf[0])
+			continue;
+		v = strtoll(buf, &end, 10);
+		if (*end == '\0' && v >= 0)
+			return v;
+	}
+	return -1;
+}
+
+static int write_process(struct mp_spool_in *in)
+{
+	static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+	                                   "SLURM_PROCID", NULL};
+	static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+	                                    "SLURM_LOCALID", NULL};
+	static const char *const size[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+	                                   "SLURM_NTASKS", NULL};
+	const struct mp_spool_header *h = mp_spool_reader_header(in->r);
+	char *host = malloc(256), *argv = malloc(MP_SPOOL_MAX_STRING + 1);
+	struct memprof_process p = {0};
+	int rc = 0;
+
+	if (!host || !argv) {
+		rc = mp_err(in->c->err, MP_ENOMEM, "out of memory");
+		goto out;
+	}
+	p.pid = h->pid;
+	p.ppid = h->ppid;
+	p.host = meta(in, "host", host, 256);
+	p.command = meta(in, "argv", argv, MP_SPOOL_MAX_STRING + 1);
+	p.rank = env_number(in, rank);
+	p.local_rank = env_number(in, local);
+	p.world_size = env_number(in, size);
+	if (mp_writer_process(in->c->w, &p) < 0)
+		rc = mp_err_copy(in->c->err, mp_writer_error(in->c->w));
+	in->process_id = p.id;
+out:
+	free(host);
+	free(argv);
+	return rc;
+}
+
+/* A devices row for each device item, then for each other device events use. */
+static int write_devices(struct mp_spool_in *in)
+{
+	struct mp_intmap seen;
+	char name[256], uuid[128];
+	size_t i;
+	int rc = 0;
+
+	mp_intmap_init(&seen);
+	for (i = 0; rc == 0 && i < in->n_devices + in->n_events; i++) {
+		struct memprof_device d = {in->process_id, 0, NULL, NULL, 0};
+
+		if (i < in->n_devices) {
+			const struct mp_spool_device *sd = &in->devices[i];
+
+			d.ordinal = sd->ordinal;
+			d.name = sd->name ? mp_spool_text(in, sd->name, name, sizeof(name)) : NULL;
+			d.uuid = sd->uuid ? mp_spool_text(in, sd->uuid, uuid, sizeof(uuid)) : NULL;
+			d.total_bytes = sd->total_bytes > INT64_MAX ? 0 : (int64_t)sd->total_bytes;
+		} else {
+			d.ordinal = in->events[i - in->n_devices].device;
+		}
+		if (d.ordinal < 0 || mp_intmap_get(&seen, (uint32_t)d.ordinal, NULL))
+			continue;
+		if (mp_intmap_put(&seen, (uint32_t)d.ordinal, 1) < 0)
+			rc = mp_err(in->c->err, MP_ENOMEM, "out of memory");
+		else if (mp_writer_device(in->c->w, &d) < 0)
+			rc = mp_err_copy(in->c->err, mp_writer_error(in->c->w));
+	}
+	mp_intmap_free(&seen);
+	return rc;
+}
+
+/*
+ * PyTorch's caching allocator is on when libc10_cuda is loaded and neither
+ * PYTORCH_NO_CUDA_MEMORY_CACHING=1 nor the cudaMallocAsync backend (which
+ * hands each tensor to cudaMallocAsync) was chosen.
+ */
+static int torch_caching(const struct mp_spool_in *in)
+{
+	static const char *const conf[] = {"env:PYTORCH_CUDA_ALLOC_CONF", "env:PYTORCH_ALLOC_CONF"};
+	size_t i, n = mp_spool_reader_n_modules(in->r);
+	char buf[1024];
+	int torch = 0;
+
+	for (i = 0; i < n && !torch; i++)
+		torch = strstr(mp_spool_text(in, mp_spool_reader_module(in->r, i)->path, buf,
+		                             sizeof(buf)),
+		               "libc10_cuda") != NULL;
+	if (!torch)
+		return 0;
+	if (meta(in, "env:PYTORCH_NO_CUDA_MEMORY_CACHING", buf, sizeof(buf)) &&
+	    strcmp(buf, "1") == 0)
+		return 0;
+	for (i = 0; i < 2; i++)
+		if (meta(in, conf[i], buf, sizeof(buf)) && strstr(buf, "cudaMallocAsync"))
+			return 0;
+	return 1;
+}
+
+/* The modules, for symbolising stacks (only when some event has one). */
+static int load_symbols(struct mp_spool_in *in)
+{
+	size_t i, n = mp_spool_reader_n_modules(in->r);
+	char path[4096], build_id[130];
+
+	for (i = 0; i < in->n_events && !in->events[i].stack; i++)
+		;
+	if (i == in->n_events)
+		return 0;
+	if (!(in->sym = mp_symbols_new()))
+		return mp_err(in->c->err, MP_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		const struct mp_spool_module *m = mp_spool_reader_module(in->r, i);
+
+		if (mp_symbols_add_module(
+		            in->sym, mp_spool_text(in, m->path, path, sizeof(path)), m->base,
+		            m->start, m->end,
+		            mp_spool_text(in, m->build_id, build_id, sizeof(build_id))) < 0)
+			return mp_err(in->c->err, MP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* key += delta in the trace's meta table (several spools add up). */
+static int meta_add(struct mp_store *s, const char *key, int64_t delta)
+{
+	char *had = mp_store_get_meta(s, key), buf[24];
+	long long sum = (had ? strtoll(had, NULL, 10) : 0) + delta;
+
+	free(had);
+	snprintf(buf, sizeof(buf), "%lld", sum);
+	return delta || !had ? mp_store_set_meta(s, key, buf) : 0;
+}
+
+/* record_disabled: each spool's reason, "; " between. */
+static int meta_disabled(struct mp_spool_in *in)
+{
+	char *had = mp_store_get_meta(in->c->store, "record_disabled"), *text = NULL;
+	char why[512];
+	int rc;
+
+	mp_spool_text(in, in->disabled_why, why, sizeof(why));
+	if (asprintf(&text, "%s%s'%s' (pid %" PRId64 "): %s", had ? had : "", had ? "; " : "",
+	             in->c->path, mp_spool_reader_header(in->r)->pid,
+	             why[0] ? why : "no reason given") < 0)
+		text = NULL;
+	free(had);
+	rc = text ? mp_store_set_meta(in->c->store, "record_disabled", text) : MP_ENOMEM;
+	free(text);
+	return rc;
+}
+
+static int write_meta(struct mp_spool_in *in)
+{
+	struct mp_store *s = in->c->store;
+	int rc;
+
+	rc = mp_store_set_meta(s, "clock", "monotonic_ns") < 0 ||
+	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
+	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
+	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
+	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
+	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||
+	     (in->torch_segments && mp_store_set_meta(s, "pytorch_caching_allocator", "1") < 0) ||
+	     (in->disabled_why && meta_disabled(in) < 0);
+	return rc ? mp_err(in->c->err, MP_EIO, "cannot write the trace's metadata") : 0;
+}
+
+/* What the spool lost, into the import's stats and notes. */
+static void account_losses(struct mp_spool_in *in)
+{
+	const struct mp_spool_footer *f = mp_spool_reader_footer(in->r);
+	const char *why, *path;
+	uint64_t offset = 0;
+	int n;
+
+	in->c->st->n_dropped += in->n_dropped_events + (f ? (int64_t)f->n_dropped : 0);
+	if (!mp_spool_reader_complete(in->r)) {
+		why = mp_spool_reader_damage(in->r, &offset);
+		in->c->st->n_truncated++;
+		mp_import_note(in->c->st,
+		               "'%s': ends early at byte %" PRIu64 " (%s): the %zu records before "
+		               "it were kept and the trace is marked truncated",
+		               in->c->path, offset, why ? why : "no footer", in->n_events);
+	}
+	if (in->disabled_why)
+		mp_import_note(in->c->st,
+		               "'%s': the recording library turned itself off "
+		               "(see meta record_disabled): events after that are missing",
+		               in->c->path);
+	if (in->torch_segments)
+		mp_import_note(in->c->st,
+		               "PyTorch's caching allocator was on: the trace holds its segments, "
+		               "not tensors; record with --no-framework-cache to see each tensor "
+		               "(this changes the workload's memory behaviour)");
+	if (in->sym && (n = mp_symbols_n_unusable(in->sym, &path, &why)) > 0)
+		mp_import_note(in->c->st,
+		               "'%s': %d module(s) of the recorded process could not be read for "
+		               "symbols, their frames are left as addresses (first '%s': %s)",
+		               in->c->path, n, path, why);
+}
+
+static void spool_in_free(struct mp_spool_in *in)
+{
+	mp_symbols_free(in->sym);
+	free(in->events);
+	free(in->meta);
+	free(in->devices);
+	mp_spool_reader_close(in->r);
+}
+
+static int run(struct mp_import_ctx *c)
+{
+	struct mp_spool_in in = {0};
+	int rc;
+
+	in.c = c;
+	if ((rc = mp_spool_reader_open(&in.r, c->in, c->path, c->err)) < 0)
+		return rc;
+	if ((rc = read_all(&in)) < 0 || (rc = write_process(&in)) < 0 ||
+	    (rc = write_devices(&in)) < 0 || (rc = load_symbols(&in)) < 0)
+		goto out;
+	in.torch_segments = torch_caching(&in);
+	if ((rc = mp_spool_convert(&in)) < 0)
+		goto out;
+	account_losses(&in);
+	rc = write_meta(&in);
+out:
+	spool_in_free(&in);
+	return rc;
+}
+
+const struct mp_importer mp_importer_spool = {
+        .name = "spool",
+        .description = "spools written by 'memprof record' (.mpt, one per process)",
+        .probe = probe,
+        .run = run,
+};

@@ -1,0 +1,692 @@
+/*
+ * import/spool_events.c - a spool's events become trace events: sorted by
+ * time, CUPTI memory records joined to the API calls that made them by
+ * correlation id, allocations paired with frees by address, VMM maps with
+ * unmaps, NVTX ranges as phases, stacks symbolised.  Each allocation is
+ * written once however many records describe it.
+ */
+#include "import/spool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/intmap.h"
+
+enum { COVER_ALLOC = 1, COVER_FREE = 2 };
+enum cls { CLS_BLOCK, CLS_SEGMENT, CLS_HOST, CLS_UNKNOWN };
+
+/*
+ * An allocation or mapping seen, kept for the whole conversion (about 64
+ * bytes each): the thread and call interval that made it and that freed
+ * it, to recognise the same allocation reported twice (a runtime call and
+ * the driver call inside it).
+ */
+struct block {
+	int64_t id, size;
+	int32_t device;
+	int segment;
+	uint32_t thread, free_thread;
+	int64_t t0, t1, f0, f1; /* the calls' intervals */
+};
+
+/* Who made an event: thread, stack, phase, API and call interval. */
+struct who {
+	const struct mp_spool_event *e; /* the API event, else the record itself */
+	int64_t t0, t1;
+};
+
+struct phase_stack {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+struct conv {
+	struct mp_spool_in *in;
+	struct mp_import_ctx *c;
+	struct mp_intmap api_of;  /* correlation -> index + 1 of its API event */
+	struct mp_intmap covered; /* correlation -> COVER_* (a MEM_* record made it) */
+	struct mp_intmap live;    /* address -> block index + 1 */
+	struct mp_intmap freed;   /* address -> block index + 1, its last free */
+	struct mp_intmap mapped;  /* va -> block index + 1 */
+	struct mp_intmap handles; /* VMM handle -> (device + 1) << 8 | mem_kind */
+	struct mp_intmap phase_of, api_id_of, stack_of; /* spool ids -> trace ids */
+	struct mp_intmap thread_phases;                 /* thread -> index + 1 into stacks */
+	struct phase_stack *stacks;
+	size_t n_stacks, cap_stacks;
+	struct block *blocks;
+	size_t n_blocks, cap_blocks;
+	int64_t next_alloc_id, next_segment_id;
+	struct memprof_frame frames[MP_SPOOL_MAX_STACK_DEPTH];
+};
+
+static int nomem(struct conv *v)
+{
+	return mp_err(v->c->err, MP_ENOMEM, "out of memory converting '%s'", v->c->path);
+}
+
+static int writer_failed(struct conv *v)
+{
+	int rc = mp_err_copy(v->c->err, mp_writer_error(v->c->w));
+
+	return rc < 0 ? rc : MP_EIO;
+}
+
+/* --- names, phases, stacks ------------------------------------------------------- */
+
+/* The trace id of spool string id as a phase (api = 0) or API name (api = 1). */
+static int64_t name_id(struct conv *v, uint32_t sid, int api)
+{
+	struct mp_intmap *cache = api ? &v->api_id_of : &v->phase_of;
+	const char *text;
+	uint64_t id;
+	size_t len;
+	int64_t got;
+
+	if (!sid)
+		return 0;
+	if (mp_intmap_get(cache, sid, &id))
+		return (int64_t)id;
+	if (!(text = mp_spool_reader_string(v->in->r, sid, &len)) || len == 0)
+		return 0;
+	got = api ? mp_writer_api(v->c->w, text, len) : mp_writer_phase(v->c->w, text, len);
+	if (got < 0)
+		return writer_failed(v);
+	return mp_intmap_put(cache, sid, (uint64_t)got) < 0 ? nomem(v) : got;
+}
+
+/* The trace stack of spool stack sid, its leading profiler and driver frames left out. */
+static int64_t stack_id(struct conv *v, uint32_t sid)
+{
+	struct memprof_stack st = {0, v->frames};
+	const uint64_t *pcs;
+	uint32_t depth = 0, k;
+	uint64_t id;
+	int64_t got;
+	int tool;
+
+	if (!sid || !v->in->sym)
+		return 0;
+	if (mp_intmap_get(&v->stack_of, sid, &id))
+		return (int64_t)id;
+	if (!(pcs = mp_spool_reader_stack(v->in->r, sid, &depth)))
+		depth = 0;
+	for (k = 0; k < depth && k < MP_SPOOL_MAX_STACK_DEPTH; k++) {
+		if (mp_symbols_frame(v->in->sym, pcs[k], &v->frames[st.n_frames], &tool) < 0)
+			return nomem(v);
+		if (tool && st.n_frames == 0)
+			v->in->n_tool_frames++;
+		else
+			st.n_frames++;
+	}
+	if ((got = mp_writer_stack(v->c->w, &st)) < 0)
+		return writer_failed(v);
+	return mp_intmap_put(&v->stack_of, sid, (uint64_t)got) < 0 ? nomem(v) : got;
+}
+
+/* Thread, phase, stack and API of who into ev. */
+static int context(struct conv *v, const struct who *who, struct memprof_event *ev)
+{
+	const struct mp_spool_event *e = who->e;
+	int named = e->kind == MP_SK_API || e->kind == MP_SK_OOM || e->kind == MP_SK_PREEXISTING;
+
+	int64_t phase = name_id(v, e->phase, 0), stack, api;
+
+	if (phase < 0 || (stack = stack_id(v, e->stack)) < 0 ||
+	    (api = named ? name_id(v, e->name, 1) : 0) < 0)
+		return (int)v->c->err->code;
+	ev->thread = e->thread;
+	ev->phase_id = phase;
+	ev->stack_id = stack;
+	ev->api_id = api;
+	return 0;
+}
+
+/* --- writing ------------------------------------------------------------------------ */
+
+static int emit(struct conv *v, struct memprof_event *ev)
+{
+	ev->process_id = v->in->process_id;
+	if (mp_writer_event(v->c->w, ev) < 0)
+		return writer_failed(v);
+	v->c->st->n_events++;
+	if (ev->op == MEMPROF_OP_ALLOC || ev->op == MEMPROF_OP_PREEXISTING)
+		v->c->st->n_allocs++;
+	return 0;
+}
+
+/* An event at ts on device (unknown devices are written as 0: traces have no -1). */
+static struct memprof_event event_at(int64_t ts, int op, int32_t device)
+{
+	struct memprof_event ev = {0};
+
+	ev.ts_ns = ts;
+	ev.op = op;
+	ev.device = device >= 0 ? device : 0;
+	ev.device_free_bytes = -1;
+	return ev;
+}
+
+static int new_block(struct conv *v, size_t *index)
+{
+	if (v->n_blocks == v->cap_blocks) {
+		size_t cap = v->cap_blocks ? 2 * v->cap_blocks : 256;
+		struct block *b = realloc(v->blocks, cap * sizeof(*b));
+
+		if (!b)
+			return nomem(v);
+		v->blocks = b;
+		v->cap_blocks = cap;
+	}
+	memset(&v->blocks[v->n_blocks], 0, sizeof(v->blocks[0]));
+	*index = v->n_blocks++;
+	return 0;
+}
+
+/* Do two calls on one thread overlap in time?  Then they made (or freed) one allocation. */
+static int same_call(uint32_t thread, int64_t t0, int64_t t1, const struct who *who)
+{
+	return thread && thread == who->e->thread && t0 <= who->t1 && who->t0 <= t1;
+}
+
+/* --- allocations --------------------------------------------------------------------- */
+
+static enum cls classify(const struct conv *v, unsigned mem_kind, unsigned flags, int from_api)
+{
+	switch (mem_kind) {
+	case MP_MK_PAGEABLE:
+	case MP_MK_PINNED:
+		return CLS_HOST;
+	case MP_MK_DEVICE:
+		return v->in->torch_segments && !(flags & MP_SE_ASYNC) ? CLS_SEGMENT : CLS_BLOCK;
+	case MP_MK_ARRAY:
+	case MP_MK_MANAGED:
+	case MP_MK_DEVICE_STATIC:
+	case MP_MK_MANAGED_STATIC:
+		return CLS_BLOCK;
+	case MP_MK_UNKNOWN:
+		if (!from_api)
+			return CLS_UNKNOWN;
+		if (flags & MP_SE_HOST_MEMORY)
+			return CLS_HOST;
+		if (flags & MP_SE_MANAGED)
+			return CLS_BLOCK;
+		return classify(v, MP_MK_DEVICE, flags, 1);
+	default:
+		return CLS_UNKNOWN;
+	}
+}
+
+/* Close block bi (free or release) at ts by who. */
+static int close_block(struct conv *v, uint64_t address, size_t bi, int64_t ts,
+                       const struct who *who)
+{
+	struct block *b = &v->blocks[bi];
+	struct memprof_event ev =
+	        event_at(ts, b->segment ? MEMPROF_OP_RELEASE : MEMPROF_OP_FREE, b->device);
+	int rc;
+
+	ev.alloc_id = b->id;
+	ev.size_bytes = ev.requested_bytes = b->size;
+	ev.address = address;
+	ev.stream = who->e->stream;
+	b->free_thread = who->e->thread;
+	b->f0 = who->t0;
+	b->f1 = who->t1;
+	mp_intmap_del(&v->live, address);
+	if (mp_intmap_put(&v->freed, address, bi + 1) < 0)
+		return nomem(v);
+	if ((rc = context(v, who, &ev)) < 0)
+		return rc;
+	return emit(v, &ev);
+}
+
+/*
+ * A new allocation (op alloc, preexisting or, for a segment, reserve) of
+ * size bytes at address, made by who.  One still live there was not seen
+ * freed: it is closed first, unless it is this very allocation reported
+ * again by a nested call.
+ */
+static int open_block(struct conv *v, const struct mp_spool_event *e, enum cls cls, int op,
+                      int64_t requested, int32_t device, const struct who *who)
+{
+	struct memprof_event ev = event_at(e->ts_ns, op, device);
+	uint64_t live;
+	size_t bi;
+	int rc;
+
+	if (mp_intmap_get(&v->live, e->address, &live)) {
+		struct block *b = &v->blocks[live - 1];
+
+		if (op == MEMPROF_OP_PREEXISTING || same_call(b->thread, b->t0, b->t1, who))
+			return 0; /* already known */
+		v->c->st->n_warnings[b->segment ? MP_WARN_DUPLICATE_RESERVE
+		                                : MP_WARN_DUPLICATE_ALLOC]++;
+		if ((rc = close_block(v, e->address, live - 1, e->ts_ns, who)) < 0)
+			return rc;
+	}
+	if ((rc = new_block(v, &bi)) < 0)
+		return rc;
+	if (cls == CLS_SEGMENT)
+		ev.op = MEMPROF_OP_RESERVE;
+	v->blocks[bi] = (struct block){
+	        .id = cls == CLS_SEGMENT ? ++v->next_segment_id : ++v->next_alloc_id,
+	        .size = (int64_t)e->bytes,
+	        .device = ev.device,
+	        .segment = cls == CLS_SEGMENT,
+	        .thread = who->e->thread,
+	        .t0 = who->t0,
+	        .t1 = who->t1,
+	};
+	if (mp_intmap_put(&v->live, e->address, bi + 1) < 0)
+		return nomem(v);
+	ev.alloc_id = v->blocks[bi].id;
+	ev.size_bytes = (int64_t)e->bytes;
+	ev.requested_bytes = requested > 0 ? requested : (int64_t)e->bytes;
+	ev.address = e->address;
+	ev.stream = e->stream;
+	return (rc = context(v, who, &ev)) < 0 ? rc : emit(v, &ev);
+}
+
+/* A free of address by who: its allocation's free, or an unmatched free. */
+static int free_address(struct conv *v, const struct mp_spool_event *e, int host,
+                        const struct who *who)
+{
+	struct memprof_event ev;
+	uint64_t bi;
+	int rc;
+
+	if (mp_intmap_get(&v->live, e->address, &bi) &&
+	    (e->device < 0 || e->device == v->blocks[bi - 1].device))
+		return close_block(v, e->address, bi - 1, e->ts_ns, who);
+	if (host) {
+		v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
+		return 0;
+	}
+	if (e->address == 0)
+		return 0; /* cudaFree(0) and the like: nothing freed */
+	if (mp_intmap_get(&v->freed, e->address, &bi) &&
+	    same_call(v->blocks[bi - 1].free_thread, v->blocks[bi - 1].f0, v->blocks[bi - 1].f1,
+	              who))
+		return 0; /* the same free, reported by a nested call */
+	ev = event_at(e->ts_ns, MEMPROF_OP_FREE, e->device);
+	ev.alloc_id = ++v->next_alloc_id; /* its allocation is not in the trace */
+	ev.size_bytes = ev.requested_bytes = (int64_t)e->bytes;
+	ev.address = e->address;
+	ev.stream = e->stream;
+	v->c->st->n_warnings[MP_WARN_UNMATCHED_FREE]++;
+	return (rc = context(v, who, &ev)) < 0 ? rc : emit(v, &ev);
+}
+
+/* The API event of e's correlation id, as who (else e itself). */
+static struct who who_of(const struct conv *v, const struct mp_spool_event *e)
+{
+	struct who w = {e, e->ts_ns, e->ts_ns};
+	uint64_t i;
+
+	if (e->correlation && e->kind != MP_SK_API && mp_intmap_get(&v->api_of, e->correlation, &i))
+		w.e = &v->in->events[i - 1];
+	if (w.e->kind == MP_SK_API) {
+		w.t0 = w.e->ts_ns;
+		w.t1 = w.e->ts_ns + (w.e->duration_ns > 0 ? w.e->duration_ns : 0);
+	}
+	return w;
+}
+
+static int mem_record(struct conv *v, const struct mp_spool_event *e)
+{
+	struct who who = who_of(v, e);
+	enum cls cls = classify(v, e->mem_kind, e->flags, 0);
+	int32_t device = e->device >= 0 ? e->device : who.e->device;
+
+	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
+		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
+		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+		return 0;
+	}
+	if (e->kind == MP_SK_MEM_FREE)
+		return free_address(v, e, 0, &who);
+	return open_block(v, e, cls, MEMPROF_OP_ALLOC,
+	                  who.e->kind == MP_SK_API ? (int64_t)who.e->bytes : 0, device, &who);
+}
+
+/* An allocation or free call: it makes the event itself when no memory record did. */
+static int api_call(struct conv *v, const struct mp_spool_event *e)
+{
+	int is_free = (e->flags & MP_SE_FREE_CALL) != 0;
+	struct who who = who_of(v, e);
+	uint64_t covered = 0;
+	enum cls cls;
+
+	if (e->correlation)
+		mp_intmap_get(&v->covered, e->correlation, &covered);
+	if (e->extra != 0 || (covered & (is_free ? COVER_FREE : COVER_ALLOC)))
+		return 0; /* failed, or a memory record stands for it */
+	if (is_free)
+		return free_address(v, e, (e->flags & MP_SE_HOST_MEMORY) != 0, &who);
+	if (e->address == 0)
+		return 0;
+	cls = classify(v, e->mem_kind, e->flags, 1);
+	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
+		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
+		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+		return 0;
+	}
+	return open_block(v, e, cls, MEMPROF_OP_ALLOC, (int64_t)e->bytes, e->device, &who);
+}
+
+static int preexisting(struct conv *v, const struct mp_spool_event *e)
+{
+	struct who who = who_of(v, e);
+	enum cls cls = classify(v, e->mem_kind, e->flags, 1);
+
+	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
+		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
+		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+		return 0;
+	}
+	return open_block(v, e, cls, MEMPROF_OP_PREEXISTING, 0, e->device, &who);
+}
+
+/* --- VMM ------------------------------------------------------------------------------ */
+
+static int vmm_map(struct conv *v, const struct mp_spool_event *e)
+{
+	struct who who = who_of(v, e);
+	uint64_t h = 0;
+	int32_t device = e->device;
+	struct memprof_event ev;
+	size_t bi;
+	int rc;
+
+	if (mp_intmap_get(&v->handles, e->extra, &h)) {
+		if ((h & 0xff) == MP_MK_PINNED || (h & 0xff) == MP_MK_PAGEABLE) {
+			v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
+			return 0;
+		}
+		if (device < 0)
+			device = (int32_t)(h >> 8) - 1;
+	}
+	if ((rc = new_block(v, &bi)) < 0)
+		return rc;
+	ev = event_at(e->ts_ns, MEMPROF_OP_MAP, device);
+	v->blocks[bi].id = ev.alloc_id = ++v->next_segment_id;
+	v->blocks[bi].size = ev.size_bytes = ev.requested_bytes = (int64_t)e->bytes;
+	v->blocks[bi].device = ev.device;
+	ev.address = e->address;
+	if (mp_intmap_put(&v->mapped, e->address, bi + 1) < 0)
+		return nomem(v);
+	return (rc = context(v, &who, &ev)) < 0 ? rc : emit(v, &ev);
+}
+
+static int vmm_unmap(struct conv *v, const struct mp_spool_event *e)
+{
+	struct who who = who_of(v, e);
+	struct memprof_event ev;
+	struct block *b;
+	uint64_t bi;
+	int rc;
+
+	if (!mp_intmap_get(&v->mapped, e->address, &bi))
+		return 0; /* its map is not in the trace (host memory, or before recording) */
+	b = &v->blocks[bi - 1];
+	mp_intmap_del(&v->mapped, e->address);
+	ev = event_at(e->ts_ns, MEMPROF_OP_UNMAP, b->device);
+	ev.alloc_id = b->id;
+	ev.size_bytes = ev.requested_bytes = b->size;
+	ev.address = e->address;
+	return (rc = context(v, &who, &ev)) < 0 ? rc : emit(v, &ev);
+}
+
+static int vmm(struct conv *v, const struct mp_spool_event *e)
+{
+	switch (e->kind) {
+	case MP_SK_VMM_RESERVE:
+		v->in->n_vmm_reserve++;
+		return 0;
+	case MP_SK_VMM_FREE:
+		v->in->n_vmm_address_free++;
+		return 0;
+	case MP_SK_VMM_CREATE:
+		v->in->n_vmm_create++;
+		return mp_intmap_put(&v->handles, e->extra,
+		                     (uint64_t)(e->device + 1) << 8 | e->mem_kind) < 0
+		               ? nomem(v)
+		               : 0;
+	case MP_SK_VMM_RELEASE:
+		v->in->n_vmm_release++;
+		mp_intmap_del(&v->handles, e->extra);
+		return 0;
+	case MP_SK_VMM_MAP:
+		return vmm_map(v, e);
+	default:
+		return vmm_unmap(v, e);
+	}
+}
+
+/* --- phases ----------------------------------------------------------------------------- */
+
+static struct phase_stack *phases_of(struct conv *v, uint32_t thread)
+{
+	uint64_t i;
+
+	if (mp_intmap_get(&v->thread_phases, thread, &i))
+		return &v->stacks[i - 1];
+	if (v->n_stacks == v->cap_stacks) {
+		size_t cap = v->cap_stacks ? 2 * v->cap_stacks : 16;
+		struct phase_stack *s = realloc(v->stacks, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		v->stacks = s;
+		v->cap_stacks = cap;
+	}
+	if (mp_intmap_put(&v->thread_phases, thread, v->n_stacks + 1) < 0)
+		return NULL;
+	memset(&v->stacks[v->n_stacks], 0, sizeof(v->stacks[0]));
+	return &v->stacks[v->n_stacks++];
+}
+
+static int phase(struct conv *v, const struct mp_spool_event *e)
+{
+	struct phase_stack *s = phases_of(v, e->thread);
+	struct memprof_event ev = event_at(e->ts_ns, MEMPROF_OP_PHASE_BEGIN, e->device);
+
+	if (!s)
+		return nomem(v);
+	ev.thread = e->thread;
+	if (e->kind == MP_SK_PHASE_POP) {
+		if (s->n == 0)
+			return 0; /* its push was before recording began */
+		ev.op = MEMPROF_OP_PHASE_END;
+		ev.phase_id = s->ids[--s->n];
+		return emit(v, &ev);
+	}
+	if ((ev.phase_id = name_id(v, e->name, 0)) < 0)
+		return (int)ev.phase_id;
+	if (ev.phase_id == 0 && (ev.phase_id = mp_writer_phase(v->c->w, "(unnamed)", 9)) < 0)
+		return writer_failed(v);
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		int64_t *ids = realloc(s->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return nomem(v);
+		s->ids = ids;
+		s->cap = cap;
+	}
+	s->ids[s->n++] = ev.phase_id;
+	return emit(v, &ev);
+}
+
+/* 'memprof attach PID mark LABEL': a phase of no length named "mark: LABEL". */
+static int mark(struct conv *v, const struct mp_spool_event *e)
+{
+	struct memprof_event ev = event_at(e->ts_ns, MEMPROF_OP_PHASE_BEGIN, e->device);
+	char label[512 + 8];
+	size_t len = 0;
+	const char *text = mp_spool_reader_string(v->in->r, e->name, &len);
+	int rc;
+
+	if (!text)
+		len = 0;
+	if (len > 512)
+		len = 512;
+	memcpy(label, "mark: ", 6);
+	memcpy(label + 6, text ? text : "", len);
+	ev.thread = e->thread;
+	if ((ev.phase_id = mp_writer_phase(v->c->w, label, len + 6)) < 0)
+		return writer_failed(v);
+	if ((rc = emit(v, &ev)) < 0)
+		return rc;
+	ev.op = MEMPROF_OP_PHASE_END;
+	return emit(v, &ev);
+}
+
+static int oom(struct conv *v, const struct mp_spool_event *e)
+{
+	struct who who = {e, e->ts_ns, e->ts_ns};
+	struct memprof_event ev = event_at(e->ts_ns, MEMPROF_OP_OOM, e->device);
+	int rc;
+
+	ev.requested_bytes = (int64_t)e->bytes;
+	ev.stream = e->stream;
+	return (rc = context(v, &who, &ev)) < 0 ? rc : emit(v, &ev);
+}
+
+/* --- the conversion ------------------------------------------------------------------- */
+
+static int one_event(struct conv *v, const struct mp_spool_event *e)
+{
+	switch (e->kind) {
+	case MP_SK_MEM_ALLOC:
+	case MP_SK_MEM_FREE:
+		return mem_record(v, e);
+	case MP_SK_API:
+		return api_call(v, e);
+	case MP_SK_VMM_RESERVE:
+	case MP_SK_VMM_FREE:
+	case MP_SK_VMM_CREATE:
+	case MP_SK_VMM_RELEASE:
+	case MP_SK_VMM_MAP:
+	case MP_SK_VMM_UNMAP:
+		return vmm(v, e);
+	case MP_SK_OOM:
+		return oom(v, e);
+	case MP_SK_PHASE_PUSH:
+	case MP_SK_PHASE_POP:
+		return phase(v, e);
+	case MP_SK_MARK:
+		return mark(v, e);
+	case MP_SK_PREEXISTING:
+		return preexisting(v, e);
+	case MP_SK_DROPPED:
+		v->in->n_dropped_events += (int64_t)e->extra;
+		return 0;
+	case MP_SK_DISABLED:
+		if (!v->in->disabled_why)
+			v->in->disabled_why = e->name ? e->name : 0;
+		return 0;
+	case MP_SK_POOL_CREATED:
+	case MP_SK_POOL_DESTROYED:
+	case MP_SK_POOL_TRIMMED:
+	case MP_SK_WINDOW_START:
+	case MP_SK_WINDOW_STOP:
+		return 0; /* the allocations inside pools carry the memory */
+	default:
+		v->c->st->n_warnings[MP_WARN_SKIPPED_UNKNOWN]++;
+		return 0;
+	}
+}
+
+/* Index the API events by correlation id, and which correlations a memory record covers. */
+static int index_events(struct conv *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->in->n_events; i++) {
+		const struct mp_spool_event *e = &v->in->events[i];
+		uint64_t had = 0;
+
+		if (!e->correlation)
+			continue;
+		if (e->kind == MP_SK_API && mp_intmap_put(&v->api_of, e->correlation, i + 1) < 0)
+			return nomem(v);
+		if (e->kind != MP_SK_MEM_ALLOC && e->kind != MP_SK_MEM_FREE)
+			continue;
+		mp_intmap_get(&v->covered, e->correlation, &had);
+		had |= e->kind == MP_SK_MEM_ALLOC ? COVER_ALLOC : COVER_FREE;
+		if (mp_intmap_put(&v->covered, e->correlation, had) < 0)
+			return nomem(v);
+	}
+	return 0;
+}
+
+struct order {
+	int64_t ts;
+	size_t i;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i; /* stable: the spool's order among equals */
+}
+
+static void conv_free(struct conv *v)
+{
+	size_t i;
+
+	mp_intmap_free(&v->api_of);
+	mp_intmap_free(&v->covered);
+	mp_intmap_free(&v->live);
+	mp_intmap_free(&v->freed);
+	mp_intmap_free(&v->mapped);
+	mp_intmap_free(&v->handles);
+	mp_intmap_free(&v->phase_of);
+	mp_intmap_free(&v->api_id_of);
+	mp_intmap_free(&v->stack_of);
+	mp_intmap_free(&v->thread_phases);
+	for (i = 0; i < v->n_stacks; i++)
+		free(v->stacks[i].ids);
+	free(v->stacks);
+	free(v->blocks);
+}
+
+/*
+ * CUPTI hands activity records over per thread and late, so a spool is not
+ * in time order: every event is held (96 bytes each, in mp_spool_in) and
+ * sorted through an index of 16 bytes per event before any is written; the
+ * block table adds about 64 bytes per allocation.  A spool of 10 million
+ * events thus takes about 1.1 GiB plus its allocations.
+ */
+int mp_spool_convert(struct mp_spool_in *in)
+{
+	struct conv *v = calloc(1, sizeof(*v));
+	struct order *order = NULL;
+	size_t i;
+	int rc;
+
+	if (!v)
+		return mp_err(in->c->err, MP_ENOMEM, "out of memory");
+	v->in = in;
+	v->c = in->c;
+	if (in->n_events && !(order = malloc(in->n_events * sizeof(*order)))) {
+		rc = nomem(v);
+		goto out;
+	}
+	for (i = 0; i < in->n_events; i++)
+		order[i] = (struct order){in->events[i].ts_ns, i};
+	if (in->n_events)
+		qsort(order, in->n_events, sizeof(*order), by_time);
+	rc = index_events(v);
+	for (i = 0; rc == 0 && i < in->n_events; i++)
+		rc = one_event(v, &in->events[order[i].i]);
+out:
+	free(order);
+	conv_free(v);
+	free(v);
+	return rc < 0 ? rc : 0;
+}
