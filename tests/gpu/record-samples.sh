@@ -78,8 +78,8 @@ while IFS='|' read -r name envs cmd; do
 	bin=$bins/$1
 	shift
 	# shellcheck disable=SC2086
-	env $envs "$MEMPROF" record --keep-spool -o "$db" -- "$bin" "$@" \
-		>"$out/$name.log" 2>"$out/$name.err"
+	env $envs "$MEMPROF" record --keep-spool --spool-dir="$out/$name.spool" -o "$db" -- \
+		"$bin" "$@" >"$out/$name.log" 2>"$out/$name.err"
 	st=$?
 	if [ "$st" -ne 0 ] || [ ! -f "$db" ]; then
 		echo "not ok $i - $name: memprof record exited $st$([ -f "$db" ] || echo ', no trace')"
@@ -87,8 +87,9 @@ while IFS='|' read -r name envs cmd; do
 		fail=1
 		continue
 	fi
-	collect_spools "$out/$name.err" "$out/$name.spool" ||
-		echo "# $name: no kept spool found in memprof's messages ($out/$name.err)"
+	ls "$out/$name.spool"/*.mpt >/dev/null 2>&1 ||
+		collect_spools "$out/$name.err" "$out/$name.spool" ||
+		echo "# $name: no kept spool in $out/$name.spool nor in memprof's messages"
 	for s in "$out/$name.spool"/*.mpt; do
 		[ -f "$s" ] && python3 "$gpu/spool_kinds.py" "$s"
 	done >"$out/$name.kinds" 2>&1
