@@ -1,0 +1,85 @@
+#!/bin/bash
+# tests/gpu/record-torch.sh - samples/torch/train_gpt.py recorded on a real GPU with
+# 'memprof record', once as it is (PyTorch's caching allocator: CUDA sees a few segments)
+# and once with --no-framework-cache (every tensor reaches cudaMalloc/cudaFree): the
+# no-cache trace must hold many more (at least 5x) allocations, and both traces the
+# phases forward, backward and optimizer.  Prints TAP; skips (77) with the reason without
+# a GPU, PyTorch with CUDA, or the record command.  Raw output in $GPU_OUT/record-torch.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-.}
+MEMPROF=${MEMPROF:-$top_builddir/memprof}
+out=${GPU_OUT:-$top_builddir/gpu-runs}/record-torch
+PY=${PYTHON:-python3}
+TRAIN="$top_srcdir/samples/torch/train_gpt.py --steps ${TORCH_STEPS:-5} --layers 2 --d-model 256"
+
+reason=$("$PY" "$top_srcdir/tests/gpu/have_gpu.py") || { echo "record-torch: SKIP: $reason"; exit 77; }
+"$PY" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null ||
+	{ echo "record-torch: SKIP: no PyTorch with CUDA in $PY"; exit 77; }
+"$MEMPROF" record --help >/dev/null 2>&1 ||
+	{ echo "record-torch: SKIP: $MEMPROF has no record command"; exit 77; }
+mkdir -p "$out" || exit 99
+
+echo "1..4"
+fail=0
+for mode in cached nocache; do
+	opt=""
+	[ "$mode" = nocache ] && opt=--no-framework-cache
+	rm -f "$out/$mode.db"
+	# shellcheck disable=SC2086
+	"$MEMPROF" record $opt -o "$out/$mode.db" -- "$PY" $TRAIN >"$out/$mode.log" 2>"$out/$mode.err"
+	st=$?
+	if [ "$st" -eq 0 ] && [ -f "$out/$mode.db" ]; then
+		echo "ok - record $mode (${opt:-no option})"
+	else
+		echo "not ok - record $mode: exit $st; see $out/$mode.err"
+		sed 's/^/# /' "$out/$mode.err" | tail -n 15
+		fail=1
+	fi
+done
+[ "$fail" -eq 0 ] || { echo "ok - # SKIP comparison: a recording failed"; echo "ok - # SKIP phases"; exit 1; }
+
+"$PY" - "$out/cached.db" "$out/nocache.db" >"$out/compare.txt" 2>&1 <<'PY'
+import sqlite3, sys
+want_phases = ("forward", "backward", "optimizer")
+res = {}
+for path in sys.argv[1:]:
+    db = sqlite3.connect(path)
+    q = lambda sql: db.execute(sql).fetchone()[0]
+    phases = {r[0] for r in db.execute("SELECT p.name FROM events e JOIN phases p ON "
+                                       "p.id = e.phase WHERE e.op = 9")}
+    res[path] = dict(events=q("SELECT count(*) FROM events"),
+                     allocs=q("SELECT count(*) FROM events WHERE op = 1"),
+                     frees=q("SELECT count(*) FROM events WHERE op = 2"),
+                     maps=q("SELECT count(*) FROM events WHERE op = 6"),
+                     phase_begins=q("SELECT count(*) FROM events WHERE op = 9"),
+                     missing=[p for p in want_phases if p not in phases])
+    print("%-40s %s" % (path, " ".join("%s=%s" % kv for kv in res[path].items())))
+cached, nocache = (res[p] for p in sys.argv[1:])
+ok = True
+if nocache["allocs"] < 5 * max(cached["allocs"], 1):
+    print("FAIL: the no-cache trace has %d allocations, not 5x the cached trace's %d"
+          % (nocache["allocs"], cached["allocs"]))
+    ok = False
+for p, r in res.items():
+    if r["missing"]:
+        print("FAIL: %s lacks the phases %s" % (p, ", ".join(r["missing"])))
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+st=$?
+sed 's/^/# /' "$out/compare.txt"
+if grep -q "not 5x" "$out/compare.txt" || [ "$st" -gt 1 ]; then
+	echo "not ok - the no-cache trace has many more allocations"
+	fail=1
+else
+	echo "ok - the no-cache trace has many more allocations"
+fi
+if grep -q "lacks the phases" "$out/compare.txt" || [ "$st" -gt 1 ]; then
+	echo "not ok - phases forward, backward, optimizer in both traces"
+	fail=1
+else
+	echo "ok - phases forward, backward, optimizer in both traces"
+fi
+grep -h "final loss\|max_memory_allocated" "$out"/cached.log "$out"/nocache.log | sed 's/^/# /'
+exit "$fail"
