@@ -2,8 +2,10 @@
  * capture/spool_reader.h - reading a spool back (in the memprof CLI, never in
  * the workload).
  *
- * Validates the header, then each block (magic, size, checksum) and each
- * item (type, size, ids defined before use) before handing it out.  A spool
+ * Validates the header, then each block (magic, size, sequence, checksum) and
+ * each item (type, size, table ids in range and defined once) before handing
+ * it out.  Whether an event's ids were defined is the importer's to check:
+ * an unknown id looks up as NULL.  A spool
  * cut short ends at its last complete block and is reported truncated; a
  * corrupt block ends the spool there, reported truncated with the offset and
  * what was wrong (mp_spool_reader_damage).  A bad header is an error naming
