@@ -15,6 +15,8 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_info,
         &mp_cmd_analyze,
         &mp_cmd_replay,
+        &mp_cmd_attach,
+        &mp_cmd_watch,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

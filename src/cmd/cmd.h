@@ -36,6 +36,8 @@ extern const struct mp_cmd mp_cmd_export;
 extern const struct mp_cmd mp_cmd_info;
 extern const struct mp_cmd mp_cmd_analyze;
 extern const struct mp_cmd mp_cmd_replay;
+extern const struct mp_cmd mp_cmd_attach;
+extern const struct mp_cmd mp_cmd_watch;
 
 /* "memprof <cmd>: <message>" on stderr; returns MP_EXIT_ERROR. */
 int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)
