@@ -74,6 +74,12 @@ static int load_locked(const char *path)
 		return -1;
 	}
 	mp_cupti = t;
+	/* The file the loader found (a soname becomes its path). */
+	Dl_info info;
+	void *sym;
+	memcpy(&sym, &t.GetVersion, sizeof sym);
+	if (dladdr(sym, &info) && info.dli_fname && info.dli_fname[0] == '/')
+		snprintf(load_path, sizeof load_path, "%s", info.dli_fname);
 	return 0;
 }
 

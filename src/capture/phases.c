@@ -110,11 +110,19 @@ static void prefix_domain(nvtxDomainHandle_t dom, char *buf, size_t len)
 {
 	if (!dom)
 		return;
-	char name[128], text[MAX_TEXT];
+	char name[128];
 	if (!lookup(domains, &n_domains, dom, name, sizeof name))
 		snprintf(name, sizeof name, "nvtx domain %p", (void *)dom);
-	snprintf(text, sizeof text, "%s", buf);
-	snprintf(buf, len, "%s: %s", name, text);
+	size_t k = strlen(name) + 2, text_len = strlen(buf);
+	if (k >= len)
+		return;
+	if (text_len > len - 1 - k)
+		text_len = len - 1 - k; /* cut the text, keep the domain */
+	memmove(buf + k, buf, text_len);
+	buf[k + text_len] = 0;
+	memcpy(buf, name, k - 2);
+	buf[k - 2] = ':';
+	buf[k - 1] = ' ';
 }
 
 static void write_phase(int kind, uint32_t name, uint64_t range_id, int start_end)
