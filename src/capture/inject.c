@@ -647,7 +647,7 @@ void mp_capture_status(char *buf, size_t n)
 	snprintf(buf, n,
 	         "mode=%s pid=%ld spool=%s events=%llu dropped=%llu live_allocations=%llu "
 	         "live_bytes=%llu",
-	         mode_name(mode), (long)getpid(), g.spool ? g.spool_path : "-",
+	         mode_name(mode), (long)getpid(), g.spool && g.spool_path[0] ? g.spool_path : "-",
 	         (unsigned long long)events, (unsigned long long)dropped,
 	         (unsigned long long)n_live, (unsigned long long)live_bytes);
 	pthread_mutex_unlock(&g.ctl_lock);

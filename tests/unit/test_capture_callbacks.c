@@ -403,3 +403,79 @@ Test(capture_callbacks, nvtx_ranges_stamp_allocations, .init = setup_spool, .fin
 	cr_assert_str_eq(th_str(&s, s.events[4].name), "forward");
 	th_free_spool(&s);
 }
+
+/* --- control: start, stop, mark, status (what 'memprof attach' drives) ---------- */
+
+Test(capture_callbacks, dormant_start_mark_stop, .init = setup_spool, .fini = teardown_spool)
+{
+	char msg[256], status[512];
+	mp_capture_set_for_test(w, MP_CAPTURE_DORMANT);
+	/* Made while dormant: in the live table, no event. */
+	CUdeviceptr dptr = 0x7f0000800000;
+	cuMemAlloc_v2_params dp = {&dptr, 1000};
+	CUresult ret = CUDA_SUCCESS;
+	CUpti_CallbackData in = cb_data(CUPTI_API_ENTER, &dp, NULL, 1);
+	CUpti_CallbackData out = cb_data(CUPTI_API_EXIT, &dp, &ret, 1);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &in);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &out);
+	cr_assert_eq(mp_capture_mark("too early", msg, sizeof msg), -1);
+	cr_assert(strstr(msg, "dormant"), "%s", msg);
+	cr_assert_eq(mp_capture_stop(msg, sizeof msg), -1);
+	mp_capture_status(status, sizeof status);
+	cr_assert(strstr(status, "mode=dormant "), "%s", status);
+	cr_assert(strstr(status, "live_allocations=1 live_bytes=1000"), "%s", status);
+
+	cr_assert_eq(mp_capture_start(msg, sizeof msg), 0, "%s", msg);
+	cr_assert_eq(mp_capture_mode(), MP_CAPTURE_RECORDING);
+	cr_assert_eq(mp_capture_start(msg, sizeof msg), -1, "twice");
+	cr_assert_eq(mp_capture_mark("step 10", msg, sizeof msg), 0, "%s", msg);
+	dptr = 0x7f0000900000;
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &in);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &out);
+	cr_assert_eq(mp_capture_stop(msg, sizeof msg), 0, "%s", msg);
+	cr_assert_eq(mp_capture_mode(), MP_CAPTURE_DORMANT);
+	mp_capture_status(status, sizeof status);
+	cr_assert(strstr(status, "live_allocations=2 live_bytes=2000"), "%s", status);
+	cr_assert(strstr(status, " events=5 dropped=0 "), "%s", status);
+
+	struct th_spool s;
+	read_back(&s);
+	cr_assert_eq(s.n_events, 5);
+	cr_assert_eq(s.events[0].kind, MP_SK_WINDOW_START);
+	cr_assert_eq(s.events[1].kind, MP_SK_PREEXISTING);
+	cr_assert_eq(s.events[1].address, 0x7f0000800000ull);
+	cr_assert_eq(s.events[1].bytes, 1000);
+	cr_assert_str_eq(th_str(&s, s.events[1].name), "cuMemAlloc_v2");
+	cr_assert_eq(s.events[2].kind, MP_SK_MARK);
+	cr_assert_str_eq(th_str(&s, s.events[2].name), "step 10");
+	cr_assert_eq(s.events[3].kind, MP_SK_API);
+	cr_assert_eq(s.events[3].address, 0x7f0000900000ull);
+	cr_assert_eq(s.events[4].kind, MP_SK_WINDOW_STOP);
+	th_free_spool(&s);
+}
+
+/* --- stacks: sampled one call in N, depth capped ------------------------------------ */
+
+Test(capture_callbacks, sampled_stacks, .init = setup_spool, .fini = teardown_spool)
+{
+	mp_stacks_init(MP_STACKS_SAMPLED, 3, 2);
+	uint32_t ids[6];
+	for (int i = 0; i < 6; i++)
+		ids[i] = mp_stacks_capture(w);
+	/* The test program is "the library" here: what is left are libcriterion's and libc's
+	 * frames. */
+	cr_assert_neq(ids[0], 0);
+	cr_assert_eq(ids[1], 0);
+	cr_assert_eq(ids[2], 0);
+	cr_assert_neq(ids[3], 0);
+	cr_assert_eq(ids[4], 0);
+	cr_assert_eq(ids[0], ids[3], "same call site, same stack id");
+	mp_stacks_init(MP_STACKS_OFF, 1, 2);
+	cr_assert_eq(mp_stacks_capture(w), 0);
+	struct th_spool s;
+	read_back(&s);
+	cr_assert_lt(ids[0], s.n_stacks);
+	cr_assert_geq(s.stack_depths[ids[0]], 1);
+	cr_assert_leq(s.stack_depths[ids[0]], 2);
+	th_free_spool(&s);
+}

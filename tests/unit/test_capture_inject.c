@@ -27,7 +27,7 @@ static char child_err[8192];
  * returned 1 (atexit handlers run).  Returns the child's exit status; its
  * stderr is in child_err.
  */
-static int run_child(const char *const *env, int n_calls)
+static int run_child_forking(const char *const *env, int n_calls, int fork_after)
 {
 	int pfd[2];
 	cr_assert_eq(pipe(pfd), 0);
@@ -47,6 +47,7 @@ static int run_child(const char *const *env, int n_calls)
 				setenv(kv, eq + 1, 1);
 			else
 				unsetenv(kv);
+			free(kv);
 		}
 		void *h = dlopen(TEST_INJECT_LIB, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
@@ -61,6 +62,13 @@ static int run_child(const char *const *env, int n_calls)
 		for (int i = 0; i < n_calls; i++)
 			if (init() != 1)
 				_exit(6);
+		if (fork_after) {
+			/* A child of the workload exits first: it must not touch the spool. */
+			pid_t g = fork();
+			if (g == 0)
+				exit(0);
+			waitpid(g, NULL, 0);
+		}
 		exit(0);
 	}
 	close(pfd[1]);
@@ -74,6 +82,11 @@ static int run_child(const char *const *env, int n_calls)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status), "child died: status %d; stderr: %s", status, child_err);
 	return WEXITSTATUS(status);
+}
+
+static int run_child(const char *const *env, int n_calls)
+{
+	return run_child_forking(env, n_calls, 0);
 }
 
 static void setup(void)
@@ -226,4 +239,16 @@ Test(capture_inject, unwritable_spool_dir_is_one_line, .init = setup, .fini = te
 	cr_assert_eq(run_child(env, 1), 0, "stderr: %s", child_err);
 	cr_assert_eq(count_lines(child_err, "memprof: recording stopped: cannot create spool"), 1,
 	             "stderr: %s", child_err);
+}
+
+Test(capture_inject, a_forked_child_leaves_the_spool_alone, .init = setup, .fini = teardown)
+{
+	char spool_env[300];
+	snprintf(spool_env, sizeof spool_env, "MEMPROF_SPOOL_DIR=%s", dir);
+	const char *env[] = {spool_env, "MEMPROF_CUPTI=/nonexistent/libcupti.so.13", NULL};
+	cr_assert_eq(run_child_forking(env, 1, 1), 0, "stderr: %s", child_err);
+	struct th_spool s;
+	/* One footer, written by the process that initialised, after its child exited. */
+	check_disabled_spool("cannot load CUPTI", &s);
+	th_free_spool(&s);
 }
