@@ -50,6 +50,7 @@ struct mp_spool_writer {
 	int pending;   /* index of the buffer the thread is to write, -1 none */
 	int active;    /* index of the buffer appends go to */
 	int flush_ms;
+	int test_hold;    /* tests: the thread leaves the pending buffer alone */
 	size_t cap_bytes; /* item bytes each buffer holds */
 	struct spool_buf bufs[2];
 	uint64_t n_appended; /* items accepted into a buffer */
@@ -64,12 +65,18 @@ struct mp_spool_writer {
 	struct intern_table strings, stacks;
 };
 
-/* Test hook (tests only, not in the header): the writer's file descriptor. */
-int mp_spool_writer_test_fd(struct mp_spool_writer *w);
+/*
+ * Test hook, declared here and in tests/unit/test_spool.c only: hold=1 keeps
+ * the thread from writing (so both buffers fill), hold=0 lets it go on.
+ */
+void mp_spool_writer_test_hold(struct mp_spool_writer *w, int hold);
 
-int mp_spool_writer_test_fd(struct mp_spool_writer *w)
+void mp_spool_writer_test_hold(struct mp_spool_writer *w, int hold)
 {
-	return w->fd;
+	pthread_mutex_lock(&w->mu);
+	w->test_hold = hold;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->mu);
 }
 
 static void count_dropped(struct mp_spool_writer *w, uint64_t n)
@@ -167,18 +174,20 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&w->mu);
 	deadline_after(&next, w->flush_ms);
 	for (;;) {
-		if (w->pending >= 0) {
+		struct spool_buf *b = &w->bufs[w->active];
+
+		if (w->pending >= 0 && !w->test_hold) {
 			write_pending(w);
 			continue;
 		}
-		if (w->bufs[w->active].used_bytes > 0 && (w->flush_req || w->stop)) {
+		if (w->pending < 0 && b->used_bytes > 0 && (w->flush_req || w->stop)) {
 			w->flush_req = 0; /* the sealed buffer holds all a flusher waits for */
 			seal_active(w);
 			continue;
 		}
-		w->flush_req = 0;
-		pthread_cond_broadcast(&w->done);
-		if (w->stop)
+		if (w->pending < 0 && b->used_bytes == 0)
+			w->flush_req = 0;
+		if (w->stop && w->pending < 0)
 			break;
 		if (pthread_cond_timedwait(&w->wake, &w->mu, &next) == ETIMEDOUT) {
 			w->flush_req = 1;
