@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define ATTACH_REPLY_MS 30000 /* start and stop flush the spool: give them time */
-#define PATH_BYTES sizeof(((struct sockaddr_un *)0)->sun_path)
+#define PATH_BYTES      sizeof(((struct sockaddr_un *)0)->sun_path)
 
 static void help(FILE *out)
 {
@@ -95,21 +95,25 @@ static int check_place(pid_t pid, long owner, const char *path)
 	snprintf(dir, sizeof(dir), "%s", path);
 	*strrchr(dir, '/') = '\0';
 	if (lstat(dir, &st) < 0)
-		return mp_cmd_error(&mp_cmd_attach, "cannot use the control socket of process %ld: '%s': %s",
+		return mp_cmd_error(&mp_cmd_attach,
+		                    "cannot use the control socket of process %ld: '%s': %s",
 		                    (long)pid, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode) || !trusted_uid(st.st_uid, owner) || (st.st_mode & 077))
-		return mp_cmd_error(&mp_cmd_attach,
-		                    "refusing the control socket of process %ld: its directory '%s' "
-		                    "must be a directory of yours of mode 0700 (it is uid %lu, mode %04o)",
-		                    (long)pid, dir, (unsigned long)st.st_uid, st.st_mode & 07777);
+		return mp_cmd_error(
+		        &mp_cmd_attach,
+		        "refusing the control socket of process %ld: its directory '%s' "
+		        "must be a directory of yours of mode 0700 (it is uid %lu, mode %04o)",
+		        (long)pid, dir, (unsigned long)st.st_uid, st.st_mode & 07777);
 	if (lstat(path, &st) < 0)
-		return mp_cmd_error(&mp_cmd_attach, "cannot use the control socket of process %ld: '%s': %s",
+		return mp_cmd_error(&mp_cmd_attach,
+		                    "cannot use the control socket of process %ld: '%s': %s",
 		                    (long)pid, path, strerror(errno));
 	if (!S_ISSOCK(st.st_mode) || !trusted_uid(st.st_uid, owner))
-		return mp_cmd_error(&mp_cmd_attach,
-		                    "refusing the control socket of process %ld: '%s' is not a socket "
-		                    "of yours",
-		                    (long)pid, path);
+		return mp_cmd_error(
+		        &mp_cmd_attach,
+		        "refusing the control socket of process %ld: '%s' is not a socket "
+		        "of yours",
+		        (long)pid, path);
 	return 0;
 }
 
@@ -123,19 +127,21 @@ static int connect_to(pid_t pid, long owner, const char *path)
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		mp_cmd_error(&mp_cmd_attach, "cannot connect to process %ld at '%s': %s%s", (long)pid,
-		             path, strerror(errno),
-		             errno == ECONNREFUSED ? " (its socket is left from a process that ended)"
-		                                   : "");
+		mp_cmd_error(&mp_cmd_attach, "cannot connect to process %ld at '%s': %s%s",
+		             (long)pid, path, strerror(errno),
+		             errno == ECONNREFUSED
+		                     ? " (its socket is left from a process that ended)"
+		                     : "");
 		goto fail;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		mp_cmd_error(&mp_cmd_attach, "cannot check who serves '%s': %s", path, strerror(errno));
+		mp_cmd_error(&mp_cmd_attach, "cannot check who serves '%s': %s", path,
+		             strerror(errno));
 		goto fail;
 	}
 	if (!trusted_uid(cred.uid, owner)) {
-		mp_cmd_error(&mp_cmd_attach, "refusing '%s': it is served by uid %lu, not by you", path,
-		             (unsigned long)cred.uid);
+		mp_cmd_error(&mp_cmd_attach, "refusing '%s': it is served by uid %lu, not by you",
+		             path, (unsigned long)cred.uid);
 		goto fail;
 	}
 	if (cred.pid != pid) {
@@ -194,9 +200,12 @@ static int exchange(int fd, pid_t pid, const char *path, const char *line, char 
 static void print_status(pid_t pid, char *fields)
 {
 	static const char *const names[][2] = {
-	        {"mode", "mode"},          {"pid", "pid"},
-	        {"spool", "spool"},        {"events", "events written"},
-	        {"dropped", "events lost"}, {"live_allocations", "live allocations"},
+	        {"mode", "mode"},
+	        {"pid", "pid"},
+	        {"spool", "spool"},
+	        {"events", "events written"},
+	        {"dropped", "events lost"},
+	        {"live_allocations", "live allocations"},
 	        {"live_bytes", "live bytes"},
 	};
 	char *tok, *save = NULL, *key = NULL, value[MP_CONTROL_MAX_LINE] = "", human[32];
@@ -218,7 +227,8 @@ static void print_status(pid_t pid, char *fields)
 					label = names[i][1];
 			if (strcmp(key, "live_bytes") == 0)
 				printf("  %-18s %s (%s)\n", label, value,
-				       mp_format_bytes(human, sizeof(human), strtoll(value, NULL, 10)));
+				       mp_format_bytes(human, sizeof(human),
+				                       strtoll(value, NULL, 10)));
 			else
 				printf("  %-18s %s\n", label, value);
 		}
@@ -253,7 +263,8 @@ static int request_line(int argc, char **argv, char *line, size_t n)
 	if (strcmp(what, "start") != 0 && strcmp(what, "stop") != 0 &&
 	    strcmp(what, "status") != 0 && strcmp(what, "mark") != 0)
 		return mp_cmd_usage(&mp_cmd_attach,
-		                    "unknown request '%s' (start, stop, status or mark LABEL)", what);
+		                    "unknown request '%s' (start, stop, status or mark LABEL)",
+		                    what);
 	if (strcmp(what, "mark") == 0 && argc < 2)
 		return mp_cmd_usage(&mp_cmd_attach, "mark needs a LABEL");
 	if (argc > (strcmp(what, "mark") == 0 ? 2 : 1))
@@ -262,7 +273,8 @@ static int request_line(int argc, char **argv, char *line, size_t n)
 	if (argc == 2) {
 		for (p = argv[1]; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				return mp_cmd_usage(&mp_cmd_attach, "the label holds a control character");
+				return mp_cmd_usage(&mp_cmd_attach,
+				                    "the label holds a control character");
 		if (argv[1][strspn(argv[1], " ")] == '\0')
 			return mp_cmd_usage(&mp_cmd_attach, "the label is empty");
 		if (strlen(argv[1]) + 6 >= n)
@@ -285,14 +297,16 @@ static int drive(pid_t pid, char **req, const char *line)
 		return mp_cmd_error(&mp_cmd_attach, "no process %ld", (long)pid);
 	found = locate(pid, owner, path, first);
 	if (found < 0)
-		return mp_cmd_error(&mp_cmd_attach, "the control socket path of process %ld is too long",
+		return mp_cmd_error(&mp_cmd_attach,
+		                    "the control socket path of process %ld is too long",
 		                    (long)pid);
 	if (found == 0)
-		return mp_cmd_error(&mp_cmd_attach,
-		                    "process %ld was not started with memprof record (no control socket "
-		                    "at %s); 'memprof watch --pid %ld' can sample its GPU memory through "
-		                    "NVML",
-		                    (long)pid, first, (long)pid);
+		return mp_cmd_error(
+		        &mp_cmd_attach,
+		        "process %ld was not started with memprof record (no control socket "
+		        "at %s); 'memprof watch --pid %ld' can sample its GPU memory through "
+		        "NVML",
+		        (long)pid, first, (long)pid);
 	if (check_place(pid, owner, path) != 0)
 		return MP_EXIT_ERROR;
 	fd = connect_to(pid, owner, path);
@@ -306,8 +320,9 @@ static int drive(pid_t pid, char **req, const char *line)
 		return mp_cmd_error(&mp_cmd_attach, "process %ld (%s): %s", (long)pid, path,
 		                    reply[5] ? reply + 6 : "error");
 	if (strncmp(reply, "ok", 2) != 0 || (reply[2] != ' ' && reply[2] != '\0'))
-		return mp_cmd_error(&mp_cmd_attach, "process %ld (%s) answered '%.80s', not ok or error",
-		                    (long)pid, path, reply);
+		return mp_cmd_error(&mp_cmd_attach,
+		                    "process %ld (%s) answered '%.80s', not ok or error", (long)pid,
+		                    path, reply);
 	if (strcmp(req[0], "status") == 0)
 		print_status(pid, reply + 2);
 	else
@@ -333,7 +348,8 @@ static int run(int argc, char **argv)
 		return MP_EXIT_OK;
 	}
 	if (argc - optind < 2)
-		return mp_cmd_usage(&mp_cmd_attach, optind == argc ? "no PID given" : "no request given");
+		return mp_cmd_usage(&mp_cmd_attach,
+		                    optind == argc ? "no PID given" : "no request given");
 	if (mp_parse_count(argv[optind], 1, INT_MAX, &pid) < 0)
 		return mp_cmd_usage(&mp_cmd_attach, "invalid PID '%s'", argv[optind]);
 	rc = request_line(argc - optind - 1, argv + optind + 1, line, sizeof(line));

@@ -96,7 +96,8 @@ static int start(struct mp_nvml *nv, char *why, size_t n)
 	nvmlReturn_t rc = nv->init();
 
 	if (rc != NVML_SUCCESS) {
-		snprintf(why, n, "NVML did not start (nvmlInit_v2: %s)", nvml_error(nv, rc, err, sizeof(err)));
+		snprintf(why, n, "NVML did not start (nvmlInit_v2: %s)",
+		         nvml_error(nv, rc, err, sizeof(err)));
 		return -1;
 	}
 	rc = nv->count(&nv->n_devices);
@@ -111,7 +112,8 @@ static int start(struct mp_nvml *nv, char *why, size_t n)
 	for (i = 0; i < nv->n_devices; i++) {
 		rc = nv->handle(i, &nv->devices[i]);
 		if (rc != NVML_SUCCESS) {
-			snprintf(why, n, "NVML did not start (nvmlDeviceGetHandleByIndex_v2(%u): %s)", i,
+			snprintf(why, n,
+			         "NVML did not start (nvmlDeviceGetHandleByIndex_v2(%u): %s)", i,
 			         nvml_error(nv, rc, err, sizeof(err)));
 			nv->shutdown();
 			return -1;
@@ -181,7 +183,8 @@ int mp_nvml_memory(struct mp_nvml *nv, unsigned i, uint64_t *used, uint64_t *tot
 	nvmlReturn_t rc = nv->memory(nv->devices[i], &m);
 
 	if (rc != NVML_SUCCESS) {
-		snprintf(why, n, "nvmlDeviceGetMemoryInfo: %s", nvml_error(nv, rc, err, sizeof(err)));
+		snprintf(why, n, "nvmlDeviceGetMemoryInfo: %s",
+		         nvml_error(nv, rc, err, sizeof(err)));
 		return -1;
 	}
 	*used = m.used;
@@ -238,7 +241,8 @@ int mp_nvml_process_bytes(struct mp_nvml *nv, unsigned i, const unsigned *pids, 
 		if (j == n_pids)
 			continue;
 		found = 1;
-		if (nv->procs[k].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE || *bytes == MP_NVML_UNKNOWN)
+		if (nv->procs[k].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ||
+		    *bytes == MP_NVML_UNKNOWN)
 			*bytes = MP_NVML_UNKNOWN;
 		else
 			*bytes += nv->procs[k].usedGpuMemory;

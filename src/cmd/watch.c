@@ -37,21 +37,20 @@ static volatile sig_atomic_t stop_signal;
 
 static void help(FILE *out)
 {
-	fprintf(out,
-	        "usage: memprof watch --pid PID [options]\n\n"
-	        "Sample the GPU memory NVML counts for a process started without memprof:\n"
-	        "a coarse curve with no allocations, addresses or call stacks, including the\n"
-	        "CUDA context.  Record the job with 'memprof record' to see allocations.\n"
-	        "One line per device per sample: time_s device pid_bytes device_used_bytes\n"
-	        "device_total_bytes.  Stops when the process exits, after --count samples,\n"
-	        "or on SIGINT.  Needs the NVIDIA driver's libnvidia-ml.so.1.\n\n"
-	        "options:\n"
-	        "  -p, --pid=PID          the process to watch (required)\n"
-	        "  -i, --interval=MS      milliseconds between samples (default 500)\n"
-	        "  -n, --count=N          stop after N samples\n"
-	        "      --format=text|csv  output format (default text)\n"
-	        "  -o, --output=FILE      write to FILE instead of standard output\n"
-	        "  -h, --help             show this help\n");
+	fprintf(out, "usage: memprof watch --pid PID [options]\n\n"
+	             "Sample the GPU memory NVML counts for a process started without memprof:\n"
+	             "a coarse curve with no allocations, addresses or call stacks, including the\n"
+	             "CUDA context.  Record the job with 'memprof record' to see allocations.\n"
+	             "One line per device per sample: time_s device pid_bytes device_used_bytes\n"
+	             "device_total_bytes.  Stops when the process exits, after --count samples,\n"
+	             "or on SIGINT.  Needs the NVIDIA driver's libnvidia-ml.so.1.\n\n"
+	             "options:\n"
+	             "  -p, --pid=PID          the process to watch (required)\n"
+	             "  -i, --interval=MS      milliseconds between samples (default 500)\n"
+	             "  -n, --count=N          stop after N samples\n"
+	             "      --format=text|csv  output format (default text)\n"
+	             "  -o, --output=FILE      write to FILE instead of standard output\n"
+	             "  -h, --help             show this help\n");
 }
 
 static void on_stop(int sig)
@@ -104,7 +103,8 @@ static void print_header(struct watch *w, struct mp_nvml *nv)
 	unsigned i;
 
 	fprintf(note,
-	        "# memprof watch: GPU memory of pid %ld as NVML reports it, every %lld ms: a coarse "
+	        "# memprof watch: GPU memory of pid %ld as NVML reports it, every %lld ms: a "
+	        "coarse "
 	        "curve with no allocations, addresses or call stacks, and it includes the CUDA "
 	        "context; record the job with memprof record to see allocations\n",
 	        w->pid, (long long)w->interval_ms);
@@ -126,7 +126,8 @@ static void sample(struct watch *w, struct mp_nvml *nv, double t_s)
 	for (i = 0; i < mp_nvml_n_devices(nv); i++) {
 		uint64_t bytes = 0, used = 0, total = 0;
 		const char *na = w->csv ? "" : "n/a";
-		int listed = mp_nvml_process_bytes(nv, i, w->pids, w->n_pids, &bytes, why, sizeof(why));
+		int listed =
+		        mp_nvml_process_bytes(nv, i, w->pids, w->n_pids, &bytes, why, sizeof(why));
 		int mem = listed < 0 ? -1 : mp_nvml_memory(nv, i, &used, &total, why, sizeof(why));
 
 		if ((listed < 0 || mem < 0) && i < 32 && !(w->warned & (1u << i))) {
@@ -144,7 +145,8 @@ static void sample(struct watch *w, struct mp_nvml *nv, double t_s)
 			snprintf(total_text, sizeof(total_text), "%s", na);
 		}
 		if (w->csv)
-			fprintf(w->out, "%.3f,%u,%s,%s,%s\n", t_s, i, pid_text, used_text, total_text);
+			fprintf(w->out, "%.3f,%u,%s,%s,%s\n", t_s, i, pid_text, used_text,
+			        total_text);
 		else
 			fprintf(w->out, "%10.3f %6u %16s %18s %18s\n", t_s, i, pid_text, used_text,
 			        total_text);
@@ -179,7 +181,8 @@ static int watch_loop(struct watch *w, struct mp_nvml *nv)
 	print_header(w, nv);
 	for (;;) {
 		if (!process_alive(w)) {
-			fprintf(stderr, "memprof watch: process %ld exited; %lld sample(s) in %.1f s\n",
+			fprintf(stderr,
+			        "memprof watch: process %ld exited; %lld sample(s) in %.1f s\n",
 			        w->pid, (long long)w->n_samples, since(&t0));
 			break;
 		}
@@ -187,11 +190,13 @@ static int watch_loop(struct watch *w, struct mp_nvml *nv)
 		w->n_samples++;
 		if (fflush(w->out) != 0 || ferror(w->out))
 			return mp_cmd_error(&mp_cmd_watch, "cannot write '%s': %s",
-			                    w->out_path ? w->out_path : "standard output", strerror(errno));
+			                    w->out_path ? w->out_path : "standard output",
+			                    strerror(errno));
 		if (w->count && w->n_samples >= w->count)
 			break;
 		if (wait_for(w, &t0, w->n_samples) < 0) {
-			fprintf(stderr, "memprof watch: stopped by signal %d after %lld sample(s)\n",
+			fprintf(stderr,
+			        "memprof watch: stopped by signal %d after %lld sample(s)\n",
 			        (int)stop_signal, (long long)w->n_samples);
 			break;
 		}
@@ -207,9 +212,12 @@ static int watch_loop(struct watch *w, struct mp_nvml *nv)
 static int parse_args(struct watch *w, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"pid", required_argument, NULL, 'p'},      {"interval", required_argument, NULL, 'i'},
-	        {"count", required_argument, NULL, 'n'},    {"format", required_argument, NULL, 'f'},
-	        {"output", required_argument, NULL, 'o'},   {"help", no_argument, NULL, 'h'},
+	        {"pid", required_argument, NULL, 'p'},
+	        {"interval", required_argument, NULL, 'i'},
+	        {"count", required_argument, NULL, 'n'},
+	        {"format", required_argument, NULL, 'f'},
+	        {"output", required_argument, NULL, 'o'},
+	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int64_t v;
@@ -225,9 +233,10 @@ static int parse_args(struct watch *w, int argc, char **argv)
 			break;
 		case 'i':
 			if (mp_parse_count(optarg, 10, 3600000, &w->interval_ms) < 0)
-				return mp_cmd_usage(&mp_cmd_watch,
-				                    "invalid interval '%s' (milliseconds, 10 to 3600000)",
-				                    optarg);
+				return mp_cmd_usage(
+				        &mp_cmd_watch,
+				        "invalid interval '%s' (milliseconds, 10 to 3600000)",
+				        optarg);
 			break;
 		case 'n':
 			if (mp_parse_count(optarg, 1, INT64_MAX, &w->count) < 0)
@@ -235,8 +244,8 @@ static int parse_args(struct watch *w, int argc, char **argv)
 			break;
 		case 'f':
 			if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
-				return mp_cmd_usage(&mp_cmd_watch, "unknown format '%s' (text or csv)",
-				                    optarg);
+				return mp_cmd_usage(&mp_cmd_watch,
+				                    "unknown format '%s' (text or csv)", optarg);
 			w->csv = strcmp(optarg, "csv") == 0;
 			break;
 		case 'o':
@@ -285,7 +294,8 @@ static int run(int argc, char **argv)
 	rc = watch_loop(&w, nv);
 	mp_nvml_close(nv);
 	if (w.out_path && fclose(w.out) != 0 && rc == MP_EXIT_OK)
-		rc = mp_cmd_error(&mp_cmd_watch, "cannot write '%s': %s", w.out_path, strerror(errno));
+		rc = mp_cmd_error(&mp_cmd_watch, "cannot write '%s': %s", w.out_path,
+		                  strerror(errno));
 	return rc;
 }
 

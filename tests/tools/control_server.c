@@ -34,7 +34,8 @@ int main(int argc, char **argv)
 		h.flags = MP_SPOOL_F_DORMANT;
 		rc = mp_spool_writer_open(&w, argv[1], &h, NULL);
 		if (rc < 0) {
-			fprintf(stderr, "control_server: cannot write '%s': %s\n", argv[1], strerror(-rc));
+			fprintf(stderr, "control_server: cannot write '%s': %s\n", argv[1],
+			        strerror(-rc));
 			return 1;
 		}
 	}
@@ -47,7 +48,8 @@ int main(int argc, char **argv)
 	            w ? mp_spool_cstring(w, "cudaMallocManaged") : 0);
 	rc = mp_control_start();
 	if (rc < 0) {
-		fprintf(stderr, "control_server: cannot serve the control socket: %s\n", strerror(-rc));
+		fprintf(stderr, "control_server: cannot serve the control socket: %s\n",
+		        strerror(-rc));
 		return 1;
 	}
 	mp_control_socket_path(getpid(), path, sizeof(path), NULL, 0);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define FAKE_MAX_DEVICES 8
-#define MIB (1024ull * 1024ull)
+#define MIB              (1024ull * 1024ull)
 
 struct nvml_memory {
 	unsigned long long total, free, used;
