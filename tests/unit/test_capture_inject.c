@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture/spool_reader.h"
 #include "capture_helpers.h"
 
 #ifndef TEST_INJECT_LIB
@@ -107,6 +108,34 @@ static int count_lines(const char *s, const char *needle)
 	return n;
 }
 
+/* The spool reader of the CLI agrees: complete, n_events events, DISABLED last. */
+static void check_with_reader(const char *path, size_t n_events, const char *why_part)
+{
+	struct mp_spool_reader *r = NULL;
+	struct mp_error err;
+	memset(&err, 0, sizeof err);
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	cr_assert_eq(mp_spool_reader_open(&r, f, path, &err), 0);
+	const struct mp_spool_item_head *item;
+	struct mp_spool_event last;
+	size_t n = 0;
+	int rc;
+	while ((rc = mp_spool_reader_next(r, &item, &err)) == 1)
+		if (item->type == MP_SI_EVENT) {
+			memcpy(&last, item, sizeof last);
+			n++;
+		}
+	cr_assert_eq(rc, 0);
+	cr_assert(mp_spool_reader_complete(r), "the reader finds the footer");
+	cr_assert_eq(n, n_events);
+	cr_assert_eq(last.kind, MP_SK_DISABLED);
+	cr_assert(strstr(mp_spool_reader_string(r, last.name, NULL), why_part));
+	cr_assert_eq(mp_spool_reader_footer(r)->disabled, 1);
+	mp_spool_reader_close(r);
+	fclose(f);
+}
+
 /* The spool of a run that disabled itself: complete, DISABLED last, naming why. */
 static void check_disabled_spool(const char *why_part, struct th_spool *s)
 {
@@ -122,6 +151,7 @@ static void check_disabled_spool(const char *why_part, struct th_spool *s)
 	cr_assert(strstr(th_str(s, last->name), why_part), "DISABLED says '%s', wanted '%s'",
 	          th_str(s, last->name), why_part);
 	cr_assert_eq(s->footer.n_events, s->n_events);
+	check_with_reader(path, s->n_events, why_part);
 	cr_assert_eq(count_lines(child_err, "memprof: recording stopped: "), 1, "stderr: %s",
 	             child_err);
 	cr_assert(strstr(child_err, why_part), "stderr: %s", child_err);
