@@ -1,7 +1,7 @@
 #!/bin/bash
 # check-sample-log.sh - tests/gpu/check_sample_log.py, the checker of the GPU test
 # tests/gpu/record-samples.sh, without a GPU: a hand-written sample log
-# (data/sample-log/fake.log) against traces imported with 'memprof import' from a
+# (data/sample-log/fake-sample.txt) against traces imported with 'memprof import' from a
 # hand-written CSV that agrees with it (exit 0), and from copies with one thing wrong
 # each: the checker must exit 1 and name what is wrong.  Unreadable input: exit 2.
 set -u
@@ -28,7 +28,7 @@ variant() {
 
 step "the trace that agrees with the log"
 trace good "$D/fake.csv"
-run python3 "$CHECK" "$D/fake.log" good.db
+run python3 "$CHECK" "$D/fake-sample.txt" good.db
 expect_status 0
 expect_stdout_contains "fake: the trace agrees with the log"
 expect_stdout_match "^  allocations \(device, managed\) +6 +6$"
@@ -43,7 +43,7 @@ while IFS='|' read -r name edit says; do
 	[ -n "$name" ] || continue
 	step "$name"
 	variant "$name" "$edit"
-	run python3 "$CHECK" "$D/fake.log" "$name.db"
+	run python3 "$CHECK" "$D/fake-sample.txt" "$name.db"
 	expect_status 1
 	expect_stdout_contains "$says"
 	expect_stdout_contains "<-- mismatch"
@@ -60,7 +60,7 @@ missing-phase|/^200,phase_begin,/d|phase 'reuse': pushed 1 time(s), the trace be
 CASES
 
 step "nccl-like: extra=allowed accepts allocations the sample did not log"
-sed 's/extra=none/extra=allowed/' "$D/fake.log" >allowed.log
+sed 's/extra=none/extra=allowed/' "$D/fake-sample.txt" >allowed.log
 variant extra2 '/^400,alloc/i 399,alloc,7,512,512,0x7f0000c00000,0,0,4242,,cuMemCreate'
 run python3 "$CHECK" allowed.log extra2.db
 expect_status 0
@@ -90,12 +90,12 @@ step "unreadable input: exit 2 with a reason"
 run python3 "$CHECK" "$D/fake.csv" good.db
 expect_status 2
 expect_stderr_contains "has no 'memprof-sample begin' line"
-run python3 "$CHECK" "$D/fake.log" "$D/fake.csv"
+run python3 "$CHECK" "$D/fake-sample.txt" "$D/fake.csv"
 expect_status 2
 expect_stderr_contains "cannot read trace"
-run python3 "$CHECK" "$D/fake.log" missing.db
+run python3 "$CHECK" "$D/fake-sample.txt" missing.db
 expect_status 2
-run python3 "$CHECK" "$D/fake.log"
+run python3 "$CHECK" "$D/fake-sample.txt"
 expect_status 2
 expect_stderr_contains "usage: check_sample_log.py"
 
