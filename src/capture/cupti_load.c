@@ -42,6 +42,7 @@ static const char *resolve_all(void *handle, struct mp_cupti *t)
 	MP_SYM(ActivityDisable, "cuptiActivityDisable");
 	MP_SYM(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks");
 	MP_SYM(ActivityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback");
+	MP_SYM(GetTimestamp, "cuptiGetTimestamp");
 	MP_SYM(ActivityFlushAll, "cuptiActivityFlushAll");
 	MP_SYM(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
 	MP_SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");

@@ -28,6 +28,7 @@ struct mp_cupti {
 	__typeof__(&cuptiActivityFlushAll) ActivityFlushAll;
 	__typeof__(&cuptiActivityGetNextRecord) ActivityGetNextRecord;
 	__typeof__(&cuptiActivityGetNumDroppedRecords) ActivityGetNumDroppedRecords;
+	__typeof__(&cuptiGetTimestamp) GetTimestamp;
 };
 
 /* The table; read it only after mp_cupti_load returned 0. */

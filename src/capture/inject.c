@@ -53,9 +53,20 @@ static __thread uint32_t tl_tid;
 
 /* --- small services ----------------------------------------------------------- */
 
+/*
+ * Set when CUPTI refused our clock: its activity records then carry CUPTI's
+ * own timestamps, so every other stamp of the spool is taken from it too.
+ */
+static _Atomic int clock_is_cupti;
+
 int64_t mp_capture_now(void)
 {
 	struct timespec ts;
+	uint64_t t;
+
+	if (atomic_load_explicit(&clock_is_cupti, memory_order_relaxed) &&
+	    mp_cupti.GetTimestamp(&t) == CUPTI_SUCCESS)
+		return (int64_t)t;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
@@ -457,8 +468,18 @@ static int start_cupti(void)
 	CUptiResult r;
 	const char *what = NULL;
 	r = mp_cupti.ActivityRegisterTimestampCallback(monotonic_timestamp);
-	if (r != CUPTI_SUCCESS)
-		return cupti_failed("cuptiActivityRegisterTimestampCallback", NULL, r);
+	if (r != CUPTI_SUCCESS) {
+		uint64_t t;
+		char name[160];
+
+		/* CUPTI keeps its own clock: use it for every stamp, and say so. */
+		if (mp_cupti.GetTimestamp(&t) != CUPTI_SUCCESS)
+			return cupti_failed("cuptiActivityRegisterTimestampCallback", NULL, r);
+		atomic_store(&clock_is_cupti, 1);
+		mp_spool_meta(g.spool, "clock", "cupti");
+		mp_spool_meta(g.spool, "clock_note",
+		              mp_cupti_result_name(r, name, sizeof name));
+	}
 	r = mp_cupti.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (r != CUPTI_SUCCESS)
 		return cupti_failed("cuptiSetThreadIdType", NULL, r);

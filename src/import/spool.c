@@ -264,9 +264,14 @@ static int meta_disabled(struct mp_spool_in *in)
 static int write_meta(struct mp_spool_in *in)
 {
 	struct mp_store *s = in->c->store;
+	char clock[16];
+	int cupti_clock = meta(in, "clock", clock, sizeof(clock)) && strcmp(clock, "cupti") == 0;
 	int rc;
 
-	rc = mp_store_set_meta(s, "clock", "monotonic_ns") < 0 ||
+	/* The library stamps with CLOCK_MONOTONIC unless CUPTI refused it. */
+	rc = mp_store_set_meta(s, "clock",
+	                       cupti_clock ? "cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)"
+	                                   : "monotonic_ns") < 0 ||
 	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
 	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
 	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
@@ -294,11 +299,16 @@ static void account_losses(struct mp_spool_in *in)
 		               "it were kept and the trace is marked truncated",
 		               in->c->path, offset, why ? why : "no footer", in->n_events);
 	}
-	if (in->disabled_why)
+	if (in->disabled_why) {
+		/* Recording ended before the process did: the trace is incomplete. */
+		if (mp_spool_reader_complete(in->r))
+			in->c->st->n_truncated++;
 		mp_import_note(in->c->st,
 		               "'%s': the recording library turned itself off "
-		               "(see meta record_disabled): events after that are missing",
+		               "(see meta record_disabled): events after that are missing and "
+		               "the trace is marked truncated",
 		               in->c->path);
+	}
 	if (in->torch_segments)
 		mp_import_note(in->c->st,
 		               "PyTorch's caching allocator was on: the trace holds its segments, "

@@ -128,6 +128,8 @@ expect_stderr_contains "turned itself off"
 expect_eq "$(q lost.db "select value from meta where key = 'dropped_records'")" "12" \
 	"dropped_records: the footer's 5 and the event's 7"
 expect_eq "$(q lost.db "select value from meta where key = 'lossy'")" "1" "lossy"
+expect_eq "$(q lost.db "select value from meta where key = 'truncated'")" "1" \
+	"truncated: recording stopped before the process did"
 expect_eq "$(q lost.db "select value from meta where key = 'record_disabled'")" \
 	"'lost.mpt' (pid 5100): cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (nsys?)" \
 	"record_disabled"
@@ -250,6 +252,19 @@ expect_eq "$(q stacks-id.db 'select name from frames')" "$(printf '0x%x' $((0x$m
 	"the frame is its offset in the module"
 
 # --- several spools -----------------------------------------------------------------------
+step "a spool stamped with CUPTI's clock says so"
+spool cuptiClock <<'EOF'
+header pid=6000 ppid=1
+meta clock cupti
+event kind=api name=cudaMalloc corr=1 thread=1 ts=1000 addr=0x7000 bytes=4096 device=0
+end
+EOF
+mp import -o cuptiClock.db cuptiClock.mpt
+expect_status 0
+expect_eq "$(q cuptiClock.db "select value from meta where key = 'clock'")" \
+	"cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)" "clock of a CUPTI-stamped spool"
+expect_eq "$(q join.db "select value from meta where key = 'clock'")" "monotonic_ns" "clock of the others"
+
 step "several spools: one process each, events in time order"
 mp import -o both.db join.mpt vmm.mpt
 expect_status 0
