@@ -5,6 +5,7 @@
  * one block plus the string, stack and module tables.  Runs in the CLI only.
  */
 #include "capture/spool_reader.h"
+#include "util/array.h"
 #include "util/crc32.h"
 
 #include <errno.h>
@@ -244,19 +245,12 @@ static const char *define_entry(struct mp_spool_reader *r, const unsigned char *
 
 static const char *add_module(struct mp_spool_reader *r, const unsigned char *p, int *nomem)
 {
-	if (r->n_modules == r->modules_cap) {
-		size_t cap = r->modules_cap ? r->modules_cap * 2 : 16;
-		struct mp_spool_module *m;
-
-		if (r->n_modules >= MAX_MODULES)
-			return "more than 2^20 modules";
-		m = realloc(r->modules, cap * sizeof(*m));
-		if (!m) {
-			*nomem = 1;
-			return "out of memory";
-		}
-		r->modules = m;
-		r->modules_cap = cap;
+	if (r->n_modules >= MAX_MODULES)
+		return "more than 2^20 modules";
+	if (mp_array_reserve((void **)&r->modules, &r->modules_cap, r->n_modules + 1,
+	                     sizeof(*r->modules)) < 0) {
+		*nomem = 1;
+		return "out of memory";
 	}
 	memcpy(&r->modules[r->n_modules++], p, sizeof(*r->modules));
 	return NULL;

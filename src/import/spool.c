@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/intmap.h"
 
 static int probe(const char *path, const char *head, size_t n)
@@ -37,16 +38,11 @@ const char *mp_spool_text(const struct mp_spool_in *in, uint32_t id, char *buf, 
 /* Append one item of size bytes to *arr (copying at most have bytes of it). */
 static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item, size_t have)
 {
-	char *a = *arr;
+	char *a;
 
-	if (*n == *cap) {
-		size_t grown = *cap ? 2 * *cap : 256;
-
-		if (!(a = realloc(*arr, grown * size)))
-			return MP_ENOMEM;
-		*arr = a;
-		*cap = grown;
-	}
+	if (mp_array_reserve(arr, cap, *n + 1, size) < 0)
+		return MP_ENOMEM;
+	a = *arr;
 	memset(a + *n * size, 0, size);
 	memcpy(a + *n * size, item, have < size ? have : size);
 	(*n)++;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/intmap.h"
 
 enum { COVER_ALLOC = 1, COVER_FREE = 2 };
@@ -168,15 +169,9 @@ static struct memprof_event event_at(int64_t ts, int op, int32_t device)
 
 static int new_block(struct conv *v, size_t *index)
 {
-	if (v->n_blocks == v->cap_blocks) {
-		size_t cap = v->cap_blocks ? 2 * v->cap_blocks : 256;
-		struct block *b = realloc(v->blocks, cap * sizeof(*b));
-
-		if (!b)
-			return nomem(v);
-		v->blocks = b;
-		v->cap_blocks = cap;
-	}
+	if (mp_array_reserve((void **)&v->blocks, &v->cap_blocks, v->n_blocks + 1,
+	                     sizeof(*v->blocks)) < 0)
+		return nomem(v);
 	memset(&v->blocks[v->n_blocks], 0, sizeof(v->blocks[0]));
 	*index = v->n_blocks++;
 	return 0;
@@ -471,15 +466,9 @@ static struct phase_stack *phases_of(struct conv *v, uint32_t thread)
 
 	if (mp_intmap_get(&v->thread_phases, thread, &i))
 		return &v->stacks[i - 1];
-	if (v->n_stacks == v->cap_stacks) {
-		size_t cap = v->cap_stacks ? 2 * v->cap_stacks : 16;
-		struct phase_stack *s = realloc(v->stacks, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		v->stacks = s;
-		v->cap_stacks = cap;
-	}
+	if (mp_array_reserve((void **)&v->stacks, &v->cap_stacks, v->n_stacks + 1,
+	                     sizeof(*v->stacks)) < 0)
+		return NULL;
 	if (mp_intmap_put(&v->thread_phases, thread, v->n_stacks + 1) < 0)
 		return NULL;
 	memset(&v->stacks[v->n_stacks], 0, sizeof(v->stacks[0]));
@@ -505,15 +494,8 @@ static int phase(struct conv *v, const struct mp_spool_event *e)
 		return (int)ev.phase_id;
 	if (ev.phase_id == 0 && (ev.phase_id = mp_writer_phase(v->c->w, "(unnamed)", 9)) < 0)
 		return writer_failed(v);
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		int64_t *ids = realloc(s->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return nomem(v);
-		s->ids = ids;
-		s->cap = cap;
-	}
+	if (mp_array_reserve((void **)&s->ids, &s->cap, s->n + 1, sizeof(*s->ids)) < 0)
+		return nomem(v);
 	s->ids[s->n++] = ev.phase_id;
 	return emit(v, &ev);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/array.h"
 #include "util/intmap.h"
 
 enum { MOD_UNOPENED = 0, MOD_OK = 1, MOD_UNUSABLE = -1 };
@@ -104,15 +105,9 @@ int mp_symbols_add_module(struct mp_symbols *s, const char *path, uint64_t base,
 {
 	struct sym_module *m;
 
-	if (s->n_modules == s->cap_modules) {
-		size_t cap = s->cap_modules ? 2 * s->cap_modules : 16;
-
-		m = realloc(s->modules, cap * sizeof(*m));
-		if (!m)
-			return MP_ENOMEM;
-		s->modules = m;
-		s->cap_modules = cap;
-	}
+	if (mp_array_reserve((void **)&s->modules, &s->cap_modules, s->n_modules + 1,
+	                     sizeof(*s->modules)) < 0)
+		return MP_ENOMEM;
 	m = &s->modules[s->n_modules];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(path);
@@ -245,15 +240,9 @@ int mp_symbols_frame(struct mp_symbols *s, uint64_t pc, struct memprof_frame *f,
 	int rc;
 
 	if (!mp_intmap_get(&s->frame_of, pc, &index)) {
-		if (s->n_frames == s->cap_frames) {
-			size_t cap = s->cap_frames ? 2 * s->cap_frames : 64;
-
-			c = realloc(s->frames, cap * sizeof(*c));
-			if (!c)
-				return MP_ENOMEM;
-			s->frames = c;
-			s->cap_frames = cap;
-		}
+		if (mp_array_reserve((void **)&s->frames, &s->cap_frames, s->n_frames + 1,
+		                     sizeof(*s->frames)) < 0)
+			return MP_ENOMEM;
 		if ((rc = resolve(s, pc, &s->frames[s->n_frames])) < 0)
 			return rc;
 		index = ++s->n_frames;

@@ -233,6 +233,24 @@ expect_dir_empty() {
 	if [ -z "$left" ]; then pass; else fail "'$1' should be empty but holds: $(echo $left)"; fi
 }
 
+# --- memprof record ------------------------------------------------------------------
+
+# use_inject_library: export MEMPROF_INJECT as the injected library built
+# here, or, when this build has none (no CUPTI), as an empty stand-in file:
+# fine for commands that never initialise CUDA, where nothing loads it.
+use_inject_library() {
+	local f
+	for f in "$top_builddir/.libs/libmemprof-inject.so" \
+		"$top_builddir/src/capture/.libs/libmemprof-inject.so"; do
+		if [ -f "$f" ]; then
+			export MEMPROF_INJECT=$f
+			return
+		fi
+	done
+	: >"$TMP/libmemprof-inject.so"
+	export MEMPROF_INJECT=$TMP/libmemprof-inject.so
+}
+
 # --- sqlite3 ------------------------------------------------------------------------
 
 have_sqlite3() {

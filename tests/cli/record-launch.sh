@@ -10,18 +10,7 @@ set -u
 
 cd "$TMP" || die "cd $TMP"
 
-# The injected library: the one built here when there is one; else a stand-in
-# file (nothing loads it: these commands never initialise CUDA).
-INJECT=
-for f in "$top_builddir/.libs/libmemprof-inject.so" \
-	"$top_builddir/src/capture/.libs/libmemprof-inject.so"; do
-	[ -f "$f" ] && INJECT=$f && break
-done
-if [ -z "$INJECT" ]; then
-	INJECT=$TMP/libmemprof-inject.so
-	: >"$INJECT"
-fi
-export MEMPROF_INJECT=$INJECT
+use_inject_library
 
 have_driver() {
 	python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null
@@ -172,7 +161,7 @@ mp record --stacks=sampled --stack-sample=4 --stack-depth=9 --dormant --no-frame
 expect_status 0
 expect_stderr_contains "memprof record: --no-framework-cache: PyTorch, JAX and TensorFlow now send each tensor to CUDA; this changes the workload's own memory behaviour and speed"
 expect_eq "$(grep -c 'no-framework-cache' "$ERR")" "1" "the notice is printed once"
-for v in "CUDA_INJECTION64_PATH=$(realpath "$INJECT")" "MEMPROF_SPOOL_DIR=$TMP/spools" \
+for v in "CUDA_INJECTION64_PATH=$(realpath "$MEMPROF_INJECT")" "MEMPROF_SPOOL_DIR=$TMP/spools" \
 	MEMPROF_STACKS=sampled MEMPROF_STACK_SAMPLE=4 MEMPROF_STACK_DEPTH=9 MEMPROF_DORMANT=1 \
 	PYTORCH_NO_CUDA_MEMORY_CACHING=1 XLA_PYTHON_CLIENT_ALLOCATOR=platform \
 	XLA_PYTHON_CLIENT_PREALLOCATE=false TF_GPU_ALLOCATOR=cuda_malloc_async; do

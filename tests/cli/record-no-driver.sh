@@ -21,18 +21,7 @@ if [ ! -x "$SAMPLE" ] || [ "$SRC" -nt "$SAMPLE" ]; then
 		die "nvcc failed on $SRC: $(tail -n 5 "$TMP/nvcc.log")"
 fi
 
-# The injected library: the one built here when there is one; else a stand-in file
-# (nothing loads it: without a driver cuInit never runs).
-INJECT=
-for f in "$top_builddir/.libs/libmemprof-inject.so" \
-	"$top_builddir/src/capture/.libs/libmemprof-inject.so"; do
-	[ -f "$f" ] && INJECT=$f && break
-done
-if [ -z "$INJECT" ]; then
-	INJECT=$TMP/libmemprof-inject.so
-	: >"$INJECT"
-fi
-export MEMPROF_INJECT=$INJECT
+use_inject_library
 
 W=$TMP/work
 mkdir "$W" || die "mkdir $W"
