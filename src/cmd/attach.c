@@ -10,6 +10,7 @@
 #include "util/format.h"
 #include "util/parse.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -28,13 +29,15 @@
 static void help(FILE *out)
 {
 	fprintf(out,
-	        "usage: memprof attach PID start|stop|status|mark LABEL\n\n"
+	        "usage: memprof attach PID start|stop|status|mark LABEL\n"
+	        "       memprof attach list\n\n"
 	        "Drive a workload started with 'memprof record' (usually with --dormant):\n"
 	        "  start        start recording: the allocations live now are written first,\n"
 	        "               so the trace replays from the true heap\n"
 	        "  stop         stop recording and flush the spool (back to dormant)\n"
 	        "  mark LABEL   write a mark into the trace (a phase 'mark: LABEL')\n"
-	        "  status       what the process is doing: mode, spool, events, live memory\n\n"
+	        "  status       what the process is doing: mode, spool, events, live memory\n"
+	        "'list' shows your processes that serve a control socket, with their mode.\n\n"
 	        "The process serves a Unix socket, $XDG_RUNTIME_DIR/memprof/PID.sock (else\n"
 	        "/tmp/memprof-UID/PID.sock), to its own user only.  A process started\n"
 	        "without memprof has none: 'memprof watch --pid PID' samples its GPU memory.\n\n"
@@ -330,6 +333,85 @@ static int drive(pid_t pid, char **req, const char *line)
 	return MP_EXIT_OK;
 }
 
+/* The command line of pid, arguments joined by spaces, at most n bytes. */
+static void command_of(pid_t pid, char *buf, size_t n)
+{
+	char proc[64];
+	size_t len = 0, i;
+	FILE *f;
+
+	snprintf(proc, sizeof(proc), "/proc/%ld/cmdline", (long)pid);
+	buf[0] = '\0';
+	if (!(f = fopen(proc, "r")))
+		return;
+	len = fread(buf, 1, n - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	for (i = 0; i + 1 < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+}
+
+/* One line for the process serving path: its pid, mode and command. */
+static void list_one(pid_t pid, const char *path, int *n_shown)
+{
+	char reply[MP_CONTROL_MAX_LINE + 1], command[160], *mode, *end;
+	long owner = process_uid(pid);
+	int fd;
+
+	if (owner < 0 || !trusted_uid((uid_t)owner, owner))
+		return; /* a socket left by a process that ended, or not ours */
+	if (check_place(pid, owner, path) != 0 || (fd = connect_to(pid, owner, path)) < 0)
+		return; /* the message is out */
+	if (exchange(fd, pid, path, "status\n", reply, sizeof(reply)) < 0) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	mode = strstr(reply, "mode=");
+	mode = mode ? mode + 5 : "?";
+	if ((end = strchr(mode, ' ')))
+		*end = '\0';
+	command_of(pid, command, sizeof(command));
+	if ((*n_shown)++ == 0)
+		printf("%-8s %-10s %s\n", "PID", "MODE", "COMMAND");
+	printf("%-8ld %-10s %s\n", (long)pid, mode, command);
+}
+
+/* Every process of ours serving a control socket, in the places attach looks. */
+static int list(void)
+{
+	char dirs[2][PATH_BYTES], path[PATH_BYTES], any[PATH_BYTES];
+	int n_dirs = 0, n_found = 0, i;
+
+	if (mp_control_socket_path(0, any, sizeof(any), dirs[0], sizeof(dirs[0])) == 0)
+		n_dirs++;
+	snprintf(dirs[n_dirs], PATH_BYTES, "/tmp/memprof-%lu", (unsigned long)geteuid());
+	if (n_dirs == 0 || strcmp(dirs[0], dirs[n_dirs]) != 0)
+		n_dirs++;
+	for (i = 0; i < n_dirs; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char *end;
+			long pid = strtol(e->d_name, &end, 10);
+
+			if (pid <= 0 || end == e->d_name || strcmp(end, ".sock") != 0 ||
+			    (size_t)snprintf(path, sizeof(path), "%s/%s", dirs[i], e->d_name) >=
+			            sizeof(path))
+				continue;
+			list_one((pid_t)pid, path, &n_found);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (n_found == 0)
+		printf("no process of yours serves a memprof control socket (looked in %s%s%s)\n",
+		       dirs[0], n_dirs > 1 ? " and " : "", n_dirs > 1 ? dirs[1] : "");
+	return MP_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -347,6 +429,8 @@ static int run(int argc, char **argv)
 		help(stdout);
 		return MP_EXIT_OK;
 	}
+	if (argc - optind == 1 && strcmp(argv[optind], "list") == 0)
+		return list();
 	if (argc - optind < 2)
 		return mp_cmd_usage(&mp_cmd_attach,
 		                    optind == argc ? "no PID given" : "no request given");
@@ -361,7 +445,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_attach = {
         .name = "attach",
         .summary = "start, stop or mark the recording of a running 'memprof record' job",
-        .usage = "memprof attach PID start|stop|status|mark LABEL",
+        .usage = "memprof attach PID start|stop|status|mark LABEL | list",
         .help = help,
         .run = run,
 };

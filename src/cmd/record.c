@@ -229,13 +229,19 @@ static int finish(const struct mp_record_opts *o, struct mp_record_spools *sp, i
 	return status;
 }
 
-static void no_framework_cache_notice(const struct mp_record_opts *o)
+/* What the user should know before the command runs. */
+static void notices(const struct mp_record_opts *o)
 {
-	if (o->no_cache && !o->quiet)
+	if (o->quiet)
+		return;
+	if (o->no_cache)
 		fprintf(stderr,
 		        "memprof record: --no-framework-cache: PyTorch, JAX and TensorFlow now "
 		        "send each tensor to CUDA; this changes the workload's own memory "
 		        "behaviour and speed\n");
+	if (o->dormant)
+		fprintf(stderr, "memprof record: --dormant: nothing is recorded until 'memprof "
+		                "attach PID start'; 'memprof attach list' shows the processes\n");
 }
 
 static int run(int argc, char **argv)
@@ -251,7 +257,7 @@ static int run(int argc, char **argv)
 		return rc;
 	if (!(env = mp_record_env(&o, sp.dir)))
 		return mp_cmd_error(&mp_cmd_record, "out of memory");
-	no_framework_cache_notice(&o);
+	notices(&o);
 	if (mp_launch_run(o.cmd, env, &ws, &err_no, &exec_failed) < 0) {
 		mp_record_remove_spools(&sp, 0);
 		mp_record_free(&o, &sp, env);

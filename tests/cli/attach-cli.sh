@@ -66,6 +66,16 @@ mp attach "$server" stop
 expect_status 1
 expect_one_message "memprof attach: process $server ($sock): not recording"
 
+step "list shows the serving process, its mode and command"
+# a stale socket file of a process that ended is left out
+: >"$XDG_RUNTIME_DIR/memprof/999999999.sock"
+mp attach list
+expect_status 0
+expect_stdout_line "PID      MODE       COMMAND"
+expect_stdout_match "^$server +dormant +$SERVER $TMP/job.mpt\$"
+expect_eq "$(grep -c '' "$OUT")" 2 "lines of the list"
+rm -f "$XDG_RUNTIME_DIR/memprof/999999999.sock"
+
 step "a pid with no socket"
 sleep 30 </dev/null >/dev/null 2>&1 &
 plain=$!
@@ -123,6 +133,9 @@ expect_file_absent "$sock"
 mp attach "$server" status
 expect_status 1
 expect_stderr_contains "memprof attach: no process $server"
+mp attach list
+expect_status 0
+expect_stdout_line "no process of yours serves a memprof control socket (looked in $XDG_RUNTIME_DIR/memprof and /tmp/memprof-$(id -u))"
 
 step "the spool holds the window"
 expect_file_present "$TMP/job.mpt"

@@ -161,6 +161,7 @@ mp record --stacks=sampled --stack-sample=4 --stack-depth=9 --dormant --no-frame
 expect_status 0
 expect_stderr_contains "memprof record: --no-framework-cache: PyTorch, JAX and TensorFlow now send each tensor to CUDA; this changes the workload's own memory behaviour and speed"
 expect_eq "$(grep -c 'no-framework-cache' "$ERR")" "1" "the notice is printed once"
+expect_stderr_contains "memprof record: --dormant: nothing is recorded until 'memprof attach PID start'; 'memprof attach list' shows the processes"
 for v in "CUDA_INJECTION64_PATH=$(realpath "$MEMPROF_INJECT")" "MEMPROF_SPOOL_DIR=$TMP/spools" \
 	MEMPROF_STACKS=sampled MEMPROF_STACK_SAMPLE=4 MEMPROF_STACK_DEPTH=9 MEMPROF_DORMANT=1 \
 	PYTORCH_NO_CUDA_MEMORY_CACHING=1 XLA_PYTHON_CLIENT_ALLOCATOR=platform \
