@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -164,9 +165,14 @@ static void unusable(struct mp_symbols *s, struct sym_module *m, const char *why
 static void open_module(struct mp_symbols *s, struct sym_module *m)
 {
 	char have[130], why[200];
+	struct stat st;
 
-	if (access(m->path, R_OK) != 0) {
+	if (access(m->path, R_OK) != 0 || stat(m->path, &st) != 0) {
 		unusable(s, m, strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) { /* a device or a FIFO named in a spool: never open it */
+		unusable(s, m, "not a regular file");
 		return;
 	}
 	if (!s->dwfl && !(s->dwfl = dwfl_begin(&callbacks))) {

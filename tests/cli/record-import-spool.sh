@@ -251,6 +251,17 @@ expect_stderr_contains "not 00112233 as recorded"
 expect_eq "$(q stacks-id.db 'select name from frames')" "$(printf '0x%x' $((0x$main_off + 4)))" \
 	"the frame is its offset in the module"
 
+step "a module path naming a FIFO is never opened"
+mkfifo "$TMP/fifo.so"
+spool stacks-fifo <<EOF
+header pid=7002 ppid=1 stacks=all
+module $TMP/fifo.so base=0x400000 start=0x400000 end=0x500000
+event kind=api name=cudaMalloc corr=1 thread=3 ts=100 addr=0x1000 bytes=256 device=0 stack=0x400100
+EOF
+run timeout 20 "$MEMPROF" import -o stacks-fifo.db stacks-fifo.mpt
+expect_status 0
+expect_stderr_contains "not a regular file"
+
 # --- several spools -----------------------------------------------------------------------
 step "a spool stamped with CUPTI's clock says so"
 spool cuptiClock <<'EOF'
