@@ -127,6 +127,37 @@ Test(spool, crc32_known_values)
 	cr_assert_eq(mp_crc32(mp_crc32(0, a, 4), a + 4, 5), 0xcbf43926u);
 }
 
+/* CRC-32 one bit at a time, straight from the polynomial: the reference. */
+static uint32_t crc32_bitwise(const unsigned char *p, size_t n)
+{
+	uint32_t crc = 0xffffffffu;
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc & 1) ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+	}
+	return ~crc;
+}
+
+Test(spool, crc32_equals_the_bitwise_reference)
+{
+	unsigned char buf[1100];
+	size_t i, start, len;
+	uint32_t x = 12345;
+
+	for (i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (unsigned char)(x >> 16);
+	}
+	/* every alignment and the lengths around the 8-byte steps */
+	for (start = 0; start < 9; start++)
+		for (len = 0; len + start <= sizeof(buf); len += len < 40 ? 1 : 97)
+			cr_assert_eq(mp_crc32(0, buf + start, len), crc32_bitwise(buf + start, len),
+			             "start %zu, %zu bytes", start, len);
+}
+
 Test(spool, round_trip_every_item_type)
 {
 	char *path = th_path(dir, "a.mpt");
