@@ -61,7 +61,7 @@ expect_eq "$(grep -v '^#' "$OUT" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 " "pi
 expect_stderr_contains "NVML did not list pid $target on any device"
 
 step "the watched process exits"
-sleep 0.5 </dev/null >/dev/null 2>&1 &
+sleep 3 </dev/null >/dev/null 2>&1 & # long enough for memprof to start, even under ASan
 short=$!
 FAKE_NVML_PID=$short run timeout 30 "$MEMPROF" watch --pid "$short" --interval=50
 expect_status 0
