@@ -118,7 +118,8 @@ static void update_live(const struct mp_api_desc *d, const struct mp_spool_event
 		else if (d->op == MP_API_FREE)
 			mp_live_remove(ev->address);
 	} else if (ev->kind == MP_SK_VMM_MAP) {
-		mp_live_add(ev->address, ev->bytes, ev->device, MP_MK_DEVICE, ev->flags, 0, api);
+		mp_live_add(ev->address, ev->bytes, ev->device, MP_MK_DEVICE,
+		            (uint16_t)(ev->flags | MP_SE_MAPPING), 0, api);
 	} else if (ev->kind == MP_SK_VMM_UNMAP) {
 		mp_live_remove(ev->address);
 	}

@@ -125,6 +125,7 @@ enum mp_spool_event_flag {
 	MP_SE_FREE_CALL = 1u << 2,    /* MP_SK_API: the call frees (address is what it freed) */
 	MP_SE_HOST_MEMORY = 1u << 3,  /* MP_SK_API / PREEXISTING: host memory (pinned or managed-host) */
 	MP_SE_MANAGED = 1u << 4,      /* MP_SK_API / PREEXISTING: managed memory */
+	MP_SE_MAPPING = 1u << 5,      /* PREEXISTING: a cuMemMap mapping (segment level), not a block */
 };
 
 /* CUPTI memory kinds, as CUpti_ActivityMemoryKind numbers them. */

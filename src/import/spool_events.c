@@ -369,10 +369,16 @@ static int api_call(struct conv *v, const struct mp_spool_event *e)
 	return open_block(v, e, cls, MEMPROF_OP_ALLOC, (int64_t)e->bytes, e->device, &who);
 }
 
+static int vmm_map(struct conv *v, const struct mp_spool_event *e);
+
+/* Live when a window opened: a block, or a mapping whose unmap may follow. */
 static int preexisting(struct conv *v, const struct mp_spool_event *e)
 {
 	struct who who = who_of(v, e);
 	enum cls cls = classify(v, e->mem_kind, e->flags, 1);
+
+	if (e->flags & MP_SE_MAPPING)
+		return vmm_map(v, e);
 
 	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
 		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST

@@ -111,6 +111,21 @@ for k in vmm_reserve_calls:1 vmm_create_calls:2 vmm_release_calls:1 vmm_address_
 	expect_eq "$(q vmm.db "select value from meta where key = '${k%%:*}'")" "${k#*:}" "meta ${k%%:*}"
 done
 
+step "a mapping live when recording started is unmapped later"
+spool premap <<'EOF'
+header pid=5050 ppid=1 flags=1
+event kind=window_start ts=100
+event kind=preexisting name=cuMemMap ts=100 addr=0x7f2000000000 bytes=2097152 device=0 mem_kind=3 flags=32
+event kind=preexisting name=cudaMalloc ts=100 addr=0x7f3000000000 bytes=4096 device=0 mem_kind=3
+event kind=vmm_unmap thread=5 ts=200 addr=0x7f2000000000 bytes=2097152
+event kind=api name=cudaFree corr=9 thread=5 ts=300 duration=10 addr=0x7f3000000000 device=0 flags=4
+EOF
+mp import -o premap.db premap.mpt
+expect_status 0
+# flags 32 = MP_SE_MAPPING: a map (6) then its unmap (7), not a block left live
+expect_eq "$(q premap.db 'select ts_ns, op, size from events order by seq')" \
+	"100|6|2097152 100|3|4096 200|7|2097152 300|2|4096" "preexisting mapping and block, then their ends"
+
 # --- losses: dropped records, the library turned off, a spool cut short ---------------
 step "dropped and disabled"
 spool lost <<'EOF'
