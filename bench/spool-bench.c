@@ -55,6 +55,7 @@
 
 #include "capture/spool_format.h"
 #include "capture/spool_writer.h"
+#include "util/parse.h"
 
 #define MAX_REPS    31
 #define MAX_THREADS 64
@@ -386,14 +387,11 @@ static void usage(void)
 
 static uint64_t num_arg(const char *arg, const char *name, uint64_t lo, uint64_t hi)
 {
-	char *end;
-	unsigned long long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi)
+	if (mp_parse_count(arg, (int64_t)lo, (int64_t)hi, &v) < 0)
 		die("%s='%s': want a whole number from %" PRIu64 " to %" PRIu64, name, arg, lo, hi);
-	return v;
+	return (uint64_t)v;
 }
 
 static void parse_threads(struct opts *o, const char *list)
