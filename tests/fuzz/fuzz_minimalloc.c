@@ -89,7 +89,7 @@ static __int128 peak_and_export(const char *db, const char *csv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mp_import_opts o = {"minimalloc", 1, "fuzz", NULL};
+	struct mp_import_opts o = {.format = "minimalloc", .overwrite = 1, .tool_version = "fuzz"};
 	const char *in = in_path, *again = csv_path;
 	struct mp_import_stats st;
 	struct mp_error err;

@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char magic[16] = "SQLite format 3";
 	const struct mp_importer *imp = mp_importer_find("nsys");
-	struct mp_import_opts o = {"nsys", 1, "fuzz", NULL};
+	struct mp_import_opts o = {.format = "nsys", .overwrite = 1, .tool_version = "fuzz"};
 	const char *in = in_path;
 	struct mp_import_stats st;
 	struct mp_error err = {0};

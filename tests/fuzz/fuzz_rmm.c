@@ -16,44 +16,26 @@
 
 #include "import/import.h"
 #include "import/rmm_scan.h"
-
-#define INPUTS_PER_STORE 256
+#include "fuzz_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[256];
-static struct mp_store *store;
-static int n_inputs;
+static struct fuzz_store fs;
 
 static void cleanup(void)
 {
 	char path[300];
 
-	mp_store_close(store); /* never committed: removes its file */
-	snprintf(path, sizeof(path), "%s/in.dev1.csv", dir);
+	snprintf(path, sizeof(path), "%s/in.dev1.csv", fs.dir);
 	unlink(path);
-	rmdir(dir);
+	fuzz_store_remove(&fs);
 }
 
-/* The scratch directory, on tmpfs when there is one, and a fresh store now and then. */
 static void prepare(void)
 {
-	struct mp_error err;
-	char path[300];
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s/fuzz_rmm.XXXXXX",
-		         access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
+	if (!fs.dir[0])
 		atexit(cleanup);
-	}
-	if (store && n_inputs++ % INPUTS_PER_STORE != 0)
-		return;
-	mp_store_close(store);
-	snprintf(path, sizeof(path), "%s/trace.db", dir);
-	if (mp_store_create(&store, path, 1, &err) < 0)
-		abort();
+	fuzz_store_prepare(&fs, "fuzz_rmm");
 }
 
 /*
@@ -97,41 +79,17 @@ static void compare_scans(const uint8_t *data, size_t size)
 	fclose(fb);
 }
 
-/* The importer's run on data through a writer on the long-lived store. */
-static void run_importer(const uint8_t *data, size_t size)
-{
-	static const char name[] = "fuzz.dev1.csv";
-	struct mp_import_stats st = {0};
-	struct mp_error err = {0};
-	struct mp_import_ctx c = {NULL, name, name, NULL, store, &st, &err};
-	int64_t before;
-	int rc;
-
-	c.in = fmemopen((void *)data, size, "r");
-	if (!c.in || mp_writer_open(store, &c.w) < 0)
-		abort();
-	before = mp_writer_n_events(c.w);
-	rc = mp_importer_find("rmm")->run(&c);
-	if (rc < 0 && err.msg[0] == '\0')
-		abort(); /* an error must always say what was wrong */
-	if (rc == 0 &&
-	    (st.n_allocs > st.n_events || mp_writer_n_events(c.w) - before != st.n_events))
-		abort(); /* the counts must be those of the events written */
-	mp_writer_close(c.w);
-	fclose(c.in);
-}
-
 /* The whole import: a file in, a committed trace out (then deleted). */
 static void run_import_files(const uint8_t *data, size_t size)
 {
-	struct mp_import_opts o = {"rmm", 1, "fuzz", NULL};
+	struct mp_import_opts o = {.format = "rmm", .overwrite = 1, .tool_version = "fuzz"};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	char in[300], out[300];
 	FILE *f;
 
-	snprintf(in, sizeof(in), "%s/in.dev1.csv", dir);
-	snprintf(out, sizeof(out), "%s/out.db", dir);
+	snprintf(in, sizeof(in), "%s/in.dev1.csv", fs.dir);
+	snprintf(out, sizeof(out), "%s/out.db", fs.dir);
 	f = fopen(in, "wb");
 	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
 		abort();
@@ -148,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mp_rmm_probe((const char *)data, size);
 	compare_scans(data, size);
 	prepare();
-	run_importer(data, size);
+	fuzz_run_importer(&fs, "rmm", "fuzz.dev1.csv", "fuzz.dev1.csv", data, size);
 	if (size % 8 == 0)
 		run_import_files(data, size);
 	return 0;

@@ -19,69 +19,17 @@
 #include <unistd.h>
 
 #include "capture/spool_reader.h"
-#include "import/import.h"
 #include "util/crc32.h"
-
-#define INPUTS_PER_STORE 256
+#include "fuzz_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink;
-static char dir[256];
-static struct mp_store *store;
-static int n_inputs;
+static struct fuzz_store fs;
 
 static void cleanup(void)
 {
-	mp_store_close(store); /* never committed: removes its file */
-	rmdir(dir);
-}
-
-/* The scratch directory, on tmpfs when there is one, and a fresh store now and then. */
-static void prepare(void)
-{
-	struct mp_error err;
-	char path[300];
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s/fuzz_spool.XXXXXX",
-		         access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(cleanup);
-	}
-	if (store && n_inputs++ % INPUTS_PER_STORE != 0)
-		return;
-	mp_store_close(store);
-	snprintf(path, sizeof(path), "%s/trace.db", dir);
-	if (mp_store_create(&store, path, 1, &err) < 0)
-		abort();
-}
-
-/* The spool importer's run on data through a writer on the long-lived store. */
-static void run_importer(const uint8_t *data, size_t size)
-{
-	static const char name[] = "fuzz.mpt";
-	struct mp_import_stats st = {0};
-	struct mp_error err = {0};
-	struct mp_import_ctx c = {NULL, name, NULL, NULL, NULL, &st, &err};
-	int64_t before;
-	int rc;
-
-	prepare();
-	c.store = store;
-	c.in = fmemopen((void *)data, size, "rb");
-	if (!c.in || mp_writer_open(store, &c.w) < 0)
-		abort();
-	before = mp_writer_n_events(c.w);
-	rc = mp_importer_find("spool")->run(&c);
-	if (rc < 0 && err.msg[0] == '\0')
-		abort(); /* an error must always say what was wrong */
-	if (rc == 0 &&
-	    (st.n_allocs > st.n_events || mp_writer_n_events(c.w) - before != st.n_events))
-		abort(); /* the counts must be those of the events written */
-	mp_writer_close(c.w);
-	fclose(c.in);
+	fuzz_store_remove(&fs);
 }
 
 static void touch_string(const struct mp_spool_reader *r, uint32_t id)
@@ -215,7 +163,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	fix_checksums(copy, size);
 	read_spool(copy, size);
-	run_importer(copy, size);
+	if (!fs.dir[0])
+		atexit(cleanup);
+	fuzz_store_prepare(&fs, "fuzz_spool");
+	fuzz_run_importer(&fs, "spool", "fuzz.mpt", NULL, copy, size);
 	free(copy);
 	return 0;
 }

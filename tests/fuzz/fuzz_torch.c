@@ -63,7 +63,7 @@ static int parse_only(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mp_import_opts o = {"torch", 1, "fuzz", NULL, NULL};
+	struct mp_import_opts o = {.format = "torch", .overwrite = 1, .tool_version = "fuzz"};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	FILE *f;
