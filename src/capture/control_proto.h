@@ -28,4 +28,11 @@
  */
 int mp_control_socket_path(pid_t pid, char *buf, size_t n, char *dir, size_t dir_n);
 
+/*
+ * The directory used without XDG_RUNTIME_DIR, /tmp/memprof-UID, into buf:
+ * where a client also looks, since the workload's environment may differ
+ * from its own.  Returns 0, or -ENAMETOOLONG.
+ */
+int mp_control_fallback_dir(unsigned long uid, char *buf, size_t n);
+
 #endif

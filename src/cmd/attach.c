@@ -63,6 +63,17 @@ static int trusted_uid(uid_t uid, long owner)
 	return uid == geteuid() || (geteuid() == 0 && (long)uid == owner);
 }
 
+/* pid's socket in uid's fallback directory, into path (PATH_BYTES).  0 or -1. */
+static int fallback_socket(unsigned long uid, pid_t pid, char *path)
+{
+	char dir[PATH_BYTES];
+
+	if (mp_control_fallback_dir(uid, dir, sizeof(dir)) < 0 ||
+	    (size_t)snprintf(path, PATH_BYTES, "%s/%ld.sock", dir, (long)pid) >= PATH_BYTES)
+		return -1;
+	return 0;
+}
+
 /* Where the socket of pid is: the first of the places it may be that exists;
  * else the first place (for the message).  Returns 1 found, 0 not, -1 error. */
 static int locate(pid_t pid, long owner, char *path, char *first)
@@ -74,10 +85,10 @@ static int locate(pid_t pid, long owner, char *path, char *first)
 		return -1;
 	snprintf(alt[n++], PATH_BYTES, "%s", first);
 	/* The workload may have had no XDG_RUNTIME_DIR; root may drive another user's. */
-	snprintf(alt[n++], PATH_BYTES, "/tmp/memprof-%lu/%ld.sock", (unsigned long)geteuid(),
-	         (long)pid);
-	if (geteuid() == 0 && owner > 0)
-		snprintf(alt[n++], PATH_BYTES, "/tmp/memprof-%ld/%ld.sock", owner, (long)pid);
+	if (fallback_socket(geteuid(), pid, alt[n]) == 0)
+		n++;
+	if (geteuid() == 0 && owner > 0 && fallback_socket((unsigned long)owner, pid, alt[n]) == 0)
+		n++;
 	for (i = 0; i < n; i++) {
 		struct stat st;
 
@@ -386,8 +397,8 @@ static int list(void)
 
 	if (mp_control_socket_path(0, any, sizeof(any), dirs[0], sizeof(dirs[0])) == 0)
 		n_dirs++;
-	snprintf(dirs[n_dirs], PATH_BYTES, "/tmp/memprof-%lu", (unsigned long)geteuid());
-	if (n_dirs == 0 || strcmp(dirs[0], dirs[n_dirs]) != 0)
+	if (mp_control_fallback_dir((unsigned long)geteuid(), dirs[n_dirs], PATH_BYTES) == 0 &&
+	    (n_dirs == 0 || strcmp(dirs[0], dirs[n_dirs]) != 0))
 		n_dirs++;
 	for (i = 0; i < n_dirs; i++) {
 		DIR *d = opendir(dirs[i]);
