@@ -4,11 +4,7 @@
  * through analysis/memstate and its listeners; printed by report/analyze,
  * the timeline written by report/timeline_csv.
  */
-#include "analysis/attribution.h"
-#include "analysis/frag.h"
-#include "analysis/lifetime.h"
-#include "analysis/memstate.h"
-#include "analysis/timeline.h"
+#include "analysis/pass.h"
 #include "cmd/cmd.h"
 #include "report/analyze.h"
 #include "report/timeline_csv.h"
@@ -19,10 +15,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DEFAULT_KINDS                                                                              \
-	((1u << MP_ATTR_STACK) | (1u << MP_ATTR_PHASE) | (1u << MP_ATTR_STREAM) |                  \
-	 (1u << MP_ATTR_SIZE))
 
 struct analyze_opts {
 	struct mp_analysis a;
@@ -208,41 +200,6 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 	return 0;
 }
 
-/* The analyses of one run, registered on one memory state. */
-struct analyses {
-	struct mp_memstate ms;
-	struct mp_frag frag;
-	struct mp_attribution attr;
-	struct mp_lifetime life;
-	struct mp_timeline timeline;
-};
-
-/* One pass of r through the analyses.  Names and stacks in the results
- * belong to r: it stays open until they are printed. */
-static int run_pass(struct mp_store *s, struct mp_reader *r, struct analyze_opts *o,
-                    struct analyses *x, struct mp_error *err)
-{
-	struct mp_mem_listener ls[4] = {
-	        mp_frag_listener(&x->frag), mp_attribution_listener(&x->attr),
-	        mp_lifetime_listener(&x->life), mp_timeline_listener(&x->timeline)};
-	struct mp_consumer c = mp_memstate_consumer(&x->ms);
-	int i;
-
-	for (i = 0; i < (o->timeline ? 4 : 3); i++)
-		mp_memstate_listen(&x->ms, &ls[i]);
-	mp_reader_add(r, &c);
-	return mp_cmd_read_trace(s, r, &x->ms, err);
-}
-
-static int meta_flag(struct mp_store *s, const char *key)
-{
-	char *v = mp_store_get_meta(s, key);
-	int set = v && strcmp(v, "0") != 0;
-
-	free(v);
-	return set;
-}
-
 static int write_timeline(const struct analyze_opts *o, const struct mp_timeline *t,
                           struct mp_error *err)
 {
@@ -259,41 +216,47 @@ static int write_timeline(const struct analyze_opts *o, const struct mp_timeline
 
 static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
 {
-	struct analyses *x = calloc(1, sizeof(*x));
+	struct mp_pass_opts po;
+	struct mp_pass *p = calloc(1, sizeof(*p));
 	struct mp_reader *r = NULL;
 	char *source = NULL;
 	int rc;
 
-	if (!x)
+	if (!p)
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
-		free(x);
+		free(p);
 		return mp_err_copy(err, mp_store_error(s));
 	}
-	mp_memstate_init(&x->ms);
-	mp_frag_init(&x->frag, &x->ms, o->a.granularity);
-	mp_attribution_init(&x->attr, &x->ms, o->a.kinds, o->a.at, o->a.at_ts_ns);
-	x->attr.at_relative = o->at_text && o->at_text[0] == '+';
-	mp_timeline_init(&x->timeline, o->points);
-	{
-		struct mp_lifetime_opts lo = {o->a.churn_window_ns, o->a.idle_min_share};
-
-		mp_lifetime_init(&x->life, &lo, &x->ms);
-	}
-	rc = run_pass(s, r, o, x, err);
+	mp_pass_opts_default(&po);
+	po.granularity = o->a.granularity;
+	po.kinds = o->a.kinds;
+	po.at = o->a.at;
+	po.at_ts_ns = o->a.at_ts_ns;
+	po.at_relative = o->at_text && o->at_text[0] == '+';
+	po.life.churn_window_ns = o->a.churn_window_ns;
+	po.life.idle_min_share = o->a.idle_min_share;
+	po.timeline_points = o->timeline ? o->points : 0;
+	rc = mp_pass_init(p, &po);
+	if (rc == 0)
+		rc = mp_pass_attach(p, r);
+	if (rc < 0)
+		mp_err(err, rc, "cannot set up the analyses");
+	else
+		rc = mp_cmd_read_trace(s, r, &p->ms, err);
 	if (rc == 0 && o->timeline)
-		rc = write_timeline(o, &x->timeline, err);
+		rc = write_timeline(o, &p->timeline, err);
 	if (rc == 0) {
 		o->a.path = mp_store_path(s);
 		o->a.source = source = mp_store_get_meta(s, "source");
-		o->a.truncated = meta_flag(s, "truncated");
-		o->a.lossy = meta_flag(s, "lossy");
-		o->a.ms = &x->ms;
-		o->a.frag = &x->frag;
-		o->a.attr = &x->attr;
-		o->a.life = &x->life;
+		o->a.truncated = mp_cmd_meta_flag(s, "truncated");
+		o->a.lossy = mp_cmd_meta_flag(s, "lossy");
+		o->a.ms = &p->ms;
+		o->a.frag = &p->frag;
+		o->a.attr = &p->attr;
+		o->a.life = &p->life;
 		if (o->a.at == MP_ATTR_AT_TIME)
-			o->a.at_ts_ns = x->attr.at_ts_ns;
+			o->a.at_ts_ns = mp_pass_at_ts_ns(p);
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
 			rc = mp_err(err, MP_ENOMEM, "out of memory");
 		else if (!o->json)
@@ -301,12 +264,8 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	}
 	free(source);
 	mp_reader_close(r);
-	mp_timeline_free(&x->timeline);
-	mp_lifetime_free(&x->life);
-	mp_attribution_free(&x->attr);
-	mp_frag_free(&x->frag);
-	mp_memstate_free(&x->ms);
-	free(x);
+	mp_pass_free(p);
+	free(p);
 	return rc;
 }
 
@@ -320,11 +279,16 @@ static int run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.a.device = -1;
 	o.a.top = 10;
-	o.a.kinds = DEFAULT_KINDS;
-	o.a.at = MP_ATTR_AT_PEAK;
-	o.a.granularity = MP_FRAG_DEFAULT_GRANULARITY;
-	o.a.churn_window_ns = MP_LIFETIME_DEFAULT_CHURN_WINDOW_NS;
-	o.a.idle_min_share = MP_LIFETIME_DEFAULT_IDLE_SHARE;
+	{
+		struct mp_pass_opts d;
+
+		mp_pass_opts_default(&d);
+		o.a.kinds = d.kinds;
+		o.a.at = d.at;
+		o.a.granularity = d.granularity;
+		o.a.churn_window_ns = d.life.churn_window_ns;
+		o.a.idle_min_share = d.life.idle_min_share;
+	}
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;

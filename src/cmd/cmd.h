@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "analysis/memstate.h"
+#include "report/runs.h"
+#include "store/results.h"
 #include "store/reader.h"
 #include "util/error.h"
 
@@ -56,6 +58,20 @@ int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);
  * turned into a message naming the trace (and the oversized event). */
 int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
                       struct mp_error *err);
+
+/* 1 when the trace's meta key is set to anything but "0" (truncated, lossy). */
+int mp_cmd_meta_flag(struct mp_store *s, const char *key);
+
+/* The replay runs stored in a trace, loaded for the report writers. */
+struct mp_cmd_runs {
+	struct mp_report_runs view; /* what report/ receives */
+	struct mp_result_set set;   /* owns the strings */
+	struct mp_report_run *runs;
+	struct mp_report_metric *metrics;
+};
+/* Returns 0 or MP_E* with err set; free with mp_cmd_runs_free either way. */
+int mp_cmd_load_runs(const char *path, struct mp_cmd_runs *out, struct mp_error *err);
+void mp_cmd_runs_free(struct mp_cmd_runs *r);
 
 /* Each line of an import's notes (mp_import_stats.notes) as
  * "memprof <cmd>: warning: LINE" on stderr. */

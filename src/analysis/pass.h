@@ -1,0 +1,59 @@
+/*
+ * analysis/pass.h - the analyses of 'memprof analyze' (memory state,
+ * fragmentation, attribution, lifetime patterns and the timeline) set up
+ * together and fed by one pass of a reader, so analyze, report, diff and
+ * check compute every figure the same way.  Owns the analyses' state, not
+ * the reader: names and stacks in the results belong to the reader, which
+ * must stay open until they are printed.  Not thread-safe.
+ *
+ * Use: mp_pass_init, then mp_pass_attach(p, r) (and any further listener
+ * on p->ms or consumer on r, registered after it so it sees the analyses'
+ * figures of the same event), then run the reader (cmd/ uses
+ * mp_cmd_read_trace), read the results, mp_pass_free.
+ */
+#ifndef MP_ANALYSIS_PASS_H
+#define MP_ANALYSIS_PASS_H
+
+#include <stdint.h>
+
+#include "analysis/attribution.h"
+#include "analysis/frag.h"
+#include "analysis/lifetime.h"
+#include "analysis/memstate.h"
+#include "analysis/timeline.h"
+#include "store/reader.h"
+
+struct mp_pass_opts {
+	uint64_t granularity; /* address-space model granule, a power of two */
+	unsigned kinds;       /* attribution kinds, 1 << enum mp_attr_kind */
+	int at;               /* enum mp_attr_at */
+	int64_t at_ts_ns;
+	int at_relative; /* at_ts_ns counts from the first event */
+	struct mp_lifetime_opts life;
+	int64_t timeline_points; /* rows kept per device; 0: no timeline */
+};
+
+/* The defaults of 'memprof analyze': peak, stack/phase/stream/size, 2 MiB
+ * granules, 1 ms churn window, idle share 0.5, no timeline. */
+void mp_pass_opts_default(struct mp_pass_opts *o);
+
+struct mp_pass {
+	struct mp_pass_opts opts;
+	struct mp_memstate ms;
+	struct mp_frag frag;
+	struct mp_attribution attr;
+	struct mp_lifetime life;
+	struct mp_timeline timeline; /* empty unless opts.timeline_points > 0 */
+};
+
+/* Returns 0, or MP_EINVAL for timeline_points out of range (p is then
+ * still safe to free).  p is large: allocate it, do not put it on a stack. */
+int mp_pass_init(struct mp_pass *p, const struct mp_pass_opts *o);
+/* Register the analyses on the memory state and the memory state on r.
+ * Returns 0 or MP_EINVAL (too many listeners or consumers). */
+int mp_pass_attach(struct mp_pass *p, struct mp_reader *r);
+/* After the run: the moment attribution resolved (--at=+DURATION). */
+int64_t mp_pass_at_ts_ns(const struct mp_pass *p);
+void mp_pass_free(struct mp_pass *p);
+
+#endif

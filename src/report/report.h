@@ -1,0 +1,33 @@
+/*
+ * report/report.h - 'memprof report': one trace's analyses and stored
+ * replay results drawn for people, as one self-contained HTML file with
+ * SVG charts (report_html*.c) or as a Markdown summary for a pull request
+ * comment (report_md.c).  Receives results, never database handles; every
+ * string that came from a trace is escaped for the output's language.
+ */
+#ifndef MP_REPORT_REPORT_H
+#define MP_REPORT_REPORT_H
+
+#include <stdio.h>
+
+#include "analysis/pass.h"
+#include "report/analyze.h"
+#include "report/runs.h"
+
+struct mp_report_input {
+	/* path, source, truncated, lossy, device (-1 all), top, and the
+	 * results ms, frag, attr, life, as 'memprof analyze' prints them */
+	const struct mp_analysis *a;
+	const struct mp_timeline *timeline; /* live, requested, reserved over time */
+	const struct mp_report_runs *runs;  /* replay results stored in the trace */
+	const char *command_line;           /* meta command_line, may be NULL */
+	const char *created;                /* meta created, may be NULL */
+	const char *tool_version;           /* meta tool_version, may be NULL */
+	/* further inputs of the HTML writer are appended below */
+};
+
+/* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */
+int mp_report_write_html(FILE *out, const struct mp_report_input *in);
+int mp_report_write_md(FILE *out, const struct mp_report_input *in);
+
+#endif
