@@ -44,10 +44,13 @@ static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 	         MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE},
 	        {NULL, 0, NULL, 0},
 	};
-	int ch, rc;
+	int ch, rc, idx;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+		if (idx >= 0 && ch != '?' && ch != ':' &&
+		    (rc = mp_gate_cmd_exact(&mp_cmd_diff, argv, longopts, idx)) != 0)
+			return rc;
 		switch (ch) {
 		case 'h':
 			help(stdout);

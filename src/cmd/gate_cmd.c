@@ -86,6 +86,21 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 	}
 }
 
+int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx)
+{
+	const char *arg = argv[optind - 1], *name = longopts[idx].name;
+	size_t len = strlen(name);
+
+	if (strncmp(arg, "--", 2) != 0 && optind >= 2)
+		arg = argv[optind - 2]; /* "--md FILE": the value was the next word */
+	if (strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, len) == 0 &&
+	    (arg[2 + len] == '\0' || arg[2 + len] == '='))
+		return 0;
+	return mp_cmd_usage(c,
+	                    "invalid option '%s': write options out in full (did you mean '--%s'?)",
+	                    arg, name);
+}
+
 /* One pass of the analyses over the trace at s. */
 static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
                     struct mp_error *err)

@@ -70,6 +70,11 @@ void mp_gate_cmd_defaults(struct mp_gate_cmd_opts *o);
 /* A shared option or a limit (ch >= MP_GATE_OPT_LIMIT): 0 taken, or
  * MP_EXIT_USAGE after saying why. */
 int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int ch, const char *arg);
+/* After getopt_long returned long option longopts[idx] (idx >= 0): 0 when
+ * it was written out in full, else MP_EXIT_USAGE after saying so.  A gate
+ * takes no abbreviation: '--max-peak' must not silently mean
+ * '--max-peak-increase'. */
+int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx);
 /* Load path's gate figures into t (which the caller frees either way).
  * Returns MP_EXIT_OK or MP_EXIT_ERROR after saying why. */
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,

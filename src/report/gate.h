@@ -66,14 +66,15 @@ char *mp_gate_limit_text(char *buf, size_t n, const struct mp_gate_limit *l);
 /* A short name for the check of one result, unique in a report:
  * "max-peak-increase device 0", "max-pool-increase caching/sim device 0". */
 char *mp_gate_result_name(char *buf, size_t n, const struct mp_gate_result *r);
-/* A call site for people: "step (cs336/optimizers.py:82)", "(no call stack)".
+/* A call site for people: "step (cs336/optimizers.py:82)", "(no call stack)";
+ * a function name longer than max_name (0: no limit) is cut with "...".
  * Returns buf. */
-char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s);
+char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s, size_t max_name);
 /* Bytes with a sign: "+24.0 MiB", "-512 B", "0 B". */
 char *mp_gate_signed_bytes(char *buf, size_t n, int64_t bytes);
 /* A percent change: "+3.1%", "-0.5%", "new" (from 0).  Returns buf. */
 char *mp_gate_percent_text(char *buf, size_t n, int64_t base, int64_t head);
-/* A ratio in parts per 10^9 with at most 6 decimals ("0.15"), "unknown"
+/* A ratio in parts per 10^9 with at most 9 decimals (exact) ("0.15"), "unknown"
  * when negative; with_sign: "+0.05", "-0.1", "0" (for changes). */
 char *mp_gate_ratio_text(char *buf, size_t n, int64_t nano, int with_sign);
 /* "segments", "modelled", "unknown". */

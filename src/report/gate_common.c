@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/format.h"
 
 static const char *const format_names[MP_GATE_N_FORMATS] = {"text", "md", "json", "junit"};
@@ -48,7 +49,7 @@ int mp_gate_write(FILE *out, int format, const struct mp_gate_report *r)
 		break;
 	}
 	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
-		rc = -1; /* MP_EIO */
+		rc = MP_EIO;
 	return rc;
 }
 
@@ -110,7 +111,7 @@ char *mp_gate_ratio_text(char *buf, size_t n, int64_t nano, int with_sign)
 		snprintf(buf, n, "unknown");
 	else
 		snprintf(buf, n, "%s%s", with_sign && nano > 0 ? "+" : "",
-		         trimmed(t, sizeof(t), (double)nano / 1e9, 6));
+		         trimmed(t, sizeof(t), (double)nano / 1e9, 9));
 	return buf;
 }
 
@@ -148,19 +149,26 @@ char *mp_gate_result_name(char *buf, size_t n, const struct mp_gate_result *r)
 	return buf;
 }
 
-char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s)
+char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s, size_t max_name)
 {
 	const char *name = s->name[0] ? s->name : s->key;
+	const char *key_file;
+	int len = (int)strlen(name);
+	const char *dots = "";
+	char line[32] = "";
 
-	if (s->file[0]) {
-		const char *key_file = strchr(s->key, '@');
-
-		/* the key's part of the path: what the site is matched by */
-		key_file = key_file ? key_file + 1 : s->file;
-		snprintf(buf, n, "%s (%s:%lld)", name, key_file, (long long)s->line);
-	} else {
-		snprintf(buf, n, "%s", name);
+	if (max_name > 3 && strlen(name) > max_name)
+		len = (int)max_name - 3, dots = "...";
+	if (!s->file[0]) {
+		snprintf(buf, n, "%.*s%s", len, name, dots);
+		return buf;
 	}
+	/* the key's part of the path, what the site is matched by: the key is
+	 * NAME@TAIL (analysis/gate.c) */
+	key_file = strlen(s->key) > strlen(s->name) ? s->key + strlen(s->name) + 1 : s->file;
+	if (s->line > 0)
+		snprintf(line, sizeof(line), ":%lld", (long long)s->line);
+	snprintf(buf, n, "%.*s%s (%s%s)", len, name, dots, key_file, line);
 	return buf;
 }
 
@@ -210,12 +218,12 @@ static void figure_text(char *buf, size_t n, const struct mp_gate_result *r)
 		return;
 	case MP_GATE_FRAG_INCREASE:
 		snprintf(buf, n, "%s %s (%s to %s)", r->delta >= 0 ? "rose" : "fell",
-		         trimmed(a, sizeof(a), fabs(r->figure), 6),
-		         trimmed(b, sizeof(b), (double)r->base / 1e9, 6),
-		         trimmed(c, sizeof(c), (double)r->head / 1e9, 6));
+		         trimmed(a, sizeof(a), fabs(r->figure), 9),
+		         trimmed(b, sizeof(b), (double)r->base / 1e9, 9),
+		         trimmed(c, sizeof(c), (double)r->head / 1e9, 9));
 		return;
 	case MP_GATE_FRAG:
-		snprintf(buf, n, "is %s", trimmed(a, sizeof(a), r->figure, 6));
+		snprintf(buf, n, "is %s", trimmed(a, sizeof(a), r->figure, 9));
 		return;
 	case MP_GATE_LEAKED_BLOCKS:
 		snprintf(buf, n, "%lld block%s", (long long)r->head, r->head == 1 ? "" : "s");
@@ -240,10 +248,11 @@ static void over_text(char *buf, size_t n, const struct mp_gate_result *r)
 			snprintf(buf, n,
 			         "an unbounded share (any growth from 0 exceeds a percentage)");
 		else
-			snprintf(buf, n, "%s points", trimmed(t, sizeof(t), r->over, 2));
+			trimmed(t, sizeof(t), r->over, 2),
+			        snprintf(buf, n, "%s point%s", t, strcmp(t, "1") == 0 ? "" : "s");
 		return;
 	case MP_GATE_RATIO:
-		snprintf(buf, n, "%s", trimmed(t, sizeof(t), r->over, 6));
+		snprintf(buf, n, "%s", trimmed(t, sizeof(t), r->over, 9));
 		return;
 	case MP_GATE_COUNT:
 		if (r->limit->kind == MP_GATE_LEAKED_BLOCKS)

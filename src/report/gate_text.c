@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/format.h"
 
 static char *bytes(char *buf, size_t n, int64_t v)
@@ -107,7 +108,7 @@ static void print_sites_check(FILE *out, const struct mp_gate_report *r,
 	for (i = 0; i < h->n_sites && i < (size_t)r->top; i++)
 		fprintf(out, "  %10s %7lld  %s\n", mp_format_bytes(b, sizeof(b), h->sites[i].bytes),
 		        (long long)h->sites[i].blocks,
-		        mp_gate_site_text(s, sizeof(s), &h->sites[i]));
+		        mp_gate_site_text(s, sizeof(s), &h->sites[i], 80));
 	if (h->n_sites > (size_t)r->top)
 		fprintf(out, "  %10s (%zu more)\n", "", h->n_sites - (size_t)r->top);
 }
@@ -132,7 +133,7 @@ static void print_sites_diff(FILE *out, const struct mp_gate_report *r,
 		        sc->base ? mp_format_bytes(tb, sizeof(tb), sc->base->bytes) : "-",
 		        sc->head ? mp_format_bytes(th, sizeof(th), sc->head->bytes) : "-",
 		        mp_gate_signed_bytes(td, sizeof(td), sc->delta_bytes),
-		        mp_gate_site_text(s, sizeof(s), site),
+		        mp_gate_site_text(s, sizeof(s), site, 80),
 		        !sc->base   ? " [new]"
 		        : !sc->head ? " [gone]"
 		                    : "");
@@ -296,5 +297,5 @@ int mp_gate_write_text(FILE *out, const struct mp_gate_report *r)
 	print_devices(out, r);
 	print_pools(out, r);
 	print_results(out, r);
-	return ferror(out) ? -1 : 0;
+	return ferror(out) ? MP_EIO : 0;
 }
