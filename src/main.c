@@ -64,12 +64,14 @@ static int unknown_command(const char *name)
 }
 
 /* Exit status of a command that wrote to standard output: a failed write is
- * an error (a command that failed already said why). */
+ * an error (a command that failed already said why).  A gate that found a
+ * threshold exceeded keeps its status 3, and says its output was lost. */
 static int flushed(int status)
 {
-	if ((fflush(stdout) != 0 || ferror(stdout)) && status == MP_EXIT_OK) {
+	if ((fflush(stdout) != 0 || ferror(stdout)) &&
+	    (status == MP_EXIT_OK || status == MP_EXIT_THRESHOLD)) {
 		fprintf(stderr, "memprof: cannot write to standard output\n");
-		return MP_EXIT_ERROR;
+		return status == MP_EXIT_OK ? MP_EXIT_ERROR : status;
 	}
 	return status;
 }

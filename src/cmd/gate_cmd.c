@@ -222,7 +222,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 {
 	struct mp_gate_result *res;
 	ptrdiff_t n;
-	int f, status = MP_EXIT_OK;
+	int f, rc, status = MP_EXIT_OK;
 
 	res = mp_gate_check(r->diff, r->head, o->limits, o->n_limits, &n);
 	if (n < 0)
@@ -239,9 +239,10 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	if (o->output) {
 		if (write_file(c, o->output, o->format, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
-	} else if (mp_gate_write(stdout, o->format, r) < 0) {
-		status = mp_cmd_error(c, "cannot write %s: out of memory",
-		                      mp_gate_format_name(o->format));
+	} else if ((rc = mp_gate_write(stdout, o->format, r)) < 0) {
+		status = mp_cmd_error(c, "cannot write %s to standard output: %s",
+		                      mp_gate_format_name(o->format),
+		                      rc == MP_ENOMEM ? "out of memory" : "write error");
 	}
 	if (status == MP_EXIT_OK && mp_gate_n_exceeded(r) > 0)
 		status = MP_EXIT_THRESHOLD;
