@@ -330,9 +330,9 @@ static int write_runs(FILE *out, const struct mp_report_input *in)
 	if (!(idx = calloc(runs->n, sizeof(*idx))))
 		return MP_ENOMEM;
 	n = mp_report_runs_latest(runs, idx);
-	fputs("The latest run of each pool. Peak reserved bytes against the lower bound (peak "
-	      "live bytes); allocator time as the replay stored it, measured on a GPU or "
-	      "modelled.\n\n",
+	fputs("The latest run of each pool: peak reserved bytes against the lower bound that "
+	      "the replay computed (no allocator can hold less), and allocator time as the "
+	      "replay stored it, measured on a GPU or modelled.\n\n",
 	      out);
 	fputs("| device | pool | backend | peak reserved | lower bound | ratio | saved | "
 	      "allocator time | time saved | OOMs |\n"
