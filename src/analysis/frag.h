@@ -83,6 +83,13 @@ void mp_frag_free(struct mp_frag *f);
 struct mp_mem_listener mp_frag_listener(struct mp_frag *f);
 /* The device's figures after the run, or NULL when it had no event. */
 const struct mp_frag_device *mp_frag_device(const struct mp_frag *f, int32_t device);
+/*
+ * During a run, for a listener registered after frag's: the figures of the
+ * event being delivered, on d, the memory-state device its on_event got.
+ * NULL when d is NULL or frag has not seen the device.  Valid until the
+ * next event.
+ */
+const struct mp_frag_point *mp_frag_now(const struct mp_frag *f, const struct mp_mem_device *d);
 const char *mp_frag_model_name(int model);
 
 #endif

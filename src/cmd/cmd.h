@@ -38,6 +38,7 @@ extern const struct mp_cmd mp_cmd_export;
 extern const struct mp_cmd mp_cmd_info;
 extern const struct mp_cmd mp_cmd_analyze;
 extern const struct mp_cmd mp_cmd_replay;
+extern const struct mp_cmd mp_cmd_report;
 extern const struct mp_cmd mp_cmd_record;
 extern const struct mp_cmd mp_cmd_attach;
 extern const struct mp_cmd mp_cmd_watch;

@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 
+#include "analysis/frag_series.h"
 #include "analysis/pass.h"
+#include "analysis/phase_spans.h"
 #include "report/analyze.h"
 #include "report/runs.h"
 
@@ -24,6 +26,10 @@ struct mp_report_input {
 	const char *created;                /* meta created, may be NULL */
 	const char *tool_version;           /* meta tool_version, may be NULL */
 	/* further inputs of the HTML writer are appended below */
+	const struct mp_frag_series *frag_series; /* fragmentation over time; may be NULL */
+	const struct mp_phase_spans *phases;      /* top-level phase spans; may be NULL */
+	const struct memprof_device *devices;     /* the trace's devices table; may be NULL */
+	size_t n_devices;
 };
 
 /* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */

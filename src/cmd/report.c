@@ -1,0 +1,276 @@
+/*
+ * cmd/report.c - 'memprof report': one trace's analyses (analysis/pass,
+ * plus fragmentation over time and phase spans) and its stored replay
+ * results drawn as one self-contained HTML file (report/report_html*.c) or
+ * summarized in Markdown (report/report_md.c), written whole or not at all
+ * through util/outfile.
+ */
+#include "analysis/frag_series.h"
+#include "analysis/pass.h"
+#include "analysis/phase_spans.h"
+#include "cmd/cmd.h"
+#include "report/report.h"
+#include "store/reader.h"
+#include "util/outfile.h"
+#include "util/parse.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct report_opts {
+	const char *trace, *output;
+	int md;
+	int32_t device;
+	int top;
+	int64_t points;
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: memprof report [options] TRACE\n\n"
+	        "Draw a trace for people: one self-contained HTML file with live, requested and\n"
+	        "reserved bytes over time (phases shaded, the peak and every OOM marked),\n"
+	        "fragmentation over time, what is live at the peak by call stack, the replay\n"
+	        "results stored in the trace and the lifetime findings; or a Markdown summary\n"
+	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
+	        "options:\n"
+	        "  -o, --output=FILE    write to FILE (default: standard output)\n"
+	        "      --format=FORMAT  html (default) or md\n"
+	        "      --device=N       only device N\n"
+	        "      --top=N          rows per table (default 10)\n"
+	        "      --points=N       at most N states per series and device (default %d)\n"
+	        "  -h, --help           show this help\n",
+	        MP_TIMELINE_DEFAULT_POINTS);
+}
+
+static int parse_value(struct report_opts *o, int ch, const char *arg)
+{
+	int64_t v;
+
+	switch (ch) {
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 'f':
+		if (strcmp(arg, "html") != 0 && strcmp(arg, "md") != 0)
+			return mp_cmd_usage(&mp_cmd_report,
+			                    "invalid --format '%s': give html or md", arg);
+		o->md = strcmp(arg, "md") == 0;
+		return 0;
+	case 'd':
+		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_report, "invalid device '%s'", arg);
+		o->device = (int32_t)v;
+		return 0;
+	case 't':
+		if (mp_parse_count(arg, 1, 1000000, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_report, "invalid --top '%s': give 1 to 1000000",
+			                    arg);
+		o->top = (int)v;
+		return 0;
+	default: /* 'p' */
+		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
+		                   &o->points) < 0)
+			return mp_cmd_usage(&mp_cmd_report, "invalid --points '%s': give %d to %d",
+			                    arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
+		return 0;
+	}
+}
+
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+	        {"output", required_argument, NULL, 'o'},
+	        {"format", required_argument, NULL, 'f'},
+	        {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},
+	        {"points", required_argument, NULL, 'p'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	int ch, rc;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			help(stdout);
+			return -1;
+		case '?':
+		case ':':
+			return mp_cmd_bad_option(&mp_cmd_report, argv, ch);
+		default:
+			if ((rc = parse_value(o, ch, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (optind != argc - 1)
+		return mp_cmd_usage(&mp_cmd_report,
+		                    optind == argc ? "no trace given" : "more than one trace");
+	o->trace = argv[optind];
+	return 0;
+}
+
+/* Everything the writers read, owned here. */
+struct report_state {
+	struct mp_pass *pass;
+	struct mp_frag_series series;
+	struct mp_phase_spans phases;
+	struct mp_cmd_runs runs;
+	struct memprof_device *devices;
+	size_t n_devices;
+	char *meta[4]; /* source, command_line, created, tool_version */
+	struct mp_analysis a;
+	struct mp_report_input in;
+};
+
+static void state_free(struct report_state *st)
+{
+	int i;
+
+	if (st->pass) {
+		mp_pass_free(st->pass);
+		free(st->pass);
+	}
+	mp_frag_series_free(&st->series);
+	mp_phase_spans_free(&st->phases);
+	mp_cmd_runs_free(&st->runs);
+	if (st->devices)
+		mp_store_free_devices(st->devices, st->n_devices);
+	for (i = 0; i < 4; i++)
+		free(st->meta[i]);
+}
+
+/* The pass, with fragmentation over time and phase spans listening after
+ * its analyses, run over the trace. */
+static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_opts *o,
+                   struct report_state *st, struct mp_error *err)
+{
+	struct mp_mem_listener ls[2];
+	struct mp_pass_opts po;
+	int rc, i;
+
+	mp_phase_spans_init(&st->phases, 0);
+	if (!(st->pass = calloc(1, sizeof(*st->pass))))
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	mp_pass_opts_default(&po);
+	po.timeline_points = o->points;
+	po.kinds |= 1u << MP_ATTR_API;
+	rc = mp_pass_init(st->pass, &po);
+	if (rc == 0)
+		rc = mp_frag_series_init(&st->series, &st->pass->frag, o->points);
+	if (rc == 0)
+		rc = mp_pass_attach(st->pass, r);
+	ls[0] = mp_frag_series_listener(&st->series);
+	ls[1] = mp_phase_spans_listener(&st->phases);
+	for (i = 0; i < 2 && rc == 0; i++)
+		rc = mp_memstate_listen(&st->pass->ms, &ls[i]);
+	if (rc < 0)
+		return mp_err(err, rc, "cannot set up the analyses");
+	return mp_cmd_read_trace(s, r, &st->pass->ms, err);
+}
+
+/* The writers' input from the results, the trace's meta and devices. */
+static int fill(struct mp_store *s, const struct report_opts *o, struct report_state *st,
+                struct mp_error *err)
+{
+	static const char *const keys[4] = {"source", "command_line", "created", "tool_version"};
+	struct mp_analysis *a = &st->a;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		st->meta[i] = mp_store_get_meta(s, keys[i]);
+	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
+		return mp_err_copy(err, mp_store_error(s));
+	a->path = mp_store_path(s);
+	a->source = st->meta[0];
+	a->truncated = mp_cmd_meta_flag(s, "truncated");
+	a->lossy = mp_cmd_meta_flag(s, "lossy");
+	a->device = o->device;
+	a->top = o->top;
+	a->kinds = st->pass->opts.kinds;
+	a->at = st->pass->opts.at;
+	a->granularity = st->pass->opts.granularity;
+	a->churn_window_ns = st->pass->opts.life.churn_window_ns;
+	a->idle_min_share = st->pass->opts.life.idle_min_share;
+	a->ms = &st->pass->ms;
+	a->frag = &st->pass->frag;
+	a->attr = &st->pass->attr;
+	a->life = &st->pass->life;
+	st->in = (struct mp_report_input){
+	        .a = a,
+	        .timeline = &st->pass->timeline,
+	        .runs = &st->runs.view,
+	        .command_line = st->meta[1],
+	        .created = st->meta[2],
+	        .tool_version = st->meta[3],
+	        .frag_series = &st->series,
+	        .phases = &st->phases,
+	        .devices = st->devices,
+	        .n_devices = st->n_devices,
+	};
+	return 0;
+}
+
+static int report(struct mp_store *s, const struct report_opts *o, struct mp_error *err)
+{
+	struct report_state *st = calloc(1, sizeof(*st));
+	struct mp_reader *r = NULL;
+	struct mp_outfile of;
+	int rc;
+
+	if (!st)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	if (mp_outfile_open(&of, o->output, 1, err) < 0) {
+		free(st);
+		return err->code;
+	}
+	if (mp_cmd_load_runs(o->trace, &st->runs, err) < 0)
+		rc = err->code;
+	else if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
+		rc = mp_err_copy(err, mp_store_error(s));
+	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
+		rc = o->md ? mp_report_write_md(of.f, &st->in)
+		           : mp_report_write_html(of.f, &st->in);
+		if (rc < 0)
+			mp_err(err, rc, "cannot write report '%s'", o->output);
+	}
+	if (rc == 0)
+		rc = mp_outfile_commit(&of, err);
+	else
+		mp_outfile_abort(&of);
+	mp_reader_close(r); /* after writing: names and stacks are the reader's */
+	state_free(st);
+	free(st);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct report_opts o = {.output = "-", .device = -1, .top = 10};
+	struct mp_error err = {0};
+	struct mp_store *s;
+	int rc;
+
+	o.points = MP_TIMELINE_DEFAULT_POINTS;
+	if ((rc = parse_opts(argc, argv, &o)) != 0)
+		return rc < 0 ? MP_EXIT_OK : rc;
+	if (mp_store_open(&s, o.trace, &err) < 0)
+		return mp_cmd_fail(&mp_cmd_report, &err);
+	rc = report(s, &o, &err);
+	mp_store_close(s);
+	if (rc < 0)
+		return mp_cmd_fail(&mp_cmd_report, &err);
+	return MP_EXIT_OK;
+}
+
+const struct mp_cmd mp_cmd_report = {
+        .name = "report",
+        .summary = "charts of a trace in one HTML file, or a Markdown summary",
+        .usage = "memprof report [-o FILE] [--format=html|md] [--device=N] [--top=N] "
+                 "[--points=N] TRACE",
+        .help = help,
+        .run = run,
+};

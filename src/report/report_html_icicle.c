@@ -1,0 +1,334 @@
+/*
+ * report/report_html_icicle.c - the 'peak' chart: an icicle of what is
+ * live at a device's live peak by call stack, built from the attribution's
+ * stack groups (outermost frame at the top, width proportional to bytes).
+ * Cells narrower than MIN_PX are merged into one "other" cell per parent;
+ * depth and cell count are capped so the page stays bounded.
+ */
+#include "report/report_html.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CELL_H    18
+#define MIN_PX    2.0
+#define MAX_DEPTH 48
+#define MAX_CELLS 3000
+#define TOP       4
+
+struct node {
+	const struct memprof_frame *frame; /* NULL: the root, or "(no call stack)" */
+	int64_t bytes, blocks;
+	int32_t first_child, next_sibling; /* -1: none */
+	int depth;
+};
+
+struct tree {
+	struct node *nodes;
+	size_t n, cap;
+	int64_t n_cut; /* stacks deeper than MAX_DEPTH */
+};
+
+/* Frame k of s counted from the outermost. */
+static const struct memprof_frame *outer(const struct memprof_stack *s, uint32_t k)
+{
+	return &s->frames[s->n_frames - 1 - k];
+}
+
+static int frame_cmp(const struct memprof_frame *a, const struct memprof_frame *b)
+{
+	int c = strcmp(a->name ? a->name : "", b->name ? b->name : "");
+
+	if (c == 0)
+		c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
+	if (c == 0)
+		c = (a->line > b->line) - (a->line < b->line);
+	return c;
+}
+
+static uint32_t depth_of(const struct mp_attr_group *g)
+{
+	uint32_t n = g->stack ? g->stack->n_frames : 0;
+
+	return n > MAX_DEPTH ? MAX_DEPTH : n;
+}
+
+static int by_path(const void *pa, const void *pb)
+{
+	const struct mp_attr_group *a = pa, *b = pb;
+	uint32_t na = depth_of(a), nb = depth_of(b), k;
+	int c;
+
+	for (k = 0; k < na && k < nb; k++)
+		if ((c = frame_cmp(outer(a->stack, k), outer(b->stack, k))) != 0)
+			return c;
+	return (na > nb) - (na < nb);
+}
+
+static int32_t new_node(struct tree *t, const struct memprof_frame *f, int32_t parent, int depth)
+{
+	struct node *n;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+
+		if (!(n = realloc(t->nodes, cap * sizeof(*n))))
+			return -1;
+		t->nodes = n;
+		t->cap = cap;
+	}
+	n = &t->nodes[t->n];
+	*n = (struct node){f, 0, 0, -1, -1, depth};
+	if (parent >= 0) { /* prepend: children are sorted when drawn */
+		n->next_sibling = t->nodes[parent].first_child;
+		t->nodes[parent].first_child = (int32_t)t->n;
+	}
+	return (int32_t)t->n++;
+}
+
+/* Insert the groups, sorted by path, sharing the nodes of common prefixes
+ * with the group before.  Returns 0 or -1 (out of memory). */
+static int build(struct tree *t, struct mp_attr_group *g, size_t n)
+{
+	int32_t path[MAX_DEPTH + 2], none = -1;
+	uint32_t prev_depth = 0, d, k, common;
+	size_t i;
+
+	if (new_node(t, NULL, -1, 0) < 0)
+		return -1;
+	path[0] = 0;
+	qsort(g, n, sizeof(*g), by_path);
+	for (i = 0; i < n; i++) {
+		d = depth_of(&g[i]);
+		t->nodes[0].bytes += g[i].bytes;
+		t->nodes[0].blocks += g[i].count;
+		if (g[i].stack && g[i].stack->n_frames > MAX_DEPTH)
+			t->n_cut++;
+		if (d == 0) {
+			if (none < 0 && (none = new_node(t, NULL, 0, 1)) < 0)
+				return -1;
+			t->nodes[none].bytes += g[i].bytes;
+			t->nodes[none].blocks += g[i].count;
+			continue;
+		}
+		common = 0;
+		while (i > 0 && common < d && common < prev_depth && depth_of(&g[i - 1]) &&
+		       frame_cmp(outer(g[i].stack, common), outer(g[i - 1].stack, common)) == 0)
+			common++;
+		for (k = common; k < d; k++)
+			if ((path[k + 1] = new_node(t, outer(g[i].stack, k), path[k], (int)k + 1)) <
+			    0)
+				return -1;
+		for (k = 1; k <= d; k++) {
+			t->nodes[path[k]].bytes += g[i].bytes;
+			t->nodes[path[k]].blocks += g[i].count;
+		}
+		prev_depth = d;
+	}
+	return 0;
+}
+
+struct draw {
+	struct mp_html_page *pg;
+	const struct tree *t;
+	double scale;  /* px per byte */
+	int64_t total; /* bytes live at the peak */
+	int32_t path[MAX_DEPTH + 2];
+	int n_cells, n_cells_cut;
+};
+
+static int by_bytes_desc(const void *pa, const void *pb, void *ctx)
+{
+	const struct node *n = ctx;
+	int64_t a = n[*(const int32_t *)pa].bytes, b = n[*(const int32_t *)pb].bytes;
+
+	return (a < b) - (a > b);
+}
+
+static unsigned frame_colour(const struct memprof_frame *f)
+{
+	const char *s = f && f->file && f->file[0] ? f->file : f && f->name ? f->name : "";
+	unsigned h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % 7;
+}
+
+/* The tooltip: the frame, its bytes and share, and the stack down to it. */
+static void cell_tip(struct draw *dr, const struct node *n, const char *other, int64_t n_other)
+{
+	struct mp_html_text *t = &dr->pg->tip;
+	int k;
+
+	mp_html_text_reset(t);
+	if (other)
+		mp_html_text_add(t, "%lld smaller call paths", (long long)n_other);
+	else if (n->depth == 0)
+		mp_html_text_add(t, "all blocks live at the peak");
+	else if (!n->frame)
+		mp_html_text_add(t, "(no call stack)");
+	else
+		mp_html_frame_text(t, n->frame, 1);
+	mp_html_text_add(t, "\n%lld bytes (%.1f%% of the live peak), %lld blocks",
+	                 (long long)n->bytes, 100.0 * (double)n->bytes / (double)dr->total,
+	                 (long long)n->blocks);
+	if (n->depth == 0 || (!n->frame && !other))
+		return;
+	mp_html_text_add(t, "\ncall stack, outermost first:");
+	for (k = 1; k <= n->depth; k++) {
+		const struct node *p = &dr->t->nodes[dr->path[k]];
+
+		mp_html_text_add(t, "\n");
+		if (p->frame)
+			mp_html_frame_text(t, p->frame, 0);
+	}
+	if (other)
+		mp_html_text_add(t, "\n(%lld smaller frames below)", (long long)n_other);
+}
+
+static void cell(struct draw *dr, const struct node *n, double x, double w, const char *other,
+                 int64_t n_other)
+{
+	FILE *out = dr->pg->out;
+	int depth = other ? n->depth + 1 : n->depth;
+	double y = TOP + depth * CELL_H;
+
+	dr->n_cells++;
+	cell_tip(dr, n, other, n_other);
+	fprintf(out, "<g class=\"cell%s\"", other ? " other" : "");
+	mp_html_tip_open(dr->pg, 1);
+	fprintf(out, "<rect class=\"p%u\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>",
+	        other || !n->frame ? 7u : frame_colour(n->frame), x, y, w, CELL_H - 1);
+	if (w > 36) {
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + CELL_H - 5);
+		if (other)
+			fputs("other", out);
+		else if (n->depth == 0)
+			fputs("all", out);
+		else
+			mp_html_escape_cut(out, n->frame ? n->frame->name : "(no call stack)",
+			                   (size_t)((w - 6) / 6.5));
+		fputs("</text>", out);
+	}
+	fputs("</g>\n", out);
+}
+
+static void draw_node(struct draw *dr, int32_t id, double x)
+{
+	const struct node *n = &dr->t->nodes[id];
+	double w = (double)n->bytes * dr->scale, cx = x, other_w = 0;
+	int32_t kids[512], c; /* at most width / MIN_PX are that wide */
+	size_t n_kids = 0, i;
+	int64_t n_other = 0;
+
+	if (dr->n_cells >= MAX_CELLS) {
+		dr->n_cells_cut++;
+		return;
+	}
+	dr->path[n->depth] = id;
+	cell(dr, n, x, w, NULL, 0);
+	for (c = n->first_child; c >= 0; c = dr->t->nodes[c].next_sibling) {
+		double cw = (double)dr->t->nodes[c].bytes * dr->scale;
+
+		if (cw < MIN_PX || n_kids == sizeof(kids) / sizeof(kids[0])) {
+			other_w += cw;
+			n_other++;
+		} else {
+			kids[n_kids++] = c;
+		}
+	}
+	qsort_r(kids, n_kids, sizeof(kids[0]), by_bytes_desc, dr->t->nodes);
+	for (i = 0; i < n_kids; i++) {
+		draw_node(dr, kids[i], cx);
+		cx += (double)dr->t->nodes[kids[i]].bytes * dr->scale;
+	}
+	if (n_other && dr->n_cells < MAX_CELLS) {
+		struct node o = *n;
+
+		o.bytes = (int64_t)(other_w / dr->scale + 0.5);
+		cell(dr, &o, cx, other_w, "other", n_other);
+	}
+}
+
+/* The deepest level with a cell at least MIN_PX wide. */
+static int drawn_depth(const struct tree *t, double scale)
+{
+	int d = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if ((double)t->nodes[i].bytes * scale >= MIN_PX && t->nodes[i].depth > d)
+			d = t->nodes[i].depth;
+	return d + 1; /* an "other" row below it */
+}
+
+static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device)
+{
+	struct draw dr = {.pg = pg, .t = t, .total = t->nodes[0].bytes};
+	int height;
+	char label[96];
+
+	dr.scale = (double)MP_HTML_CHART_WIDTH / (double)dr.total;
+	height = TOP + (drawn_depth(t, dr.scale) + 1) * CELL_H + 4;
+	snprintf(label, sizeof(label), "what is live at the peak by call stack, device %d",
+	         (int)device);
+	mp_svg_open(pg->out, "peak", device, MP_HTML_CHART_WIDTH, height, label);
+	draw_node(&dr, 0, 0);
+	mp_svg_close(pg->out);
+	fprintf(pg->out,
+	        "<p class=\"sub\">Outermost frame at the top; widths proportional to bytes live "
+	        "at the peak; cells narrower than %.0f px are merged into one grey 'other' cell "
+	        "per parent.",
+	        MIN_PX);
+	if (t->n_cut)
+		fprintf(pg->out, " %lld stacks deeper than %d frames are cut there.",
+		        (long long)t->n_cut, MAX_DEPTH);
+	if (dr.n_cells_cut)
+		fprintf(pg->out, " Only the first %d cells are drawn.", MAX_CELLS);
+	fputs("</p>\n", pg->out);
+}
+
+static int has_stacks(const struct mp_attr_group *g, ptrdiff_t n)
+{
+	ptrdiff_t i;
+
+	for (i = 0; i < n; i++)
+		if (g[i].stack && g[i].stack->n_frames)
+			return 1;
+	return 0;
+}
+
+void mp_html_peak_chart(struct mp_html_page *pg, int32_t device)
+{
+	const struct mp_attr_device *ad = mp_attribution_device(pg->in->a->attr, device);
+	struct tree t = {0};
+	struct mp_attr_group *g = NULL;
+	ptrdiff_t n = 0;
+	char b[64], at[32];
+
+	fputs("<h3>What is live at the peak</h3>\n", pg->out);
+	if (ad && ad->taken)
+		g = mp_attribution_groups(ad, MP_ATTR_STACK, &n);
+	if (!g || n <= 0) {
+		fputs(n < 0 ? "<p>Out of memory while grouping the peak's blocks.</p>\n"
+		            : "<p>Nothing is live at the peak of this device.</p>\n",
+		      pg->out);
+		free(g);
+		return;
+	}
+	fprintf(pg->out, "<p class=\"sub\">%s in %lld blocks at %s (event %lld).</p>\n",
+	        mp_html_bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks,
+	        mp_html_at(pg, at, sizeof(at), ad->ts_ns), (long long)ad->seq);
+	if (!has_stacks(g, n))
+		fputs("<p>No call stacks: no block live at this device's peak has one (the trace "
+		      "was recorded or imported without them), so what is live cannot be drawn by "
+		      "stack.</p>\n",
+		      pg->out);
+	else if (build(&t, g, (size_t)n) < 0)
+		fputs("<p>Out of memory while building the call tree.</p>\n", pg->out);
+	else if (t.nodes[0].bytes > 0)
+		icicle(pg, &t, device);
+	free(t.nodes);
+	free(g);
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# tests/browser/readme-screenshot.sh - docs/report.png, the README's picture
+# of a report made from a real trace: the PyTorch snapshot
+# ../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle imported,
+# every pool replayed and stored ('memprof replay --pool=all'), then
+# 'memprof report'; the top of the page (to the first icicle) shot in headless
+# Chromium at 1280 pixels wide with a stack's tooltip showing
+# (tests/browser/screenshot.mjs).  Re-runnable; writes only docs/report.png.
+#
+# environment: MEMPROF (default: ./memprof of the source tree), SNAPSHOT (the
+# pickle), OUT (default docs/report.png)
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+MEMPROF=${MEMPROF:-$top/memprof}
+SNAPSHOT=${SNAPSHOT:-$top/../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle}
+OUT=${OUT:-$top/docs/report.png}
+
+[ -x "$MEMPROF" ] || { echo "readme-screenshot: no memprof at '$MEMPROF' (make, or set MEMPROF)" >&2; exit 1; }
+[ -f "$SNAPSHOT" ] || { echo "readme-screenshot: no snapshot '$SNAPSHOT' (set SNAPSHOT)" >&2; exit 1; }
+[ -d "$top/tests/browser/node_modules/playwright-core" ] ||
+	{ echo "readme-screenshot: no tests/browser/node_modules (npm ci --prefix tests/browser)" >&2; exit 1; }
+case $MEMPROF in /*) ;; *) MEMPROF=$PWD/$MEMPROF ;; esac
+case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/memprof-screenshot.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+name=$(basename "$SNAPSHOT" .pickle)
+# Relative names, so the report's header shows the commands as a user types them.
+ln -s "$(cd "$(dirname "$SNAPSHOT")" && pwd)/$(basename "$SNAPSHOT")" "$tmp/$name.pickle"
+cd "$tmp"
+"$MEMPROF" import -q -o "$name.db" "$name.pickle"
+"$MEMPROF" replay --pool=all "$name.db" >/dev/null
+"$MEMPROF" report -o report.html "$name.db"
+mkdir -p "$(dirname "$OUT")"
+node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT" --width 1280 --hover
