@@ -272,7 +272,14 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 		fd->tw.n_unknown++;
 	if (changes & MP_MEM_NEW_LIVE_PEAK)
 		fd->at_live_peak = fd->now;
+	/* at the reserved peak: of the moments reserved bytes stand at their
+	 * peak, the first with the most live bytes, so a segment reserved just
+	 * before the block it is for does not count as free */
 	if (changes & MP_MEM_NEW_RESERVED_PEAK)
+		fd->at_reserved_peak = fd->now;
+	else if (d->has_segments && d->reserved_bytes == d->reserved_peak.bytes &&
+	         fd->at_reserved_peak.seq > 0 &&
+	         fd->now.live_bytes > fd->at_reserved_peak.live_bytes)
 		fd->at_reserved_peak = fd->now;
 	if (ev->op == MEMPROF_OP_OOM)
 		return keep_oom(fd, ev);

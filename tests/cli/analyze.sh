@@ -67,7 +67,8 @@ assert p["internal_bytes"] == 60 and near(p["internal_ratio"], 0.1)
 assert p["free_in_reserved_bytes"] == 400 and p["largest_free_bytes"] == 300
 assert near(p["external_ratio"], 0.25)
 r = f["at_reserved_peak"]
-assert (r["seq"], r["free_in_reserved_bytes"], r["largest_free_bytes"], r["external_ratio"]) == (1, 1000, 1000, 0)
+assert (r["seq"], r["live_bytes"], r["free_in_reserved_bytes"], r["largest_free_bytes"]) == (4, 600, 400, 300)
+assert near(r["external_ratio"], 0.25)
 e = f["at_end"]
 assert (e["seq"], e["live_bytes"], e["internal_bytes"], e["free_in_reserved_bytes"], e["largest_free_bytes"]) == (8, 350, 50, 650, 300)
 assert near(e["external_ratio"], 1 - 300 / 650)

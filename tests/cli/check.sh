@@ -7,8 +7,9 @@
 # bad options (2) and missing files (1).
 #
 # t.csv (device 0): reserve 8000; alloc 4000 (layer); alloc 4000 (attn);
-# reserve 4000 -> reserved peak 12000 with 8000 live (fragmentation
-# 4000/12000 = 0.333333333); alloc 2000 (mlp) -> live peak 10000; free the
+# reserve 4000 -> reserved peak 12000; alloc 2000 (mlp) -> live peak 10000,
+# the most live at the reserved peak (fragmentation 2000/12000 =
+# 0.166666667); free the
 # last two; an OOM.  At the end 4000 B in 1 block are leaked.
 # clean.csv: the same without the OOM, everything freed.
 set -u
@@ -59,7 +60,7 @@ expect_status 0
 expect_stderr_empty
 expect_stdout_match '^  peak live +9\.77 KiB$'
 expect_stdout_match '^  peak reserved +11\.7 KiB$'
-expect_stdout_match '^  fragmentation +0\.333333333$'
+expect_stdout_match '^  fragmentation +0\.166666667$'
 expect_stdout_match '^  leaked bytes +3\.91 KiB$'
 expect_stdout_match '^  leaked blocks +1$'
 expect_stdout_match '^  OOMs +1$'
@@ -88,9 +89,9 @@ over t.db --max-peak=9999 "peak live on device 0 is 9.77 KiB, over --max-peak=99
 within t.db --max-peak=1GiB
 within t.db --max-reserved=12000
 over t.db --max-reserved=11999B "peak reserved on device 0 is 11.7 KiB, over --max-reserved=11999B by 1 B"
-within t.db --max-frag=0.333333333
-over t.db --max-frag=0.333333332 \
-	"fragmentation on device 0 is 0.333333333, over --max-frag=0.333333332 by 0.000000001"
+within t.db --max-frag=0.166666667
+over t.db --max-frag=0.166666666 \
+	"fragmentation on device 0 is 0.166666667, over --max-frag=0.166666666 by 0.000000001"
 within t.db --max-leaked=4000
 over t.db --max-leaked=3999 "leaked bytes on device 0 is 3.91 KiB, over --max-leaked=3999 by 1 B"
 within clean.db --max-leaked=0
@@ -118,7 +119,7 @@ d, = j["devices"]
 f = d["figures"]
 assert f["peak_live"] == {"bytes": 10000, "ts_ns": 40, "seq": 5}
 assert f["reserved_from"] == "segments" and f["peak_reserved"] == {"bytes": 12000, "ts_ns": 30, "seq": 4}
-assert f["fragmentation"] == 0.333333333 and f["external_ratio"] == 0
+assert f["fragmentation"] == 0.166666667 and f["external_ratio"] == 0
 assert (f["leaked_bytes"], f["leaked_blocks"], f["ooms"]) == (4000, 1, 1)
 assert [(s["key"], s["bytes"], s["blocks"]) for s in d["sites"]] == [
     ("attn@app/model.py", 4000, 1), ("layer@app/model.py", 4000, 1), ("mlp@app/model.py", 2000, 1)]
@@ -126,7 +127,7 @@ t = {x["name"]: x for x in j["thresholds"]}
 assert t["max-peak"]["outcome"] == "exceeded" and t["max-peak"]["over"] == 1 and t["max-peak"]["limit"] == 9999
 assert t["max-peak"]["base"] is None and t["max-peak"]["head"] == 10000
 assert t["no-leaks"]["outcome"] == "exceeded" and t["no-leaks"]["unit"] == "count" and t["no-leaks"]["option"] == "--no-leaks"
-assert t["max-frag"]["outcome"] == "pass" and t["max-frag"]["head"] == 0.333333333
+assert t["max-frag"]["outcome"] == "pass" and t["max-frag"]["head"] == 0.166666667
 assert j["exceeded"] == 2 and j["status"] == "fail"
 '
 

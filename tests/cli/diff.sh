@@ -11,17 +11,17 @@
 #   e1 reserve 8000                           e1 reserve 8000
 #   e2 alloc 4000 layer@app/model.py:20       e2 alloc 4000 layer@app/model.py:20
 #   e3 alloc 4000 attn@app/model.py:40        e3 alloc 4000 attention@app/model.py:45
-#   e4 reserve 4000 (reserved peak 12000,     e4 reserve 5000 (reserved peak 13000,
-#      live 8000: fragmentation 4000/12000)      live 8000: fragmentation 5000/13000)
+#   e4 reserve 4000 (reserved peak 12000)     e4 reserve 5000 (reserved peak 13000)
 #   e5 alloc 2000 mlp@app/model.py:60         e5 alloc 2200 mlp@app/model.py:62
-#      (live peak 10000)                         (live peak 10200)
+#      (live peak 10000: fragmentation           (live peak 10200: fragmentation
+#      at the reserved peak 2000/12000)          at the reserved peak 2800/13000)
 #   e6, e7 free e3's and e5's blocks          e6, e7 the same
 #   e8 an OOM                                 no OOM
 # The frames live in /home/ci/a/app/ in BASE and /work/b/app/ in HEAD: call
 # sites are keyed by function and the last two path components, so layer
 # and mlp (moved by two lines) are the same sites in both.
 # So: peak live +200 B = +2% exactly; peak reserved +1000 B = +8.333...%;
-# fragmentation 0.333333333 -> 0.384615385 (rounded to 10^-9), +0.051282052;
+# fragmentation 0.166666667 -> 0.215384615 (rounded to 10^-9), +0.048717948;
 # call sites: attention +4000 (new), mlp +200, attn -4000 (gone).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -68,7 +68,7 @@ expect_status 0
 expect_stderr_empty
 expect_stdout_match '^  peak live +9\.77 KiB +9\.96 KiB +\+200 B \(\+2%\)$'
 expect_stdout_match '^  peak reserved +11\.7 KiB +12\.7 KiB +\+1000 B \(\+8\.33%\)$'
-expect_stdout_match '^  fragmentation +0\.333333333 +0\.384615385 +\+0\.051282052$'
+expect_stdout_match '^  fragmentation +0\.166666667 +0\.215384615 +\+0\.048717948$'
 expect_stdout_match '^  OOMs +1 +0 +-1$'
 # ranked by growth: the new site first, the vanished one last; layer is unchanged
 sites=$(grep -E '^ +(-|[0-9.]+ [KMG]?i?B) +(-|[0-9.]+ [KMG]?i?B) +[-+]' "$OUT" | sed 's/  */ /g')
@@ -108,19 +108,19 @@ past_limit --max-reserved-increase=8.333333333% \
 at_limit --max-reserved-increase=1000
 past_limit --max-reserved-increase=999B \
 	"peak reserved on device 0 grew 1000 B (+8.33%), over --max-reserved-increase=999B by 1 B"
-at_limit --max-frag=0.384615385
-past_limit --max-frag=0.384615384 \
-	"fragmentation on device 0 is 0.384615385, over --max-frag=0.384615384 by 0.000000001"
-at_limit --max-frag-increase=0.051282052
-past_limit --max-frag-increase=0.051282051 \
-	"fragmentation on device 0 rose 0.051282052 (0.333333333 to 0.384615385), over --max-frag-increase=0.051282051 by 0.000000001"
+at_limit --max-frag=0.215384615
+past_limit --max-frag=0.215384614 \
+	"fragmentation on device 0 is 0.215384615, over --max-frag=0.215384614 by 0.000000001"
+at_limit --max-frag-increase=0.048717948
+past_limit --max-frag-increase=0.048717947 \
+	"fragmentation on device 0 rose 0.048717948 (0.166666667 to 0.215384615), over --max-frag-increase=0.048717947 by 0.000000001"
 
 step "several thresholds: every exceeded one named, exit 3"
 mp diff --max-peak-increase=1% --max-reserved-increase=10% --max-frag=0.1 base.db head.db
 expect_status 3
 expect_stdout_contains "over --max-peak-increase=1% by 1 point"
 expect_stdout_contains "within --max-reserved-increase=10%"
-expect_stdout_contains "over --max-frag=0.1 by 0.284615385"
+expect_stdout_contains "over --max-frag=0.1 by 0.115384615"
 expect_stdout_contains "result: FAIL, 2 of 3 checks exceeded a threshold"
 
 step "the same option twice: the last one counts"
@@ -146,14 +146,14 @@ b, h, c = d["base"], d["head"], d["change"]
 assert b["peak_live"] == {"bytes": 10000, "ts_ns": 40, "seq": 5}
 assert h["peak_live"]["bytes"] == 10200
 assert b["reserved_from"] == "segments" and b["peak_reserved"]["bytes"] == 12000
-assert b["peak_reserved"]["seq"] == 4 and b["free_in_reserved_bytes"] == 4000
-assert b["fragmentation"] == 0.333333333 and h["fragmentation"] == 0.384615385
-assert b["external_ratio"] == 0 and b["largest_free_bytes"] == 4000
+assert b["peak_reserved"]["seq"] == 4 and b["free_in_reserved_bytes"] == 2000
+assert b["fragmentation"] == 0.166666667 and h["fragmentation"] == 0.215384615
+assert b["external_ratio"] == 0 and b["largest_free_bytes"] == 2000
 assert (b["leaked_bytes"], b["leaked_blocks"], b["ooms"]) == (4000, 1, 1)
 assert (h["leaked_bytes"], h["leaked_blocks"], h["ooms"]) == (4000, 1, 0)
 assert c["peak_live_bytes"] == 200 and near(c["peak_live_percent"], 2)
 assert c["peak_reserved_bytes"] == 1000 and near(c["peak_reserved_percent"], 100 / 12)
-assert c["fragmentation"] == 0.051282052 and c["ooms"] == -1
+assert c["fragmentation"] == 0.048717948 and c["ooms"] == -1
 assert d["n_sites"] == 3
 assert [(s["key"], s["base_bytes"], s["head_bytes"], s["delta_bytes"], s["status"]) for s in d["sites"]] == [
     ("attention@app/model.py", None, 4000, 4000, "new"),
@@ -165,7 +165,7 @@ assert t1["option"] == "--max-peak-increase=1.99%" and t1["outcome"] == "exceede
 assert t1["unit"] == "percent" and t1["limit"] == 1.99 and t1["device"] == 0
 assert (t1["base"], t1["head"]) == (10000, 10200) and near(t1["figure"], 2) and near(t1["over"], 0.01)
 assert "over --max-peak-increase=1.99% by 0.01 points" in t1["message"]
-assert t2["name"] == "max-frag" and t2["outcome"] == "pass" and t2["head"] == 0.384615385
+assert t2["name"] == "max-frag" and t2["outcome"] == "pass" and t2["head"] == 0.215384615
 assert t2["base"] is None and t2["over"] is None and t2["limit"] == 0.5
 assert j["exceeded"] == 1 and j["status"] == "fail" and j["pools"] == []
 '
@@ -202,7 +202,7 @@ assert "over --max-peak-increase=1.99% by 0.01 points" in f.get("message"), f.at
 assert cases[1].find("failure") is None and cases[2].find("failure") is None
 p = {x.get("name"): x.get("value") for x in s.find("properties")}
 assert p["device.0.base.peak_live_bytes"] == "10000" and p["device.0.head.peak_live_bytes"] == "10200"
-assert p["device.0.head.fragmentation"] == "0.384615385"
+assert p["device.0.head.fragmentation"] == "0.215384615"
 assert p["max-peak-increase.device.0.outcome"] == "exceeded"
 assert p["max-peak-increase.device.0.limit"] == "--max-peak-increase=1.99%"
 PY

@@ -447,6 +447,7 @@ class Device:
         self.peaks = {k: {"bytes": 0, "ts_ns": 0, "seq": 0}
                       for k in ("live", "requested", "reserved")}
         self.ooms = []
+        self.reserved_best = (0, 0)  # (seq, live bytes) of the reserved peak's FRAG
         self.holes = None  # HoleTracker, for the time-weighted figures
         self.last_seq = self.last_ts = 0  # the device's last event
 
@@ -669,6 +670,12 @@ def replay(events, at=None, weighted=False):
         for k, v in (("live", d.live), ("requested", d.requested), ("reserved", d.reserved)):
             if v > d.peaks[k]["bytes"]:
                 d.peaks[k] = {"bytes": v, "ts_ns": ts, "seq": seq}
+        # at the reserved peak: of the events leaving reserved bytes at their
+        # peak, the first with the most live bytes
+        rp = d.peaks["reserved"]
+        if d.has_segments and rp["seq"] and (
+                rp["seq"] == seq or (d.reserved == rp["bytes"] and d.live > d.reserved_best[1])):
+            d.reserved_best = (seq, d.live)
         for what in (at or {}).get(seq, ()):
             f = d.frag(seq, ts)
             f["_groups"] = {k: d.groups(k) for k in GROUP_KINDS} if what == "peak" else None
@@ -709,7 +716,7 @@ def analyze(snap, top):
     for d in devices.values():
         at.setdefault(d.peaks["live"]["seq"], []).append("peak")
         if d.has_segments:
-            at.setdefault(d.peaks["reserved"]["seq"], []).append("reserved_peak")
+            at.setdefault(d.reserved_best[0], []).append("reserved_peak")
         for o in d.ooms:
             at.setdefault(o[0], []).append("oom")
     _, taken, tw = replay(events, at, weighted=True)
@@ -733,7 +740,7 @@ def analyze(snap, top):
                          "fits_in_free_reserved": size <= free if free is not None else None,
                          "fits_in_largest_free": size <= largest if largest is not None else None})
         groups = peak["_groups"] if peak else {k: [] for k in GROUP_KINDS}
-        reserved_peak = taken.get(("reserved_peak", d.peaks["reserved"]["seq"]))
+        reserved_peak = taken.get(("reserved_peak", d.reserved_best[0]))
         out["devices"].append({
             "device": dev,
             "events": d.events,
