@@ -16,6 +16,8 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_info,
         &mp_cmd_analyze,
         &mp_cmd_replay,
+        &mp_cmd_diff,
+        &mp_cmd_check,
         &mp_cmd_attach,
         &mp_cmd_watch,
 };
