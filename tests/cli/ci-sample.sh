@@ -240,7 +240,7 @@ EOF
 	n_opts=0
 	for opt in $(grep -oE -e '--max-[a-z-]+=[^ "]+' ci-texts | sort -u); do
 		n_opts=$((n_opts + 1))
-		mp diff "$opt" --format=json -o /dev/null "$W/same.db" "$W/same.db"
+		mp diff "$opt" --format=json -o "$W/opt-$n_opts.json" "$W/same.db" "$W/same.db"
 		case $status in 0 | 3) pass ;; *) fail "memprof diff does not take $opt" ;; esac
 	done
 	expect_eq "$n_opts" 3 "thresholds set in the two files"
