@@ -320,6 +320,19 @@ static int int_option(const char *name, const char *text, int64_t min, int64_t m
 	return 0;
 }
 
+/* The value of --min-size: a size in bytes, with a unit or not. */
+static int min_size_option(const char *text, struct export_opts *x)
+{
+	if (mp_parse_bytes(text, &x->min_size_bytes) < 0)
+		return mp_cmd_usage(
+		        &mp_cmd_export,
+		        "invalid --min-size '%s': expected a size in bytes such as 4096 "
+		        "or 1MiB",
+		        text);
+	x->have_min_size = 1;
+	return 0;
+}
+
 /* Options that only --format=minimalloc or perfetto takes; 0 or a usage error. */
 static int check_opts(const struct export_opts *x)
 {
@@ -382,13 +395,8 @@ static int parse_opts(int argc, char **argv, struct export_opts *x, const char *
 			x->have_pid = 1;
 			break;
 		case 'M':
-			if (mp_parse_bytes(optarg, &x->min_size_bytes) < 0)
-				return mp_cmd_usage(
-				        &mp_cmd_export,
-				        "invalid --min-size '%s': expected a size in bytes "
-				        "such as 4096 or 1MiB",
-				        optarg);
-			x->have_min_size = 1;
+			if (min_size_option(optarg, x))
+				return MP_EXIT_USAGE;
 			break;
 		case 'f':
 			*force = 1;
