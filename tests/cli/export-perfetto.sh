@@ -254,6 +254,17 @@ expect_stderr_contains "invalid --min-size 'lots'"
 mp export --min-size=1MiB "$W/demo.db"
 expect_stderr_contains "--min-size applies to --format=perfetto only"
 
+step "a full disk is an error"
+if [ -c /dev/full ]; then
+	LAST_CMD="memprof export --format=perfetto demo.db >/dev/full"
+	"$MEMPROF" export --format=perfetto "$W/demo.db" >/dev/full 2>"$ERR"
+	status=$?
+	expect_status 1
+	expect_stderr_contains "memprof export: cannot write '<stdout>': No space left on device"
+else
+	say "no /dev/full: the full-disk step is skipped"
+fi
+
 step "a trace that is not one"
 printf 'not a database\n' >"$W/junk.db"
 mp export --format=perfetto -o "$W/junk.json" "$W/junk.db"
