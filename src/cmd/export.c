@@ -1,14 +1,17 @@
 /*
  * cmd/export.c - 'memprof export': write a trace database out in another
- * format (memprof CSV, or MiniMalloc CSV for an offline planner).  Options,
- * the choice of a device and plumbing only: the reader streams,
- * report/csv_writer.c and report/minimalloc_writer.c format.
+ * format (memprof CSV, MiniMalloc CSV for an offline planner, or Chrome
+ * trace-event JSON for ui.perfetto.dev).  Options, the choice of a device
+ * and plumbing only: the reader streams, report/csv_writer.c,
+ * report/minimalloc_writer.c and report/perfetto.c format.
  */
 #include "cmd/cmd.h"
 #include "report/csv_writer.h"
 #include "report/minimalloc_writer.h"
+#include "report/perfetto.h"
 #include "store/reader.h"
 #include "util/outfile.h"
+#include "util/parse.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +24,8 @@ struct export_opts {
 	int64_t pid;      /* --pid, when have_pid */
 	int32_t device;   /* --device, when have_device */
 	int have_pid, have_device;
+	int64_t min_size_bytes; /* --min-size, when have_min_size */
+	int have_min_size;
 };
 
 static void help(FILE *out)
@@ -36,6 +41,14 @@ static void help(FILE *out)
 	             "                      default) or in timestamps (ns)\n"
 	             "      --device=N      minimalloc: the device to export (one address space)\n"
 	             "      --pid=PID       minimalloc: the process to export\n"
+	             "      --format=perfetto\n"
+	             "                      Chrome trace-event JSON for ui.perfetto.dev and\n"
+	             "                      chrome://tracing: per device, counters of live,\n"
+	             "                      requested and reserved bytes and the allocations\n"
+	             "                      as slices; phases as slices; OOMs as instants\n"
+	             "      --min-size=BYTES\n"
+	             "                      perfetto: slices only for allocations of at least\n"
+	             "                      BYTES (e.g. 1MiB); the counters stay exact\n"
 	             "  -o, --output=FILE   where to write (default: standard output)\n"
 	             "  -f, --force         replace FILE if it exists\n"
 	             "  -h, --help          show this help\n\n"
@@ -202,6 +215,94 @@ static int export_minimalloc(struct mp_store *s, struct mp_outfile *of, const st
 	return rc < 0 ? rc : 0;
 }
 
+static void perfetto_notes(const struct mp_perfetto_stats *st, int64_t min_size_bytes)
+{
+	if (st->n_slices_skipped)
+		fprintf(stderr,
+		        "memprof export: note: %lld allocations below --min-size=%lld: in the "
+		        "counters, not as slices\n",
+		        (long long)st->n_slices_skipped, (long long)min_size_bytes);
+	if (st->n_phase_ends_unmatched)
+		fprintf(stderr,
+		        "memprof export: note: %lld phase ends with no open phase: left out\n",
+		        (long long)st->n_phase_ends_unmatched);
+}
+
+/* Trace-event JSON: the reader feeds the memory state, which feeds the
+ * writer, so the counters are memprof's own figures. */
+static int perfetto_run(struct mp_store *s, struct mp_perfetto *w, struct mp_error *err)
+{
+	struct mp_memstate *ms = malloc(sizeof(*ms));
+	struct mp_mem_listener l;
+	struct mp_consumer c;
+	struct mp_reader *r;
+	int rc;
+
+	if (!ms)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	mp_memstate_init(ms);
+	l = mp_perfetto_listener(w, ms);
+	c = mp_memstate_consumer(ms);
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
+		rc = mp_err_copy(err, mp_store_error(s));
+	} else {
+		mp_memstate_listen(ms, &l);
+		mp_reader_add(r, &c);
+		rc = mp_cmd_read_trace(s, r, ms, err);
+		mp_reader_close(r);
+	}
+	mp_memstate_free(ms);
+	free(ms);
+	return rc;
+}
+
+static int export_perfetto(struct mp_store *s, struct mp_outfile *of, const struct export_opts *x,
+                           struct mp_error *err)
+{
+	static const char *const keys[] = {"source",       "source_file", "tool_version", "created",
+	                                   "command_line", "truncated",   "lossy"};
+	struct mp_perfetto_opts o = {.min_size_bytes = x->min_size_bytes};
+	const char *meta[2 * 9];
+	char *values[7] = {0};
+	struct memprof_process *procs = NULL;
+	struct memprof_device *devs = NULL;
+	struct mp_perfetto_stats st;
+	struct mp_perfetto *w = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (mp_store_processes(s, &procs, &o.n_processes) < 0 ||
+	    mp_store_devices(s, &devs, &o.n_devices) < 0)
+		rc = mp_err_copy(err, mp_store_error(s));
+	meta[0] = "trace";
+	meta[1] = mp_store_path(s);
+	meta[2] = "exported_by";
+	meta[3] = "memprof " PACKAGE_VERSION;
+	for (i = 0; i < 7; i++) {
+		meta[4 + 2 * i] = keys[i];
+		meta[5 + 2 * i] = values[i] = mp_store_get_meta(s, keys[i]);
+	}
+	o.processes = procs;
+	o.devices = devs;
+	o.meta = meta;
+	o.n_meta = 9;
+	if (rc == 0 && !(w = mp_perfetto_open(of->f, &o)))
+		rc = mp_err(err, MP_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = perfetto_run(s, w, err);
+	if (w && mp_perfetto_close(w, &st) < 0 && rc >= 0)
+		rc = mp_err(err, errno == ENOSPC || errno == EFBIG ? MP_EFULL : MP_EIO,
+		            "cannot write '%s': %s", of->path ? of->path : "<stdout>",
+		            strerror(errno));
+	if (rc == 0)
+		perfetto_notes(&st, x->min_size_bytes);
+	for (i = 0; i < 7; i++)
+		free(values[i]);
+	mp_store_free_processes(procs, o.n_processes);
+	mp_store_free_devices(devs, o.n_devices);
+	return rc;
+}
+
 /* The value of --device or --pid: a decimal integer from min to max. */
 static int int_option(const char *name, const char *text, int64_t min, int64_t max, int64_t *out)
 {
@@ -219,14 +320,30 @@ static int int_option(const char *name, const char *text, int64_t min, int64_t m
 	return 0;
 }
 
-/* Options that only --format=minimalloc takes; 0 or a usage error. */
+/* The value of --min-size: a size in bytes, with a unit or not. */
+static int min_size_option(const char *text, struct export_opts *x)
+{
+	if (mp_parse_bytes(text, &x->min_size_bytes) < 0)
+		return mp_cmd_usage(
+		        &mp_cmd_export,
+		        "invalid --min-size '%s': expected a size in bytes such as 4096 "
+		        "or 1MiB",
+		        text);
+	x->have_min_size = 1;
+	return 0;
+}
+
+/* Options that only --format=minimalloc or perfetto takes; 0 or a usage error. */
 static int check_opts(const struct export_opts *x)
 {
-	int mm = strcmp(x->format, "minimalloc") == 0;
+	int mm = strcmp(x->format, "minimalloc") == 0, pf = strcmp(x->format, "perfetto") == 0;
 
-	if (!mm && strcmp(x->format, "csv") != 0)
+	if (!mm && !pf && strcmp(x->format, "csv") != 0)
 		return mp_cmd_usage(&mp_cmd_export,
-		                    "unknown format '%s' (formats: csv, minimalloc)", x->format);
+		                    "unknown format '%s' (formats: csv, minimalloc, perfetto)",
+		                    x->format);
+	if (!pf && x->have_min_size)
+		return mp_cmd_usage(&mp_cmd_export, "--min-size applies to --format=perfetto only");
 	if (x->time && strcmp(x->time, "seq") != 0 && strcmp(x->time, "ns") != 0)
 		return mp_cmd_usage(&mp_cmd_export, "invalid --time '%s': expected seq or ns",
 		                    x->time);
@@ -241,10 +358,15 @@ static int check_opts(const struct export_opts *x)
 static int parse_opts(int argc, char **argv, struct export_opts *x, const char **out, int *force)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
-	        {"time", required_argument, NULL, 'T'},   {"device", required_argument, NULL, 'D'},
-	        {"pid", required_argument, NULL, 'P'},    {"force", no_argument, NULL, 'f'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'},
+	        {"format", required_argument, NULL, 'F'},
+	        {"time", required_argument, NULL, 'T'},
+	        {"device", required_argument, NULL, 'D'},
+	        {"pid", required_argument, NULL, 'P'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"min-size", required_argument, NULL, 'M'},
+	        {NULL, 0, NULL, 0},
 	};
 	int64_t v;
 	int ch;
@@ -271,6 +393,10 @@ static int parse_opts(int argc, char **argv, struct export_opts *x, const char *
 			if (int_option("pid", optarg, 0, INT64_MAX, &x->pid))
 				return MP_EXIT_USAGE;
 			x->have_pid = 1;
+			break;
+		case 'M':
+			if (min_size_option(optarg, x))
+				return MP_EXIT_USAGE;
 			break;
 		case 'f':
 			*force = 1;
@@ -308,8 +434,12 @@ static int run(int argc, char **argv)
 		mp_store_close(s);
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	}
-	rc = strcmp(x.format, "csv") == 0 ? export_csv(s, &of, &err)
-	                                  : export_minimalloc(s, &of, &x, &err);
+	if (strcmp(x.format, "csv") == 0)
+		rc = export_csv(s, &of, &err);
+	else if (strcmp(x.format, "perfetto") == 0)
+		rc = export_perfetto(s, &of, &x, &err);
+	else
+		rc = export_minimalloc(s, &of, &x, &err);
 	if (rc < 0) {
 		mp_outfile_abort(&of);
 		mp_store_close(s);
@@ -323,9 +453,9 @@ static int run(int argc, char **argv)
 
 const struct mp_cmd mp_cmd_export = {
         .name = "export",
-        .summary = "write a trace database as memprof CSV or MiniMalloc CSV",
-        .usage = "memprof export [--format=csv|minimalloc] [--time=seq|ns] [--device=N] "
-                 "[--pid=PID] [-o FILE] [-f] TRACE",
+        .summary = "write a trace database as memprof CSV, MiniMalloc CSV or Perfetto JSON",
+        .usage = "memprof export [--format=csv|minimalloc|perfetto] [--time=seq|ns] "
+                 "[--device=N] [--pid=PID] [--min-size=BYTES] [-o FILE] [-f] TRACE",
         .help = help,
         .run = run,
 };

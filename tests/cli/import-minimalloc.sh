@@ -177,7 +177,7 @@ expect_status 2
 expect_stderr_contains "invalid --device '-1'"
 mp export --format=planner devs.db
 expect_status 2
-expect_stderr_contains "unknown format 'planner' (formats: csv, minimalloc)"
+expect_stderr_contains "unknown format 'planner' (formats: csv, minimalloc, perfetto)"
 
 # --- bad inputs: one message naming file, line (and column), nothing written ---------------
 bad() { # NAME POSITION TEXT...
