@@ -33,7 +33,8 @@ missing() {
 
 # A node_modules holding the playwright-core of our package-lock.json.
 find_modules() {
-	local d=$top_srcdir i
+	local d i
+	d=$(cd "$top_srcdir" && pwd -P) || return
 	if [ -d "$BROWSER_SRC/node_modules/playwright-core" ]; then
 		echo "$BROWSER_SRC/node_modules"
 		return
