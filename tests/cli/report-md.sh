@@ -63,6 +63,7 @@ expect_stdout_match '^\| 0 \| direct \| sim \| 600 B \| 540 B \| 1\.111 \| 4\.00
 expect_stdout_match '^\| 0 \| planned \| sim \| 600 B \| 540 B \| 1\.111 \| 4\.00 MiB vs caching \| '
 expect_stdout_line "| leak (never freed) | 300 B | 1 | bwd (model.py:30) ← train (train.py:5) | |"
 expect_stdout_line "| leak (never freed) | 50 B | 1 | fwd (model.py:10) ← train (train.py:5) | |"
+expect_stdout_line "<details><summary>Device 0: leaks 2 blocks (350 B), churn 2 blocks (300 B), idle 1 block (100 B)</summary>"
 expect_stdout_not_contains "### Notes"
 if table_rows_whole seg.md; then pass; else fail "a table row of seg.md lost or gained a cell"; fi
 
