@@ -17,6 +17,8 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_analyze,
         &mp_cmd_replay,
         &mp_cmd_report,
+        &mp_cmd_diff,
+        &mp_cmd_check,
         &mp_cmd_attach,
         &mp_cmd_watch,
 };
@@ -63,12 +65,14 @@ static int unknown_command(const char *name)
 }
 
 /* Exit status of a command that wrote to standard output: a failed write is
- * an error (a command that failed already said why). */
+ * an error (a command that failed already said why).  A gate that found a
+ * threshold exceeded keeps its status 3, and says its output was lost. */
 static int flushed(int status)
 {
-	if ((fflush(stdout) != 0 || ferror(stdout)) && status == MP_EXIT_OK) {
+	if ((fflush(stdout) != 0 || ferror(stdout)) &&
+	    (status == MP_EXIT_OK || status == MP_EXIT_THRESHOLD)) {
 		fprintf(stderr, "memprof: cannot write to standard output\n");
-		return MP_EXIT_ERROR;
+		return status == MP_EXIT_OK ? MP_EXIT_ERROR : status;
 	}
 	return status;
 }

@@ -210,7 +210,6 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	        .phases = &st->phases,
 	        .devices = st->devices,
 	        .n_devices = st->n_devices,
-	        .points = o->points,
 	};
 	return 0;
 }

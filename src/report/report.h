@@ -30,7 +30,6 @@ struct mp_report_input {
 	const struct mp_phase_spans *phases;      /* top-level phase spans; may be NULL */
 	const struct memprof_device *devices;     /* the trace's devices table; may be NULL */
 	size_t n_devices;
-	int64_t points; /* --points: the most rows drawn per series (the timeline's bound) */
 };
 
 /* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */

@@ -82,10 +82,13 @@ static void oom_marker(struct mp_html_page *pg, const struct mp_svg_plot *p,
 	                 mp_html_bytes(b[4], sizeof(b[4]), o->at.largest_free_bytes));
 	fputs("<g class=\"oom-marker\"", pg->out);
 	mp_html_tip_open(pg, 1);
+	/* the line, the triangle above it, and a transparent band to hover */
 	fprintf(pg->out,
 	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-	        "<path d=\"M%.1f,%.1fH%.1fL%.1f,%.1fZ\"/></g>\n",
-	        x, p->top, x, p->top + p->height, x - 5, p->top - 8, x + 5, x, p->top);
+	        "<path d=\"M%.1f,%.1fH%.1fL%.1f,%.1fZ\"/>"
+	        "<rect class=\"hit\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"%.1f\"/></g>\n",
+	        x, p->top, x, p->top + p->height, x - 5, p->top - 8, x + 5, x, p->top, x - 4,
+	        p->top - 8, p->height + 8);
 }
 
 static void plot_for(const struct mp_html_page *pg, struct mp_svg_plot *p, int height, double y_max)

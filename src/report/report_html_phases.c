@@ -162,7 +162,7 @@ void mp_html_phase_sentence(struct mp_html_page *pg, const struct mp_html_phase_
 		fprintf(out, " The %lld narrowest were not drawn (at most %d are).",
 		        (long long)c->n_not_drawn, MAX_DRAWN);
 	if (c->n_open_at_end)
-		fprintf(out, " %lld were still open at the end: drawn to the last event.",
+		fprintf(out, " Open at the end, so drawn to the last event: %lld.",
 		        (long long)c->n_open_at_end);
 	if (c->n_unmatched_ends)
 		fprintf(out, " %lld phase ends had no open phase of their name and were ignored.",

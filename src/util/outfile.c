@@ -19,8 +19,23 @@ int mp_file_default_mode(int fd)
 	return fchmod(fd, 0666 & ~mask);
 }
 
+/* A destination that is a device or a pipe: opened as it is, never replaced. */
+static int open_direct(struct mp_outfile *o, const char *path, struct mp_error *err)
+{
+	if (!(o->f = fopen(path, "w")))
+		return mp_err(err, MP_EIO, "cannot write '%s': %s", path, strerror(errno));
+	if (!(o->path = strdup(path))) {
+		fclose(o->f);
+		o->f = NULL;
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	}
+	o->direct = 1;
+	return 0;
+}
+
 int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err)
 {
+	struct stat st;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -29,6 +44,10 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		o->f = stdout;
 		return 0;
 	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return mp_err(err, MP_EIO, "cannot write '%s': it is a directory", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return open_direct(o, path, err);
 	if (!overwrite && access(path, F_OK) == 0)
 		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
 		              path);
@@ -63,6 +82,13 @@ int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err)
 {
 	int rc = 0, e;
 
+	if (o->direct) {
+		if (fclose(o->f) != 0)
+			rc = mp_err(err, MP_EIO, "cannot write '%s': %s", o->path, strerror(errno));
+		o->f = NULL;
+		mp_outfile_abort(o); /* frees path; there is no temporary file */
+		return rc;
+	}
 	if (!o->path) {
 		if (fflush(o->f) != 0)
 			return mp_err(err, MP_EIO, "cannot write to standard output: %s",
@@ -113,6 +139,7 @@ void mp_outfile_abort(struct mp_outfile *o)
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	o->f = NULL;
+	o->direct = 0;
 	if (o->temp_path)
 		unlink(o->temp_path);
 	mp_cleanup_forget(o->cleanup_slot);

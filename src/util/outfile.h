@@ -1,7 +1,9 @@
 /*
  * util/outfile.h - output files that appear whole or not at all: written to
  * a temporary file beside the destination, renamed into place on commit.
- * "-" means standard output (no rename).
+ * "-" means standard output (no rename).  A destination that exists and is
+ * not a regular file (/dev/null, /dev/stdout, a FIFO) is written to directly:
+ * renaming onto it would replace the device node or pipe with a file.
  */
 #ifndef MP_UTIL_OUTFILE_H
 #define MP_UTIL_OUTFILE_H
@@ -13,6 +15,7 @@
 struct mp_outfile {
 	FILE *f;
 	char *path;      /* destination, or NULL for standard output */
+	int direct;      /* writing straight to path (not a regular file) */
 	char *temp_path; /* where it is written until commit */
 	int overwrite;
 	int cleanup_slot; /* the temporary file is deleted if a signal kills us */

@@ -1,0 +1,101 @@
+/*
+ * cmd/check.c - 'memprof check TRACE': absolute memory budgets for a CI
+ * job that has no baseline yet (peak live, peak reserved, fragmentation,
+ * leaks, OOMs); exit 3 when one is exceeded.  Options and plumbing only:
+ * figures and limits in analysis/gate, outputs in report/gate_*.c.
+ */
+#include "cmd/gate_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: memprof check [options] TRACE\n\n"
+	        "Check a trace against absolute budgets: peak live bytes, peak reserved\n"
+	        "bytes, fragmentation, leaks and OOMs per device, with what is live at the\n"
+	        "peak by call site and the replayed pools stored in the trace.  Exit\n"
+	        "status 3 when a budget is exceeded, naming it and by how much.\n\n"
+	        "budgets (a limit is the largest value allowed; per device):\n"
+	        "      --max-peak=SIZE      peak live bytes\n"
+	        "      --max-reserved=SIZE  peak reserved bytes\n"
+	        "      --max-frag=R         fragmentation at the reserved peak (0 to 1)\n"
+	        "      --max-leaked=SIZE    bytes still live at the end (leaks)\n"
+	        "      --no-leaks           no block still live at the end\n"
+	        "      --no-oom             no OOM\n\n"
+	        "options:\n" MP_GATE_COMMON_HELP
+	        "\nExit status: 0 within every budget, 1 error, 2 usage, 3 a budget exceeded.\n"
+	        "Layouts and definitions: memprof-check(1), memprof-diff(1).\n");
+}
+
+static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
+{
+	static const struct option longopts[] = {
+	        MP_GATE_COMMON_OPTIONS,
+	        {"max-peak", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_PEAK},
+	        {"max-reserved", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_RESERVED},
+	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FRAG},
+	        {"max-leaked", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_LEAKED_BYTES},
+	        {"no-leaks", no_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_LEAKED_BLOCKS},
+	        {"no-oom", no_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_OOMS},
+	        {NULL, 0, NULL, 0},
+	};
+	int ch, rc, idx;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+		if (idx >= 0 && ch != '?' && ch != ':' &&
+		    (rc = mp_gate_cmd_exact(&mp_cmd_check, argv, longopts, idx)) != 0)
+			return rc;
+		switch (ch) {
+		case 'h':
+			help(stdout);
+			return -1;
+		case '?':
+		case ':':
+			return mp_cmd_bad_option(&mp_cmd_check, argv, ch);
+		default:
+			if ((rc = mp_gate_cmd_option(&mp_cmd_check, o, ch, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (optind != argc - 1)
+		return mp_cmd_usage(&mp_cmd_check,
+		                    optind == argc ? "no trace given" : "more than one trace");
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct mp_gate_cmd_opts o;
+	struct mp_gate_trace t;
+	struct mp_gate_report r;
+	int rc;
+
+	mp_gate_cmd_defaults(&o);
+	if ((rc = parse_opts(argc, argv, &o)) != 0)
+		return rc < 0 ? MP_EXIT_OK : rc;
+	rc = mp_gate_cmd_load(&mp_cmd_check, argv[optind], &o, &t);
+	if (rc == MP_EXIT_OK && o.device >= 0 && t.n_devices == 0)
+		rc = mp_cmd_error(&mp_cmd_check, "no device %d in '%s'", (int)o.device,
+		                  argv[optind]);
+	if (rc == MP_EXIT_OK) {
+		memset(&r, 0, sizeof(r));
+		r.command = "check";
+		r.head = &t;
+		rc = mp_gate_cmd_finish(&mp_cmd_check, &o, &r);
+	}
+	mp_gate_trace_free(&t);
+	return rc;
+}
+
+const struct mp_cmd mp_cmd_check = {
+        .name = "check",
+        .summary = "check a trace against memory budgets; exit 3 when one is exceeded",
+        .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-frag=R] "
+                 "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--format=FORMAT] "
+                 "[-o FILE] [--md=FILE] [--junit=FILE] [--json=FILE] TRACE",
+        .help = help,
+        .run = run,
+};

@@ -1,0 +1,117 @@
+/*
+ * cmd/diff.c - 'memprof diff BASE HEAD': the CI regression gate.  The
+ * change of peak live, peak reserved, fragmentation and the replayed
+ * pools between two traces, the call sites that account for it, and the
+ * thresholds that make it exit 3.  Options and plumbing only: figures and
+ * limits in analysis/gate, outputs in report/gate_*.c.
+ */
+#include "cmd/gate_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void help(FILE *out)
+{
+	fprintf(out, "usage: memprof diff [options] BASE HEAD\n\n"
+	             "Compare two traces: the change in peak live bytes, peak reserved bytes,\n"
+	             "fragmentation and the replayed pools' results per device, and the call\n"
+	             "sites live at the peak that account for it (largest growth first).\n"
+	             "Exit status 3 when a threshold is exceeded, naming it and by how much.\n\n"
+	             "thresholds (a limit is the largest value allowed; per device):\n"
+	             "      --max-peak-increase=N%%|SIZE      peak live bytes, HEAD over BASE\n"
+	             "      --max-reserved-increase=N%%|SIZE  peak reserved bytes\n"
+	             "      --max-frag=R                     fragmentation of HEAD (0 to 1)\n"
+	             "      --max-frag-increase=R            fragmentation, HEAD minus BASE\n"
+	             "      --max-pool-increase=N%%|SIZE      peak reserved of each replayed pool\n"
+	             "                                       stored in both traces\n\n"
+	             "options:\n" MP_GATE_COMMON_HELP
+	             "\nExit status: 0 within every threshold, 1 error, 2 usage, 3 a threshold\n"
+	             "exceeded.  Layouts and definitions: memprof-diff(1).\n");
+}
+
+static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
+{
+	static const struct option longopts[] = {
+	        MP_GATE_COMMON_OPTIONS,
+	        {"max-peak-increase", required_argument, NULL,
+	         MP_GATE_OPT_LIMIT + MP_GATE_PEAK_INCREASE},
+	        {"max-reserved-increase", required_argument, NULL,
+	         MP_GATE_OPT_LIMIT + MP_GATE_RESERVED_INCREASE},
+	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FRAG},
+	        {"max-frag-increase", required_argument, NULL,
+	         MP_GATE_OPT_LIMIT + MP_GATE_FRAG_INCREASE},
+	        {"max-pool-increase", required_argument, NULL,
+	         MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE},
+	        {NULL, 0, NULL, 0},
+	};
+	int ch, rc, idx;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+		if (idx >= 0 && ch != '?' && ch != ':' &&
+		    (rc = mp_gate_cmd_exact(&mp_cmd_diff, argv, longopts, idx)) != 0)
+			return rc;
+		switch (ch) {
+		case 'h':
+			help(stdout);
+			return -1;
+		case '?':
+		case ':':
+			return mp_cmd_bad_option(&mp_cmd_diff, argv, ch);
+		default:
+			if ((rc = mp_gate_cmd_option(&mp_cmd_diff, o, ch, optarg)) != 0)
+				return rc;
+		}
+	}
+	if (argc - optind != 2)
+		return mp_cmd_usage(&mp_cmd_diff, argc - optind < 2
+		                                          ? "give two traces, BASE and HEAD"
+		                                          : "more than two traces");
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct mp_gate_cmd_opts o;
+	struct mp_gate_trace base, head;
+	struct mp_gate_diff d;
+	struct mp_gate_report r;
+	int rc;
+
+	mp_gate_cmd_defaults(&o);
+	if ((rc = parse_opts(argc, argv, &o)) != 0)
+		return rc < 0 ? MP_EXIT_OK : rc;
+	memset(&d, 0, sizeof(d));
+	memset(&head, 0, sizeof(head));
+	rc = mp_gate_cmd_load(&mp_cmd_diff, argv[optind], &o, &base);
+	if (rc == MP_EXIT_OK)
+		rc = mp_gate_cmd_load(&mp_cmd_diff, argv[optind + 1], &o, &head);
+	if (rc == MP_EXIT_OK && o.device >= 0 && base.n_devices == 0 && head.n_devices == 0)
+		rc = mp_cmd_error(&mp_cmd_diff, "no device %d in '%s' nor in '%s'", (int)o.device,
+		                  argv[optind], argv[optind + 1]);
+	if (rc == MP_EXIT_OK && mp_gate_diff(&d, &base, &head) < 0)
+		rc = mp_cmd_error(&mp_cmd_diff, "out of memory");
+	if (rc == MP_EXIT_OK) {
+		memset(&r, 0, sizeof(r));
+		r.command = "diff";
+		r.base = &base;
+		r.head = &head;
+		r.diff = &d;
+		rc = mp_gate_cmd_finish(&mp_cmd_diff, &o, &r);
+	}
+	mp_gate_diff_free(&d);
+	mp_gate_trace_free(&head);
+	mp_gate_trace_free(&base);
+	return rc;
+}
+
+const struct mp_cmd mp_cmd_diff = {
+        .name = "diff",
+        .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
+        .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
+                 "[--max-frag=R] [--max-frag-increase=R] [--max-pool-increase=N%|SIZE] "
+                 "[--device=N] [--format=FORMAT] [-o FILE] [--md=FILE] [--junit=FILE] "
+                 "[--json=FILE] BASE HEAD",
+        .help = help,
+        .run = run,
+};

@@ -1,0 +1,253 @@
+/*
+ * cmd/gate_cmd.c - the plumbing 'memprof diff' and 'memprof check' share:
+ * their common options and limits, one analysis pass per trace turned into
+ * gate figures (analysis/gate) with the trace's stored replay runs, and the
+ * outputs written (report/gate_*.c) before the exit status is chosen.
+ */
+#include "cmd/gate_cmd.h"
+#include "store/reader.h"
+#include "util/outfile.h"
+#include "util/parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mp_gate_cmd_defaults(struct mp_gate_cmd_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->device = -1;
+	o->top = 10;
+	o->granularity = MP_FRAG_DEFAULT_GRANULARITY;
+	o->format = MP_GATE_FORMAT_TEXT;
+}
+
+static int add_limit(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int kind, const char *arg)
+{
+	struct mp_gate_limit l;
+	size_t i;
+
+	if (mp_gate_limit_parse(kind, arg, &l) < 0) {
+		if (kind == MP_GATE_FRAG || kind == MP_GATE_FRAG_INCREASE)
+			return mp_cmd_usage(
+			        c, "invalid --%s '%s': give a ratio from 0 to 1, such as 0.15",
+			        mp_gate_kind_option(kind), arg);
+		if (kind <= MP_GATE_POOL_INCREASE)
+			return mp_cmd_usage(c,
+			                    "invalid --%s '%s': give a percentage such as 2%% or a "
+			                    "size such as 100MiB",
+			                    mp_gate_kind_option(kind), arg);
+		return mp_cmd_usage(c, "invalid --%s '%s': give a size such as 20GiB",
+		                    mp_gate_kind_option(kind), arg);
+	}
+	for (i = 0; i < o->n_limits && o->limits[i].kind != kind; i++)
+		;
+	o->limits[i] = l; /* the last of an option given twice wins */
+	if (i == o->n_limits)
+		o->n_limits++;
+	return 0;
+}
+
+int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int ch, const char *arg)
+{
+	int64_t v;
+
+	if (ch >= MP_GATE_OPT_LIMIT && ch < MP_GATE_OPT_LIMIT + MP_GATE_N_KINDS)
+		return add_limit(c, o, ch - MP_GATE_OPT_LIMIT, arg);
+	if (ch >= MP_GATE_OPT_FILE && ch < MP_GATE_OPT_FILE + MP_GATE_N_FORMATS) {
+		o->files[ch - MP_GATE_OPT_FILE] = arg;
+		return 0;
+	}
+	switch (ch) {
+	case MP_GATE_OPT_DEVICE:
+		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
+			return mp_cmd_usage(c, "invalid device '%s'", arg);
+		o->device = (int32_t)v;
+		return 0;
+	case MP_GATE_OPT_TOP:
+		if (mp_parse_count(arg, 1, 1000000, &v) < 0)
+			return mp_cmd_usage(c, "invalid --top '%s': give 1 to 1000000", arg);
+		o->top = (int)v;
+		return 0;
+	case MP_GATE_OPT_GRANULARITY:
+		if (mp_parse_bytes(arg, &v) < 0 || v < 1 || (v & (v - 1)) != 0)
+			return mp_cmd_usage(
+			        c, "invalid --granularity '%s': give a power of two such as 2MiB",
+			        arg);
+		o->granularity = (uint64_t)v;
+		return 0;
+	case MP_GATE_OPT_FORMAT:
+		if ((o->format = mp_gate_format_parse(arg)) < 0)
+			return mp_cmd_usage(
+			        c, "invalid --format '%s': give text, md, json or junit", arg);
+		return 0;
+	default: /* MP_GATE_OPT_OUTPUT */
+		o->output = arg;
+		return 0;
+	}
+}
+
+int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx)
+{
+	const char *arg = argv[optind - 1], *name = longopts[idx].name;
+	size_t len = strlen(name);
+
+	if (strncmp(arg, "--", 2) != 0 && optind >= 2)
+		arg = argv[optind - 2]; /* "--md FILE": the value was the next word */
+	if (strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, len) == 0 &&
+	    (arg[2 + len] == '\0' || arg[2 + len] == '='))
+		return 0;
+	return mp_cmd_usage(c,
+	                    "invalid option '%s': write options out in full (did you mean '--%s'?)",
+	                    arg, name);
+}
+
+/* One pass of the analyses over the trace at s. */
+static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
+                    struct mp_error *err)
+{
+	struct mp_pass_opts po;
+	struct mp_pass *p = calloc(1, sizeof(*p));
+	struct mp_reader *r = NULL;
+	char *source = NULL;
+	int rc;
+
+	if (!p)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
+		free(p);
+		return mp_err_copy(err, mp_store_error(s));
+	}
+	mp_pass_opts_default(&po);
+	po.granularity = o->granularity;
+	po.kinds = 1u << MP_ATTR_STACK;
+	po.at = MP_ATTR_AT_PEAK;
+	po.timeline_points = 0;
+	rc = mp_pass_init(p, &po);
+	if (rc == 0)
+		rc = mp_pass_attach(p, r);
+	if (rc < 0)
+		mp_err(err, rc, "cannot set up the analyses");
+	else
+		rc = mp_cmd_read_trace(s, r, &p->ms, err);
+	if (rc == 0) {
+		source = mp_store_get_meta(s, "source");
+		rc = mp_gate_trace_from_pass(t, p, mp_store_path(s), source, o->device);
+		if (rc < 0)
+			mp_err(err, rc, "out of memory");
+		t->truncated = mp_cmd_meta_flag(s, "truncated");
+		t->lossy = mp_cmd_meta_flag(s, "lossy");
+	}
+	free(source);
+	mp_reader_close(r);
+	mp_pass_free(p);
+	free(p);
+	return rc;
+}
+
+/* The newest stored run of each device, pool and backend. */
+static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
+                     struct mp_error *err)
+{
+	struct mp_cmd_runs runs;
+	size_t *idx = NULL, i, n;
+	int rc = mp_cmd_load_runs(path, &runs, err);
+
+	if (rc == 0 && !(idx = calloc(runs.view.n + 1, sizeof(*idx))))
+		rc = mp_err(err, MP_ENOMEM, "out of memory");
+	n = rc == 0 ? mp_report_runs_latest(&runs.view, idx) : 0;
+	for (i = 0; i < n && rc == 0; i++) {
+		const struct mp_report_run *run = &runs.view.runs[idx[i]];
+		const struct mp_report_metric *peak =
+		        mp_report_run_metric(run, "peak_reserved_bytes");
+		const struct mp_report_metric *time = mp_report_run_metric(run, "total_ns");
+		struct mp_gate_pool pool = {
+		        .device = run->device,
+		        .pool = (char *)run->pool,
+		        .backend = (char *)run->backend,
+		        .run_id = run->id,
+		        .peak_reserved_bytes = peak ? (int64_t)peak->value : -1,
+		        .total_ns = time ? (int64_t)time->value : -1,
+		        .time_measured = time ? time->measured : 0,
+		};
+
+		if (o->device >= 0 && run->device != o->device)
+			continue;
+		if (mp_gate_trace_add_pool(t, &pool) < 0)
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+	}
+	free(idx);
+	mp_cmd_runs_free(&runs);
+	return rc;
+}
+
+int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,
+                     struct mp_gate_trace *t)
+{
+	struct mp_error err = {0};
+	struct mp_store *s;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (mp_store_open(&s, path, &err) < 0)
+		return mp_cmd_fail(c, &err);
+	rc = run_pass(s, o, t, &err);
+	mp_store_close(s);
+	if (rc == 0)
+		rc = add_pools(path, o, t, &err);
+	if (rc < 0)
+		return mp_cmd_fail(c, &err);
+	return MP_EXIT_OK;
+}
+
+static int write_file(const struct mp_cmd *c, const char *path, int format,
+                      const struct mp_gate_report *r)
+{
+	struct mp_error err = {0};
+	struct mp_outfile of;
+
+	if (mp_outfile_open(&of, path, 1, &err) < 0)
+		return mp_cmd_fail(c, &err);
+	if (mp_gate_write(of.f, format, r) < 0) {
+		mp_outfile_abort(&of);
+		return mp_cmd_error(c, "cannot write %s '%s': out of memory or disk",
+		                    mp_gate_format_name(format), path);
+	}
+	if (mp_outfile_commit(&of, &err) < 0)
+		return mp_cmd_fail(c, &err);
+	return MP_EXIT_OK;
+}
+
+int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
+                       struct mp_gate_report *r)
+{
+	struct mp_gate_result *res;
+	ptrdiff_t n;
+	int f, rc, status = MP_EXIT_OK;
+
+	res = mp_gate_check(r->diff, r->head, o->limits, o->n_limits, &n);
+	if (n < 0)
+		return mp_cmd_error(c, "out of memory");
+	r->results = res;
+	r->n_results = (size_t)n;
+	r->limits = o->limits;
+	r->n_limits = o->n_limits;
+	r->device = o->device;
+	r->top = o->top;
+	for (f = 0; f < MP_GATE_N_FORMATS; f++)
+		if (o->files[f] && write_file(c, o->files[f], f, r) != MP_EXIT_OK)
+			status = MP_EXIT_ERROR;
+	if (o->output) {
+		if (write_file(c, o->output, o->format, r) != MP_EXIT_OK)
+			status = MP_EXIT_ERROR;
+	} else if ((rc = mp_gate_write(stdout, o->format, r)) < 0) {
+		status = mp_cmd_error(c, "cannot write %s to standard output: %s",
+		                      mp_gate_format_name(o->format),
+		                      rc == MP_ENOMEM ? "out of memory" : "write error");
+	}
+	if (status == MP_EXIT_OK && mp_gate_n_exceeded(r) > 0)
+		status = MP_EXIT_THRESHOLD;
+	free(res);
+	r->results = NULL;
+	r->n_results = 0;
+	return status;
+}

@@ -1,0 +1,301 @@
+/*
+ * report/gate_text.c - 'memprof diff' and 'memprof check' as text for
+ * people: per device the figures (BASE, HEAD and the change for diff), the
+ * call sites live at the peak (ranked by growth for diff), the replayed
+ * pools, every threshold checked with its sentence, notes and a result
+ * line.  Layout in memprof-diff(1); no escaping beyond what a terminal
+ * shows.
+ */
+#include "report/gate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/format.h"
+
+static char *bytes(char *buf, size_t n, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, n, "unknown");
+	else
+		mp_format_bytes(buf, n, v);
+	return buf;
+}
+
+/* One figure's row: label, BASE (diff), HEAD, change (diff). */
+static void row(FILE *out, const struct mp_gate_report *r, const char *label, const char *base,
+                const char *head, const char *change)
+{
+	if (r->base)
+		fprintf(out, "  %-16s %-14s %-14s %s\n", label, base, head, change);
+	else
+		fprintf(out, "  %-16s %s\n", label, head);
+}
+
+static void bytes_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
+                      int64_t h)
+{
+	char tb[32], th[32], tc[32], tp[32], change[80] = "";
+
+	if (r->base && b >= 0 && h >= 0)
+		snprintf(change, sizeof(change), "%s (%s)",
+		         mp_gate_signed_bytes(tc, sizeof(tc), h - b),
+		         mp_gate_percent_text(tp, sizeof(tp), b, h));
+	row(out, r, label, bytes(tb, sizeof(tb), b), bytes(th, sizeof(th), h), change);
+}
+
+static void ratio_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
+                      int64_t h)
+{
+	char tb[32], th[32], tc[32] = "";
+
+	if (r->base && b >= 0 && h >= 0)
+		mp_gate_ratio_text(tc, sizeof(tc), h - b, 1);
+	row(out, r, label, mp_gate_ratio_text(tb, sizeof(tb), b, 0),
+	    mp_gate_ratio_text(th, sizeof(th), h, 0), tc);
+}
+
+static void count_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
+                      int64_t h)
+{
+	char tb[32], th[32], tc[32] = "";
+
+	snprintf(tb, sizeof(tb), "%lld", (long long)b);
+	snprintf(th, sizeof(th), "%lld", (long long)h);
+	if (r->base)
+		snprintf(tc, sizeof(tc), "%+lld", (long long)(h - b));
+	row(out, r, label, tb, th, tc);
+}
+
+static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
+                          const struct mp_gate_device *h)
+{
+	static const struct mp_gate_device none = {
+	        .peak_reserved_bytes = -1, .frag_nano = -1, .external_nano = -1};
+	char label[40];
+
+	if (!b)
+		b = &none;
+	if (r->base)
+		fprintf(out, "  %-16s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
+	bytes_row(out, r, "peak live", b->peak_live_bytes, h->peak_live_bytes);
+	snprintf(label, sizeof(label), "peak reserved%s",
+	         h->reserved == MP_GATE_RESERVED_MODELLED ||
+	                         (r->base && b->reserved == MP_GATE_RESERVED_MODELLED)
+	                 ? "*"
+	                 : "");
+	bytes_row(out, r, label, b->peak_reserved_bytes, h->peak_reserved_bytes);
+	ratio_row(out, r, "fragmentation", b->frag_nano, h->frag_nano);
+	ratio_row(out, r, "external ratio", b->external_nano, h->external_nano);
+	bytes_row(out, r, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
+	count_row(out, r, "leaked blocks", b->leaked_blocks, h->leaked_blocks);
+	count_row(out, r, "OOMs", b->n_ooms, h->n_ooms);
+	if (strchr(label, '*'))
+		fprintf(out, "  * modelled from block addresses (no segment-level events)\n");
+}
+
+static void print_sites_check(FILE *out, const struct mp_gate_report *r,
+                              const struct mp_gate_device *h)
+{
+	char b[32], s[512];
+	size_t i;
+
+	if (h->n_sites == 0)
+		return;
+	fprintf(out, "\n  live at the peak by call site\n  %10s %7s  %s\n", "bytes", "blocks",
+	        "site");
+	for (i = 0; i < h->n_sites && i < (size_t)r->top; i++)
+		fprintf(out, "  %10s %7lld  %s\n", mp_format_bytes(b, sizeof(b), h->sites[i].bytes),
+		        (long long)h->sites[i].blocks,
+		        mp_gate_site_text(s, sizeof(s), &h->sites[i], 80));
+	if (h->n_sites > (size_t)r->top)
+		fprintf(out, "  %10s (%zu more)\n", "", h->n_sites - (size_t)r->top);
+}
+
+static void print_sites_diff(FILE *out, const struct mp_gate_report *r,
+                             const struct mp_gate_device_change *c)
+{
+	char tb[32], th[32], td[32], s[512];
+	size_t i;
+
+	if (c->n_sites == 0) {
+		fprintf(out, "\n  live at the peak by call site: no change\n");
+		return;
+	}
+	fprintf(out, "\n  live at the peak by call site, largest growth first\n");
+	fprintf(out, "  %10s %10s %11s  %s\n", "BASE", "HEAD", "change", "site");
+	for (i = 0; i < c->n_sites && i < (size_t)r->top; i++) {
+		const struct mp_gate_site_change *sc = &c->sites[i];
+		const struct mp_gate_site *site = sc->head ? sc->head : sc->base;
+
+		fprintf(out, "  %10s %10s %11s  %s%s\n",
+		        sc->base ? mp_format_bytes(tb, sizeof(tb), sc->base->bytes) : "-",
+		        sc->head ? mp_format_bytes(th, sizeof(th), sc->head->bytes) : "-",
+		        mp_gate_signed_bytes(td, sizeof(td), sc->delta_bytes),
+		        mp_gate_site_text(s, sizeof(s), site, 80),
+		        !sc->base   ? " [new]"
+		        : !sc->head ? " [gone]"
+		                    : "");
+	}
+	if (c->n_sites > (size_t)r->top)
+		fprintf(out, "  %10s (%zu more)\n", "", c->n_sites - (size_t)r->top);
+}
+
+static void print_devices(FILE *out, const struct mp_gate_report *r)
+{
+	size_t i;
+
+	if (!r->diff) {
+		for (i = 0; i < r->head->n_devices; i++) {
+			fprintf(out, "\ndevice %d\n", (int)r->head->devices[i].device);
+			print_figures(out, r, NULL, &r->head->devices[i]);
+			print_sites_check(out, r, &r->head->devices[i]);
+		}
+		return;
+	}
+	for (i = 0; i < r->diff->n_devices; i++) {
+		const struct mp_gate_device_change *c = &r->diff->devices[i];
+		char b[32];
+
+		if (!c->base || !c->head) {
+			const struct mp_gate_device *d = c->base ? c->base : c->head;
+
+			fprintf(out, "\ndevice %d: only in %s (peak live %s)\n", (int)c->device,
+			        c->base ? "BASE" : "HEAD",
+			        mp_format_bytes(b, sizeof(b), d->peak_live_bytes));
+			continue;
+		}
+		fprintf(out, "\ndevice %d\n", (int)c->device);
+		print_figures(out, r, c->base, c->head);
+		print_sites_diff(out, r, c);
+	}
+}
+
+static void pool_figures(char *buf, size_t n, const struct mp_gate_pool *p)
+{
+	char b[32], t[32];
+
+	snprintf(buf, n, "peak reserved %s, allocator time %s (%s)",
+	         bytes(b, sizeof(b), p->peak_reserved_bytes),
+	         p->total_ns >= 0 ? mp_format_duration(t, sizeof(t), p->total_ns) : "unknown",
+	         p->time_measured ? "measured" : "modelled");
+}
+
+static void pool_change(char *buf, size_t n, const struct mp_gate_pool_change *c)
+{
+	char b1[32], b2[32], p1[32], t1[32], t2[32], p2[32], time[128];
+	const struct mp_gate_pool *b = c->base, *h = c->head;
+
+	if (c->times_comparable)
+		snprintf(time, sizeof(time), "%s -> %s (%s, %s)",
+		         mp_format_duration(t1, sizeof(t1), b->total_ns),
+		         mp_format_duration(t2, sizeof(t2), h->total_ns),
+		         mp_gate_percent_text(p2, sizeof(p2), b->total_ns, h->total_ns),
+		         h->time_measured ? "measured" : "modelled");
+	else
+		snprintf(time, sizeof(time), "not compared (%s vs %s)",
+		         b->total_ns < 0    ? "unknown"
+		         : b->time_measured ? "measured"
+		                            : "modelled",
+		         h->total_ns < 0    ? "unknown"
+		         : h->time_measured ? "measured"
+		                            : "modelled");
+	snprintf(buf, n, "peak reserved %s -> %s (%s), allocator time %s",
+	         bytes(b1, sizeof(b1), b->peak_reserved_bytes),
+	         bytes(b2, sizeof(b2), h->peak_reserved_bytes),
+	         b->peak_reserved_bytes >= 0 && h->peak_reserved_bytes >= 0
+	                 ? mp_gate_percent_text(p1, sizeof(p1), b->peak_reserved_bytes,
+	                                        h->peak_reserved_bytes)
+	                 : "-",
+	         time);
+}
+
+static void print_pools(FILE *out, const struct mp_gate_report *r)
+{
+	char what[400];
+	size_t i;
+
+	if (!r->diff) {
+		if (r->head->n_pools == 0)
+			return;
+		fprintf(out, "\nreplayed pools (the newest stored run of each)\n");
+		for (i = 0; i < r->head->n_pools; i++) {
+			const struct mp_gate_pool *p = &r->head->pools[i];
+
+			pool_figures(what, sizeof(what), p);
+			fprintf(out, "  device %d  %s (%s): %s\n", (int)p->device, p->pool,
+			        p->backend, what);
+		}
+		return;
+	}
+	if (r->diff->n_pools == 0)
+		return;
+	fprintf(out, "\nreplayed pools (the newest stored run of each)\n");
+	for (i = 0; i < r->diff->n_pools; i++) {
+		const struct mp_gate_pool_change *c = &r->diff->pools[i];
+		const struct mp_gate_pool *p = c->base ? c->base : c->head;
+
+		if (c->base && c->head)
+			pool_change(what, sizeof(what), c);
+		else
+			snprintf(what, sizeof(what), "only in %s", c->base ? "BASE" : "HEAD");
+		fprintf(out, "  device %d  %s (%s): %s\n", (int)p->device, p->pool, p->backend,
+		        what);
+	}
+}
+
+struct note_ctx {
+	FILE *out;
+	int n;
+};
+
+static void put_note(void *ctx, const char *note)
+{
+	struct note_ctx *c = ctx;
+
+	if (c->n++ == 0)
+		fprintf(c->out, "\nnotes\n");
+	fprintf(c->out, "  - %s\n", note);
+}
+
+static void print_results(FILE *out, const struct mp_gate_report *r)
+{
+	static const char *const outcome[] = {"ok", "EXCEEDED", "not checked"};
+	char s[600];
+	size_t i, n_exceeded = mp_gate_n_exceeded(r);
+
+	if (r->n_results > 0)
+		fprintf(out, "\nthresholds\n");
+	for (i = 0; i < r->n_results; i++)
+		fprintf(out, "  %-11s  %s\n", outcome[r->results[i].outcome],
+		        mp_gate_result_text(s, sizeof(s), &r->results[i]));
+	{
+		struct note_ctx c = {out, 0};
+
+		mp_gate_notes(r, put_note, &c);
+	}
+	if (n_exceeded > 0)
+		fprintf(out, "\nresult: FAIL, %zu of %zu checks exceeded a threshold\n", n_exceeded,
+		        r->n_results);
+	else if (r->n_results > 0)
+		fprintf(out, "\nresult: PASS, %zu check%s within %s threshold%s\n", r->n_results,
+		        r->n_results == 1 ? "" : "s", r->n_results == 1 ? "its" : "their",
+		        r->n_results == 1 ? "" : "s");
+	else
+		fprintf(out, "\nresult: PASS, no threshold checked\n");
+}
+
+int mp_gate_write_text(FILE *out, const struct mp_gate_report *r)
+{
+	fprintf(out, "memprof %s\n", r->command);
+	if (r->base)
+		fprintf(out, "  BASE  %s (%s)\n", r->base->path,
+		        r->base->source ? r->base->source : "unknown source");
+	fprintf(out, "  %s  %s (%s)\n", r->base ? "HEAD" : "trace", r->head->path,
+	        r->head->source ? r->head->source : "unknown source");
+	print_devices(out, r);
+	print_pools(out, r);
+	print_results(out, r);
+	return ferror(out) ? MP_EIO : 0;
+}
