@@ -13,6 +13,8 @@
 # missing, unless MEMPROF_REQUIRE_BROWSER=1: then that is a failure.
 # node_modules is looked for in tests/browser of the source tree, then in
 # $MEMPROF_BROWSER_MODULES, then in the trees above it (make distcheck).
+# KEEP_WORK=DIR copies the traces, reports, screenshot and checker output
+# there before the test ends.
 set -u
 . "$(dirname "$0")/lib.sh"
 
