@@ -88,7 +88,9 @@ printf '  memprof report   %8.3f s wall %8.3f s CPU %8.1f MiB RSS\n' "$rw" "$(cp
 	"$(awk -v k="$(median "$rlog" maxrss_kib)" 'BEGIN { print k / 1024 }')"
 printf '  memprof analyze  %8.3f s wall %8.3f s CPU %8.1f MiB RSS   (floor)\n' "$aw" \
 	"$(cpu_median "$alog")" "$(awk -v k="$(median "$alog" maxrss_kib)" 'BEGIN { print k / 1024 }')"
-printf '  ratio report/analyze %.2f (wall)\n' "$(awk -v a="$rw" -v b="$aw" 'BEGIN { print b > 0 ? a / b : 0 }')"
+printf '  ratio report/analyze %.2f wall, %.2f CPU\n' \
+	"$(awk -v a="$rw" -v b="$aw" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
+	"$(awk -v a="$(cpu_median "$rlog")" -v b="$(cpu_median "$alog")" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 printf '  report size %d bytes (%.1f KiB)\n\n' "$size" "$(awk -v s="$size" 'BEGIN { print s / 1024 }')"
 
 # --- 2. opening it in Chromium, against a blank page ---------------------------------------

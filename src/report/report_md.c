@@ -383,25 +383,38 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 	return shown;
 }
 
+static const char *const kind_plural[MP_LIFETIME_N_KINDS] = {"leaks", "churn", "reuse", "idle"};
+
+/* The findings of a device in a <details> block that GitHub folds: the
+ * totals in its summary (numbers only), the table inside. */
 static void write_lifetime(FILE *out, const struct mp_analysis *a, int32_t device)
 {
 	struct mp_lifetime_totals t;
-	int k, any = 0;
+	int k, n = 0;
+	char b[32];
 
 	mp_lifetime_device_totals(a->life, device, &t);
-	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
-		any |= t.kind[k].count > 0;
-	fprintf(out, "\n**Device %d**", device);
-	if (!any) {
-		fputs(": none.\n", out);
+	fprintf(out, "\n<details><summary>Device %d: ", device);
+	for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
+		if (t.kind[k].count == 0)
+			continue;
+		fprintf(out, "%s%s %lld %s%s (%s)", n++ ? ", " : "", kind_plural[k],
+		        (long long)t.kind[k].count, k == MP_LIFETIME_REUSE ? "allocation" : "block",
+		        t.kind[k].count == 1 ? "" : "s",
+		        mp_format_bytes(b, sizeof(b), t.kind[k].bytes));
+	}
+	if (n == 0) {
+		fputs("no finding</summary></details>\n", out);
 		return;
 	}
 	fprintf(out,
-	        " (top %d of each kind; bytes at stake as memprof-analyze(1) defines them)\n\n",
+	        "</summary>\n\nThe top %d of each kind; bytes at stake as memprof-analyze(1) "
+	        "defines them.\n\n",
 	        a->top);
 	fputs("| finding | bytes | blocks | call site | detail |\n|:--|--:|--:|:--|:--|\n", out);
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
 		write_kind(out, a, device, k);
+	fputs("\n</details>\n", out);
 }
 
 struct note_writer {

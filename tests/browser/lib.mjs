@@ -3,8 +3,6 @@
 // background networking, a report opened from disk with every request other
 // than the file itself refused and recorded, console errors, page errors and
 // dialogs recorded, and a PNG's pixels read back in the browser itself.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -33,32 +31,41 @@ const ARGS = [
 // Generous limits: the machine may be loaded; nothing waits on a clock.
 export const EVENT_TIMEOUT_MS = 60000;
 
-/* Start Chromium with a fresh profile directory; close() removes it. */
-export async function launch({ width = 1280, height = 900, javaScriptEnabled = true } = {}) {
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'memprof-chromium-'));
-	let context;
-	try {
-		context = await chromium.launchPersistentContext(profile, {
-			executablePath: CHROMIUM,
-			headless: true,
-			args: ARGS,
-			viewport: { width, height },
+/*
+ * Start Chromium.  Playwright gives it a fresh temporary profile
+ * (--user-data-dir), removed when it closes.  Returns { browser, context,
+ * newContext(opts), close() }: context is a first context with JavaScript on.
+ */
+export async function launch({ width = 1280, height = 900 } = {}) {
+	const browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		headless: true,
+		args: ARGS,
+		timeout: EVENT_TIMEOUT_MS,
+	});
+	const newContext = async ({ javaScriptEnabled = true, w = width, h = height } = {}) => {
+		const c = await browser.newContext({
+			viewport: { width: w, height: h },
 			deviceScaleFactor: 1,
 			javaScriptEnabled,
-			offline: false,
-			timeout: EVENT_TIMEOUT_MS,
 		});
+		c.setDefaultTimeout(EVENT_TIMEOUT_MS);
+		c.setDefaultNavigationTimeout(EVENT_TIMEOUT_MS);
+		return c;
+	};
+	let context;
+	try {
+		context = await newContext();
 	} catch (e) {
-		fs.rmSync(profile, { recursive: true, force: true });
+		await browser.close().catch(() => {});
 		throw e;
 	}
-	context.setDefaultTimeout(EVENT_TIMEOUT_MS);
-	context.setDefaultNavigationTimeout(EVENT_TIMEOUT_MS);
 	return {
+		browser,
 		context,
+		newContext,
 		async close() {
-			await context.close().catch(() => {});
-			fs.rmSync(profile, { recursive: true, force: true });
+			await browser.close().catch(() => {});
 		},
 	};
 }

@@ -3,9 +3,12 @@
 # of a report made from a real trace: the PyTorch snapshot
 # ../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle imported,
 # every pool replayed and stored ('memprof replay --pool=all'), then
-# 'memprof report'; the top of the page (to the first icicle) shot in headless
-# Chromium at 1280 pixels wide with a stack's tooltip showing
-# (tests/browser/screenshot.mjs).  Re-runnable; writes only docs/report.png.
+# 'memprof report'; the top of the page (the header, the memory and
+# fragmentation charts, the top of the icicle) shot in headless Chromium at
+# 1280 pixels wide, with the mouse on an icicle cell so its tooltip shows a
+# short stack (tests/browser/screenshot.mjs).  memprof runs by the name
+# 'memprof' (its directory put first on PATH), so the page shows the command
+# lines as a user types them.  Re-runnable; writes only docs/report.png.
 #
 # environment: MEMPROF (default: ./memprof of the source tree), SNAPSHOT (the
 # pickle), OUT (default docs/report.png)
@@ -28,8 +31,12 @@ name=$(basename "$SNAPSHOT" .pickle)
 # Relative names, so the report's header shows the commands as a user types them.
 ln -s "$(cd "$(dirname "$SNAPSHOT")" && pwd)/$(basename "$SNAPSHOT")" "$tmp/$name.pickle"
 cd "$tmp"
-"$MEMPROF" import -q -o "$name.db" "$name.pickle"
-"$MEMPROF" replay --pool=all "$name.db" >/dev/null
-"$MEMPROF" report -o report.html "$name.db"
+mkdir bin
+ln -s "$MEMPROF" bin/memprof
+PATH=$tmp/bin:$PATH
+memprof import -q -o "$name.db" "$name.pickle"
+memprof replay --pool=all "$name.db" >/dev/null
+memprof report -o report.html "$name.db"
 mkdir -p "$(dirname "$OUT")"
-node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT" --width 1280 --hover
+node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT" --width 1280 \
+	--max-height 1500 --hover-row 3

@@ -13,6 +13,8 @@
 # missing, unless MEMPROF_REQUIRE_BROWSER=1: then that is a failure.
 # node_modules is looked for in tests/browser of the source tree, then in
 # $MEMPROF_BROWSER_MODULES, then in the trees above it (make distcheck).
+# KEEP_WORK=DIR copies the traces, reports, screenshot and checker output
+# there before the test ends.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +35,8 @@ missing() {
 
 # A node_modules holding the playwright-core of our package-lock.json.
 find_modules() {
-	local d=$top_srcdir i
+	local d i
+	d=$(cd "$top_srcdir" && pwd -P) || return
 	if [ -d "$BROWSER_SRC/node_modules/playwright-core" ]; then
 		echo "$BROWSER_SRC/node_modules"
 		return
@@ -67,16 +70,18 @@ ln -s "$modules" "$B/node_modules" || die "cannot link '$modules'"
 export MEMPROF_CHROMIUM=$CHROMIUM
 
 # check NAME EXPECTED_STATUS ARG...: run the checker on a report; its lines
-# go to the log; a failure shows its 'not ok' lines.
+# go to the log; a failure shows its 'not ok' lines.  The broken copies of
+# the fixture wait 1 s for a tooltip instead of 10: they are expected to fail.
 check() {
 	local name=$1 want=$2
 	shift 2
+	local t0=$SECONDS
 	LAST_CMD="node check-report.mjs $*"
 	node "$B/check-report.mjs" "$@" >"$W/$name.out" 2>&1 </dev/null
 	status=$?
 	if [ "$status" -eq "$want" ]; then
 		pass
-		tail -n 1 "$W/$name.out" | sed "s/^/$TEST_NAME: [$name] /"
+		tail -n 1 "$W/$name.out" | sed "s/^/$TEST_NAME: [$name] /; s/\$/ ($((SECONDS - t0)) s)/"
 	else
 		grep -v '^ok [0-9]' "$W/$name.out" | tail -n 60 | sed "s/^/$TEST_NAME: [$name] /"
 		fail "$name: the checker exited $status, not $want"
@@ -88,21 +93,21 @@ FX=$B/fixtures/contract.html
 check fixture 0 --report "$FX" --charts memory,frag,peak,pools --tip bwd --oom --findings
 sed 's|<h2>Replay</h2>|<h2>Replay</h2><img src="http://198.51.100.7/x.png">|; s|<meta http-equiv="Content-Security-Policy"[^>]*>||' \
 	"$FX" >bad-network.html
-check bad-network 1 --report bad-network.html
+check bad-network 1 --hover-timeout 1000 --report bad-network.html
 grep -q 'not ok .* no request but the report file itself' bad-network.out && pass ||
 	fail "the checker did not see the request of bad-network.html"
 sed 's|tip.textContent = |tip.innerHTML = |; s|data-tip="300 B"|data-tip="\&lt;img src=x onerror=\&quot;window.__pwned=2\&quot;\&gt;"|' \
 	"$FX" >bad-xss.html
 printf '%s\n' '["<img src=x onerror=\"window.__pwned=2\">"]' >bad-xss.json
-check bad-xss 1 --report bad-xss.html --hostile bad-xss.json
+check bad-xss 1 --hover-timeout 1000 --report bad-xss.html --hostile bad-xss.json
 grep -q 'not ok .* nothing set window.__pwned' bad-xss.out && pass ||
 	fail "the checker did not see the script of bad-xss.html run"
 sed 's|<path d="M 40 110[^>]*>||' "$FX" >bad-empty.html
-check bad-empty 1 --report bad-empty.html
+check bad-empty 1 --hover-timeout 1000 --report bad-empty.html
 grep -q "not ok .* chart 'frag' (device 0) has drawn elements" bad-empty.out && pass ||
 	fail "the checker did not see the empty chart of bad-empty.html"
 sed 's|(function () {|(function () { null.x;|' "$FX" >bad-error.html
-check bad-error 1 --report bad-error.html
+check bad-error 1 --hover-timeout 1000 --report bad-error.html
 grep -q 'not ok .* no page error' bad-error.out && pass ||
 	fail "the checker did not see the page error of bad-error.html"
 
@@ -208,4 +213,5 @@ else
 	pass
 fi
 
+[ -n "${KEEP_WORK:-}" ] && cp -r "$W" "$KEEP_WORK"
 finish

@@ -193,6 +193,9 @@ Test(report_md, figures_known_by_hand)
 	                "(train.py:5) | |");
 	assert_line(md, "| churn (freed at once) | 200 B | 1 | mlp (model.py:20) \u2190 train "
 	                "(train.py:5) | mean life 20 ns |");
+	assert_line(md,
+	            "<details><summary>Device 0: leaks 2 blocks (350 B), churn 2 blocks (300 B), "
+	            "idle 1 block (100 B)</summary>");
 	cr_assert_null(strstr(md, "### Notes"), "no notes expected:\n%s", md);
 	assert_tables_whole(md);
 	free(md);
