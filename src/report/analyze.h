@@ -55,6 +55,17 @@ char *mp_size_class_text(char *buf, size_t n, int k);
 int64_t mp_size_class_min(int64_t k);
 int64_t mp_size_class_max(int64_t k);
 
+/* Bytes as text ("1.50 MiB"), or "unknown" for a negative figure. */
+const char *mp_analyze_bytes(char *buf, size_t n, int64_t v);
+/* "+1.23 s": ts_ns as the time since the trace's first event. */
+const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a, int64_t ts_ns);
+/* The length of a frame's name without its C++ argument list: the first
+ * '(' outside template brackets, "(anonymous namespace)" kept. */
+size_t mp_frame_name_len(const char *name);
+/* That name, cut to at most 72 bytes ("..." added when cut elsewhere than
+ * at the argument list); returns what snprintf returns. */
+int mp_frame_short_name(char *buf, size_t n, const char *name);
+
 /* Indexes into a->ms->devices of the devices to print (--device, or all),
  * in ascending ordinal; returns how many. */
 int mp_analyze_device_order(const struct mp_analysis *a, int order[MP_MEM_MAX_DEVICES]);

@@ -176,3 +176,42 @@ void mp_analyze_notes(const struct mp_analysis *a, void (*fn)(void *ctx, const c
 			NOTE("device %d: nothing was ever live", d->device);
 	}
 }
+
+const char *mp_analyze_bytes(char *buf, size_t n, int64_t v)
+{
+	return v < 0 ? "unknown" : mp_format_bytes(buf, n, v);
+}
+
+const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a, int64_t ts_ns)
+{
+	char d[32];
+
+	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - a->ms->first_ts_ns));
+	return buf;
+}
+
+size_t mp_frame_name_len(const char *name)
+{
+	size_t len = strlen(name), i;
+	int depth = 0;
+
+	for (i = 0; i < len; i++) {
+		if (name[i] == '<')
+			depth++;
+		else if (name[i] == '>' && depth > 0)
+			depth--;
+		else if (name[i] == '(' && depth == 0 && i > 0 &&
+		         strncmp(name + i, "(anonymous namespace)", 21) != 0)
+			return i;
+	}
+	return len;
+}
+
+int mp_frame_short_name(char *buf, size_t n, const char *name)
+{
+	size_t len = strlen(name), i = mp_frame_name_len(name);
+
+	if (i > 72)
+		i = 72;
+	return snprintf(buf, n, "%.*s%s", (int)i, name, i < len && name[i] != '(' ? "..." : "");
+}

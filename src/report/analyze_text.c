@@ -11,40 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *bytes(char *buf, size_t n, int64_t v)
-{
-	return v < 0 ? "unknown" : mp_format_bytes(buf, n, v);
-}
-
-/* "+1.23 s": a timestamp from the trace's first event. */
-static const char *at_time(char *buf, size_t n, const struct mp_analysis *a, int64_t ts)
-{
-	char d[32];
-
-	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts - a->ms->first_ts_ns));
-	return buf;
-}
-
-/* A frame's name without a C++ argument list, at most 72 bytes. */
-static int short_name(char *buf, size_t n, const char *name)
-{
-	size_t len = strlen(name), i;
-	int depth = 0;
-
-	for (i = 0; i < len; i++) { /* cut at the '(' of the argument list */
-		if (name[i] == '<')
-			depth++;
-		else if (name[i] == '>' && depth > 0)
-			depth--;
-		else if (name[i] == '(' && depth == 0 && i > 0 &&
-		         strncmp(name + i, "(anonymous namespace)", 21) != 0)
-			break;
-	}
-	if (i > 72)
-		i = 72;
-	return snprintf(buf, n, "%.*s%s", (int)i, name, i < len && name[i] != '(' ? "..." : "");
-}
-
 /* "forward (transformer.py:54) < _call_impl (module.py:1750)": the call
  * site and the source frames toward the caller, up to three frames, file
  * names without directories. */
@@ -64,7 +30,7 @@ static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
 
 		if (shown && !source)
 			continue;
-		short_name(name, sizeof(name), f->name);
+		mp_frame_short_name(name, sizeof(name), f->name);
 		if (source)
 			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", name, file,
 			             (long long)f->line);
@@ -83,22 +49,22 @@ static void print_peaks(FILE *out, const struct mp_analysis *a, const struct mp_
 	char b[32], t[32];
 
 	fprintf(out, "  peak live       %-10s at %s, event %lld\n",
-	        bytes(b, sizeof(b), d->live_peak.bytes), at_time(t, sizeof(t), a, d->live_peak.ts_ns),
+	        mp_analyze_bytes(b, sizeof(b), d->live_peak.bytes), mp_analyze_at_time(t, sizeof(t), a, d->live_peak.ts_ns),
 	        (long long)d->live_peak.seq);
 	fprintf(out, "  peak requested  %-10s at %s, event %lld\n",
-	        bytes(b, sizeof(b), d->requested_peak.bytes),
-	        at_time(t, sizeof(t), a, d->requested_peak.ts_ns), (long long)d->requested_peak.seq);
+	        mp_analyze_bytes(b, sizeof(b), d->requested_peak.bytes),
+	        mp_analyze_at_time(t, sizeof(t), a, d->requested_peak.ts_ns), (long long)d->requested_peak.seq);
 	if (d->has_segments)
 		fprintf(out, "  peak reserved   %-10s at %s, event %lld\n",
-		        bytes(b, sizeof(b), d->reserved_peak.bytes),
-		        at_time(t, sizeof(t), a, d->reserved_peak.ts_ns),
+		        mp_analyze_bytes(b, sizeof(b), d->reserved_peak.bytes),
+		        mp_analyze_at_time(t, sizeof(t), a, d->reserved_peak.ts_ns),
 		        (long long)d->reserved_peak.seq);
 	else
 		fprintf(out, "  peak reserved   unknown (no segment-level events)\n");
-	fprintf(out, "  at the end      %s live in %lld blocks", bytes(b, sizeof(b), d->live_bytes),
+	fprintf(out, "  at the end      %s live in %lld blocks", mp_analyze_bytes(b, sizeof(b), d->live_bytes),
 	        (long long)d->n_live);
 	if (d->has_segments)
-		fprintf(out, ", %s reserved", bytes(t, sizeof(t), d->reserved_bytes));
+		fprintf(out, ", %s reserved", mp_analyze_bytes(t, sizeof(t), d->reserved_bytes));
 	fputc('\n', out);
 }
 
@@ -118,8 +84,8 @@ static void frag_row(FILE *out, const char *label, const struct mp_frag_point *p
 	fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s %s\n", label,
 	        mp_format_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0,
-	        bytes(b2, sizeof(b2), p->free_in_reserved_bytes),
-	        bytes(b3, sizeof(b3), p->largest_free_bytes), ratio);
+	        mp_analyze_bytes(b2, sizeof(b2), p->free_in_reserved_bytes),
+	        mp_analyze_bytes(b3, sizeof(b3), p->largest_free_bytes), ratio);
 }
 
 static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_frag_device *fd)
@@ -164,11 +130,11 @@ static void print_ooms(FILE *out, const struct mp_analysis *a, const struct mp_f
 		const struct mp_frag_oom *o = &fd->ooms[i];
 
 		fprintf(out, "    event %lld at %s: the request was %s", (long long)o->at.seq,
-		        at_time(t, sizeof(t), a, o->at.ts_ns), bytes(b1, sizeof(b1), o->requested_bytes));
+		        mp_analyze_at_time(t, sizeof(t), a, o->at.ts_ns), mp_analyze_bytes(b1, sizeof(b1), o->requested_bytes));
 		if (o->at.free_in_reserved_bytes >= 0)
 			fprintf(out, ", %s was free in reserved memory, the largest hole was %s",
-			        bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
-			        bytes(b3, sizeof(b3), o->at.largest_free_bytes));
+			        mp_analyze_bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
+			        mp_analyze_bytes(b3, sizeof(b3), o->at.largest_free_bytes));
 		if (o->at.free_in_reserved_bytes >= o->requested_bytes &&
 		    o->at.largest_free_bytes < o->requested_bytes)
 			fprintf(out, " (fragmentation: it fit in the free bytes, not in one hole)");
@@ -231,8 +197,8 @@ static void print_attribution(FILE *out, const struct mp_analysis *a, int32_t de
 	        a->at == MP_ATTR_AT_PEAK  ? "the live peak"
 	        : a->at == MP_ATTR_AT_OOM ? "the first OOM"
 	                                  : "the time asked",
-	        (long long)ad->seq, at_time(t, sizeof(t), a, ad->ts_ns),
-	        bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);
+	        (long long)ad->seq, mp_analyze_at_time(t, sizeof(t), a, ad->ts_ns),
+	        mp_analyze_bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);
 	for (k = 0; k < MP_ATTR_KINDS; k++)
 		if (a->kinds & (1u << k))
 			print_groups(out, a, ad, k);
@@ -249,7 +215,7 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 	if (t->count == 0)
 		return;
 	fprintf(out, "    %s: %lld %s, %s\n", title, (long long)t->count,
-	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks", bytes(b, sizeof(b), t->bytes));
+	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks", mp_analyze_bytes(b, sizeof(b), t->bytes));
 	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
 			continue;
@@ -291,7 +257,7 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 		fprintf(out, "    %lld blocks (%s) live before the trace began are still live at its "
 		             "end: not counted as leaks\n",
 		        (long long)t.preexisting_live_at_end.count,
-		        bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
+		        mp_analyze_bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
 }
 
 struct note_printer {

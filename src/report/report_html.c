@@ -111,30 +111,12 @@ const char *mp_html_bytes(char *buf, size_t n, int64_t bytes)
 	return buf;
 }
 
-/* The length of a frame's name without its C++ argument list. */
-static size_t name_len(const char *name)
-{
-	size_t len = strlen(name), i;
-	int depth = 0;
-
-	for (i = 0; i < len; i++) {
-		if (name[i] == '<')
-			depth++;
-		else if (name[i] == '>' && depth > 0)
-			depth--;
-		else if (name[i] == '(' && depth == 0 && i > 0 &&
-		         strncmp(name + i, "(anonymous namespace)", 21) != 0)
-			return i;
-	}
-	return len;
-}
-
 void mp_html_frame_text(struct mp_html_text *t, const struct memprof_frame *f, int full)
 {
 	const char *name = f->name && f->name[0] ? f->name : "(unnamed)";
 	const char *file = f->file && strcmp(f->file, "??") != 0 ? f->file : "";
 	const char *base = !full && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-	size_t len = full ? strlen(name) : name_len(name), max = full ? 300 : 80;
+	size_t len = full ? strlen(name) : mp_frame_name_len(name), max = full ? 300 : 80;
 
 	mp_html_text_add(t, "%.*s%s", (int)(len > max ? max : len), name, len > max ? "..." : "");
 	if (base[0] && f->line > 0)

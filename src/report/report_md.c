@@ -40,40 +40,6 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-static const char *bytes(char *buf, size_t n, int64_t v)
-{
-	return v < 0 ? "unknown" : mp_format_bytes(buf, n, v);
-}
-
-/* "+1.23 s": a timestamp from the trace's first event. */
-static const char *at_time(char *buf, size_t n, const struct mp_analysis *a, int64_t ts_ns)
-{
-	char d[32];
-
-	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - a->ms->first_ts_ns));
-	return buf;
-}
-
-/* A frame's name without its C++ argument list, at most 72 bytes. */
-static void short_name(char *buf, size_t n, const char *name)
-{
-	size_t len = strlen(name), i;
-	int depth = 0;
-
-	for (i = 0; i < len; i++) {
-		if (name[i] == '<')
-			depth++;
-		else if (name[i] == '>' && depth > 0)
-			depth--;
-		else if (name[i] == '(' && depth == 0 && i > 0 &&
-		         strncmp(name + i, "(anonymous namespace)", 21) != 0)
-			break;
-	}
-	if (i > 72)
-		i = 72;
-	snprintf(buf, n, "%.*s%s", (int)i, name, i < len && name[i] != '(' ? "..." : "");
-}
-
 /* The call site and up to two source frames toward the caller, plain text:
  * "forward (model.py:41) ← train (train.py:88)".  Escaped when written. */
 static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
@@ -90,7 +56,7 @@ static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
 
 		if (shown && !source)
 			continue;
-		short_name(name, sizeof(name), f->name);
+		mp_frame_short_name(name, sizeof(name), f->name);
 		if (source)
 			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " \u2190 " : "",
 			             name, file, (long long)f->line);
@@ -142,8 +108,8 @@ static void peak_row(FILE *out, const struct mp_analysis *a, const char *label,
 {
 	char b[32], t[32];
 
-	fprintf(out, "| %s | %s | %s (event %lld) |\n", label, bytes(b, sizeof(b), p->bytes),
-	        at_time(t, sizeof(t), a, p->ts_ns), (long long)p->seq);
+	fprintf(out, "| %s | %s | %s (event %lld) |\n", label, mp_analyze_bytes(b, sizeof(b), p->bytes),
+	        mp_analyze_at_time(t, sizeof(t), a, p->ts_ns), (long long)p->seq);
 }
 
 static void write_peaks(FILE *out, const struct mp_analysis *a, const struct mp_mem_device *d)
@@ -167,7 +133,7 @@ static void write_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 	if (p->seq == 0)
 		return;
 	fprintf(out, "\n**Fragmentation at the live peak**: internal %s (%.1f%% of live)",
-	        bytes(b1, sizeof(b1), internal),
+	        mp_analyze_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0);
 	if (fd->model == MP_FRAG_NONE || p->free_in_reserved_bytes < 0 || p->reserved_bytes <= 0) {
 		fputs("; external unknown (no segments and no addresses, or blocks outside the "
@@ -176,12 +142,12 @@ static void write_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 		return;
 	}
 	fprintf(out, "; %s free in reserved memory (%.1f%% of %s reserved)",
-	        bytes(b1, sizeof(b1), p->free_in_reserved_bytes),
+	        mp_analyze_bytes(b1, sizeof(b1), p->free_in_reserved_bytes),
 	        100.0 * (double)p->free_in_reserved_bytes / (double)p->reserved_bytes,
-	        bytes(b2, sizeof(b2), p->reserved_bytes));
+	        mp_analyze_bytes(b2, sizeof(b2), p->reserved_bytes));
 	if (p->free_in_reserved_bytes > 0 && p->largest_free_bytes >= 0)
 		fprintf(out, ", largest hole %s, external ratio %.3f",
-		        bytes(b3, sizeof(b3), p->largest_free_bytes),
+		        mp_analyze_bytes(b3, sizeof(b3), p->largest_free_bytes),
 		        1.0 - (double)p->largest_free_bytes / (double)p->free_in_reserved_bytes);
 	else
 		fputs(", external ratio 0", out);
@@ -205,12 +171,12 @@ static void write_ooms(FILE *out, const struct mp_analysis *a, const struct mp_f
 		const struct mp_frag_oom *o = &fd->ooms[i];
 
 		fprintf(out, "- event %lld at %s: the request was %s", (long long)o->at.seq,
-		        at_time(t, sizeof(t), a, o->at.ts_ns),
-		        bytes(b1, sizeof(b1), o->requested_bytes));
+		        mp_analyze_at_time(t, sizeof(t), a, o->at.ts_ns),
+		        mp_analyze_bytes(b1, sizeof(b1), o->requested_bytes));
 		if (o->at.free_in_reserved_bytes >= 0)
 			fprintf(out, "; %s free in reserved memory, largest hole %s",
-			        bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
-			        bytes(b3, sizeof(b3), o->at.largest_free_bytes));
+			        mp_analyze_bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
+			        mp_analyze_bytes(b3, sizeof(b3), o->at.largest_free_bytes));
 		if (o->at.free_in_reserved_bytes >= o->requested_bytes &&
 		    o->at.largest_free_bytes < o->requested_bytes)
 			fputs(" (fragmentation: it fit in the free bytes, not in one hole)", out);
@@ -236,8 +202,8 @@ static int write_sites(FILE *out, const struct mp_analysis *a, int32_t device)
 	        a->at == MP_ATTR_AT_PEAK  ? "the live peak"
 	        : a->at == MP_ATTR_AT_OOM ? "the first OOM"
 	                                  : "the time asked",
-	        (long long)ad->seq, at_time(t, sizeof(t), a, ad->ts_ns),
-	        bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);
+	        (long long)ad->seq, mp_analyze_at_time(t, sizeof(t), a, ad->ts_ns),
+	        mp_analyze_bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);
 	fputs("| bytes | share | blocks | call site |\n|--:|--:|--:|:--|\n", out);
 	for (i = 0; i < n && i < a->top; i++) {
 		fprintf(out, "| %s | %.1f%% | %lld | ", mp_format_bytes(b, sizeof(b), g[i].bytes),
