@@ -44,25 +44,10 @@ static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 	         MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE},
 	        {NULL, 0, NULL, 0},
 	};
-	int ch, rc, idx;
+	int rc = mp_gate_cmd_parse(&mp_cmd_diff, argc, argv, longopts, o);
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
-		if (idx >= 0 && ch != '?' && ch != ':' &&
-		    (rc = mp_gate_cmd_exact(&mp_cmd_diff, argv, longopts, idx)) != 0)
-			return rc;
-		switch (ch) {
-		case 'h':
-			help(stdout);
-			return -1;
-		case '?':
-		case ':':
-			return mp_cmd_bad_option(&mp_cmd_diff, argv, ch);
-		default:
-			if ((rc = mp_gate_cmd_option(&mp_cmd_diff, o, ch, optarg)) != 0)
-				return rc;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (argc - optind != 2)
 		return mp_cmd_usage(&mp_cmd_diff, argc - optind < 2
 		                                          ? "give two traces, BASE and HEAD"

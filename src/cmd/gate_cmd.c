@@ -102,6 +102,31 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
 }
 
 /* One pass of the analyses over the trace at s. */
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct option *longopts, struct mp_gate_cmd_opts *o)
+{
+	int ch, rc, idx;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+		if (idx >= 0 && ch != '?' && ch != ':' &&
+		    (rc = mp_gate_cmd_exact(c, argv, longopts, idx)) != 0)
+			return rc;
+		switch (ch) {
+		case 'h':
+			c->help(stdout);
+			return -1;
+		case '?':
+		case ':':
+			return mp_cmd_bad_option(c, argv, ch);
+		default:
+			if ((rc = mp_gate_cmd_option(c, o, ch, optarg)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
                     struct mp_error *err)
 {

@@ -75,6 +75,11 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
  * takes no abbreviation: '--max-peak' must not silently mean
  * '--max-peak-increase'. */
 int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx);
+/* The options of argv by longopts (exact names only), into o: 0, -1 after
+ * printing the help (c->help), or an exit status.  Leaves optind at the
+ * first operand. */
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct option *longopts, struct mp_gate_cmd_opts *o);
 /* Load path's gate figures into t (which the caller frees either way).
  * Returns MP_EXIT_OK or MP_EXIT_ERROR after saying why. */
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,
