@@ -113,14 +113,26 @@ static double memory_top(const struct mp_mem_device *d)
 	return mp_svg_bytes_top(m);
 }
 
-static void memory_legend(FILE *out, int reserved)
+/* A legend entry for each thing the chart draws, and only those. */
+static void memory_legend(FILE *out, const struct mp_mem_device *d, int64_t n_ooms,
+                          int64_t n_spans)
 {
-	static const char *const cls[] = {"live",       "requested", "peak-marker",
-	                                  "oom-marker", "phase",     "reserved"};
-	static const char *const lab[] = {"live", "requested", "live peak",
-	                                  "OOM",  "phases",    "reserved"};
+	const char *cls[6], *lab[6];
+	int n = 0;
 
-	mp_svg_legend(out, LEFT, 16, cls, lab, reserved ? 6 : 5);
+#define ENTRY(c, l) (cls[n] = (c), lab[n++] = (l))
+	ENTRY("live", "live");
+	ENTRY("requested", "requested");
+	if (d->live_peak.seq > 0)
+		ENTRY("peak-marker", "live peak");
+	if (n_ooms > 0)
+		ENTRY("oom-marker", "OOM");
+	if (n_spans > 0)
+		ENTRY("phase", "phases");
+	if (d->has_segments)
+		ENTRY("reserved", "reserved");
+#undef ENTRY
+	mp_svg_legend(out, LEFT, 16, cls, lab, n);
 }
 
 void mp_html_memory_chart(struct mp_html_page *pg, int32_t device)
@@ -154,7 +166,7 @@ void mp_html_memory_chart(struct mp_html_page *pg, int32_t device)
 	peak_marker(pg, &p, d);
 	for (i = 0; fd && i < fd->n_ooms; i++)
 		oom_marker(pg, &p, &fd->ooms[i]);
-	memory_legend(pg->out, d->has_segments);
+	memory_legend(pg->out, d, fd ? (int64_t)fd->n_ooms : 0, pc.n_spans);
 	mp_svg_close(pg->out);
 	fprintf(pg->out,
 	        "<p class=\"sub\">Live bytes: granted sizes of blocks the program holds; "

@@ -59,6 +59,8 @@ while read -r name drawn; do
 	if [ "$drawn" -gt 0 ]; then pass; else fail "chart $name has no drawn elements"; fi
 done <demo.charts
 expect_eq "$(grep -c 'class="peak-marker"' demo.html)" 1 "live peak marker"
+expect_eq "$(grep -c 'swatch oom-marker' demo.html)" 0 "no OOM in the legend of a trace without OOMs"
+expect_eq "$(grep -c 'swatch peak-marker' demo.html)" 1 "the live peak in the legend"
 expect_eq "$(grep -c '<rect class="phase p' demo.html)" 9 "phase spans shaded (9 in demo.csv)"
 expect_eq "$(grep -c '<g class="cell' demo.html)" "$(grep -c '<g class="cell[^>]*data-tip="' demo.html)" \
 	"every icicle cell has a tooltip"
@@ -141,6 +143,7 @@ else
 	fail "the command line shown escaped"
 fi
 expect_eq "$(grep -c 'class="oom-marker"' hostile.html)" 1 "the OOM marked"
+expect_eq "$(grep -c 'swatch oom-marker' hostile.html)" 1 "the OOM in the legend"
 if grep -q 'requested: 9.76 KiB (9999 B)&#10;device free: 100 B (as recorded)&#10;live: 2.00 KiB (2048 B)&#10;free in reserved: 2.00 KiB (2048 B)&#10;largest hole: 1.00 KiB (1024 B)' hostile.html; then
 	pass
 else
