@@ -70,6 +70,14 @@ char *mp_gate_result_name(char *buf, size_t n, const struct mp_gate_result *r);
  * a function name longer than max_name (0: no limit) is cut with "...".
  * Returns buf. */
 char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s, size_t max_name);
+/* The texts of one figure of a device for a table row: BASE, HEAD and the
+ * change ("" without a base, or when a side is unknown). */
+enum { MP_GATE_CELL_BYTES, MP_GATE_CELL_RATIO, MP_GATE_CELL_COUNT };
+struct mp_gate_cells {
+	char base[32], head[32], change[80];
+};
+void mp_gate_cells(struct mp_gate_cells *c, const struct mp_gate_report *r, int kind, int64_t b,
+                   int64_t h);
 /* Bytes with a sign: "+24.0 MiB", "-512 B", "0 B". */
 char *mp_gate_signed_bytes(char *buf, size_t n, int64_t bytes);
 /* A percent change: "+3.1%", "-0.5%", "new" (from 0).  Returns buf. */

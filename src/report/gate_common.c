@@ -396,3 +396,41 @@ void mp_gate_notes(const struct mp_gate_report *r, void (*fn)(void *ctx, const c
 		               : "the trace has no device");
 	}
 }
+
+static void cell_bytes(char *buf, size_t n, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, n, "unknown");
+	else
+		mp_format_bytes(buf, n, v);
+}
+
+void mp_gate_cells(struct mp_gate_cells *c, const struct mp_gate_report *r, int kind, int64_t b,
+                   int64_t h)
+{
+	char tc[32], tp[32];
+	int known = r->base && b >= 0 && h >= 0;
+
+	c->change[0] = '\0';
+	switch (kind) {
+	case MP_GATE_CELL_BYTES:
+		cell_bytes(c->base, sizeof(c->base), b);
+		cell_bytes(c->head, sizeof(c->head), h);
+		if (known)
+			snprintf(c->change, sizeof(c->change), "%s (%s)",
+			         mp_gate_signed_bytes(tc, sizeof(tc), h - b),
+			         mp_gate_percent_text(tp, sizeof(tp), b, h));
+		break;
+	case MP_GATE_CELL_RATIO:
+		mp_gate_ratio_text(c->base, sizeof(c->base), b, 0);
+		mp_gate_ratio_text(c->head, sizeof(c->head), h, 0);
+		if (known)
+			mp_gate_ratio_text(c->change, sizeof(c->change), h - b, 1);
+		break;
+	default:
+		snprintf(c->base, sizeof(c->base), "%lld", (long long)b);
+		snprintf(c->head, sizeof(c->head), "%lld", (long long)h);
+		if (r->base)
+			snprintf(c->change, sizeof(c->change), "%+lld", (long long)(h - b));
+	}
+}

@@ -68,38 +68,14 @@ static void cells(FILE *out, const struct mp_gate_report *r, const char *label, 
 		fprintf(out, "| %s | %s |\n", label, h);
 }
 
-static void bytes_cells(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                        int64_t h)
+/* One figure of a device as a row: BASE, HEAD and the change. */
+static void figure_cells(FILE *out, const struct mp_gate_report *r, int kind, const char *label,
+                         int64_t b, int64_t h)
 {
-	char tb[32], th[32], tc[32], tp[32], c[80] = "";
+	struct mp_gate_cells c;
 
-	if (r->base && b >= 0 && h >= 0)
-		snprintf(c, sizeof(c), "%s (%s)", mp_gate_signed_bytes(tc, sizeof(tc), h - b),
-		         mp_gate_percent_text(tp, sizeof(tp), b, h));
-	cells(out, r, label, bytes(tb, sizeof(tb), b), bytes(th, sizeof(th), h), c);
-}
-
-static void ratio_cells(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                        int64_t h)
-{
-	char tb[32], th[32], tc[32] = "";
-
-	if (r->base && b >= 0 && h >= 0)
-		mp_gate_ratio_text(tc, sizeof(tc), h - b, 1);
-	cells(out, r, label, mp_gate_ratio_text(tb, sizeof(tb), b, 0),
-	      mp_gate_ratio_text(th, sizeof(th), h, 0), tc);
-}
-
-static void count_cells(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                        int64_t h)
-{
-	char tb[32], th[32], tc[32] = "";
-
-	snprintf(tb, sizeof(tb), "%lld", (long long)b);
-	snprintf(th, sizeof(th), "%lld", (long long)h);
-	if (r->base)
-		snprintf(tc, sizeof(tc), "%+lld", (long long)(h - b));
-	cells(out, r, label, tb, th, tc);
+	mp_gate_cells(&c, r, kind, b, h);
+	cells(out, r, label, c.base, c.head, c.change);
 }
 
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
@@ -116,14 +92,18 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 		fprintf(out, "| figure | BASE | HEAD | change |\n|---|---:|---:|---:|\n");
 	else
 		fprintf(out, "| figure | value |\n|---|---:|\n");
-	bytes_cells(out, r, "peak live", b->peak_live_bytes, h->peak_live_bytes);
-	bytes_cells(out, r, modelled ? "peak reserved (modelled)" : "peak reserved",
-	            b->peak_reserved_bytes, h->peak_reserved_bytes);
-	ratio_cells(out, r, "fragmentation", b->frag_nano, h->frag_nano);
-	ratio_cells(out, r, "external ratio", b->external_nano, h->external_nano);
-	bytes_cells(out, r, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
-	count_cells(out, r, "leaked blocks", b->leaked_blocks, h->leaked_blocks);
-	count_cells(out, r, "OOMs", b->n_ooms, h->n_ooms);
+	figure_cells(out, r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes,
+	             h->peak_live_bytes);
+	figure_cells(out, r, MP_GATE_CELL_BYTES,
+	             modelled ? "peak reserved (modelled)" : "peak reserved",
+	             b->peak_reserved_bytes, h->peak_reserved_bytes);
+	figure_cells(out, r, MP_GATE_CELL_RATIO, "fragmentation", b->frag_nano, h->frag_nano);
+	figure_cells(out, r, MP_GATE_CELL_RATIO, "external ratio", b->external_nano,
+	             h->external_nano);
+	figure_cells(out, r, MP_GATE_CELL_BYTES, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
+	figure_cells(out, r, MP_GATE_CELL_COUNT, "leaked blocks", b->leaked_blocks,
+	             h->leaked_blocks);
+	figure_cells(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
 }
 
 static void print_sites_check(FILE *out, const struct mp_gate_report *r,

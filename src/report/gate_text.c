@@ -33,39 +33,14 @@ static void row(FILE *out, const struct mp_gate_report *r, const char *label, co
 		fprintf(out, "  %-16s %s\n", label, head);
 }
 
-static void bytes_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                      int64_t h)
+/* One figure of a device as a row: BASE, HEAD and the change. */
+static void figure_row(FILE *out, const struct mp_gate_report *r, int kind, const char *label,
+                       int64_t b, int64_t h)
 {
-	char tb[32], th[32], tc[32], tp[32], change[80] = "";
+	struct mp_gate_cells c;
 
-	if (r->base && b >= 0 && h >= 0)
-		snprintf(change, sizeof(change), "%s (%s)",
-		         mp_gate_signed_bytes(tc, sizeof(tc), h - b),
-		         mp_gate_percent_text(tp, sizeof(tp), b, h));
-	row(out, r, label, bytes(tb, sizeof(tb), b), bytes(th, sizeof(th), h), change);
-}
-
-static void ratio_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                      int64_t h)
-{
-	char tb[32], th[32], tc[32] = "";
-
-	if (r->base && b >= 0 && h >= 0)
-		mp_gate_ratio_text(tc, sizeof(tc), h - b, 1);
-	row(out, r, label, mp_gate_ratio_text(tb, sizeof(tb), b, 0),
-	    mp_gate_ratio_text(th, sizeof(th), h, 0), tc);
-}
-
-static void count_row(FILE *out, const struct mp_gate_report *r, const char *label, int64_t b,
-                      int64_t h)
-{
-	char tb[32], th[32], tc[32] = "";
-
-	snprintf(tb, sizeof(tb), "%lld", (long long)b);
-	snprintf(th, sizeof(th), "%lld", (long long)h);
-	if (r->base)
-		snprintf(tc, sizeof(tc), "%+lld", (long long)(h - b));
-	row(out, r, label, tb, th, tc);
+	mp_gate_cells(&c, r, kind, b, h);
+	row(out, r, label, c.base, c.head, c.change);
 }
 
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
@@ -79,18 +54,20 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 		b = &none;
 	if (r->base)
 		fprintf(out, "  %-16s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
-	bytes_row(out, r, "peak live", b->peak_live_bytes, h->peak_live_bytes);
+	figure_row(out, r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes, h->peak_live_bytes);
 	snprintf(label, sizeof(label), "peak reserved%s",
 	         h->reserved == MP_GATE_RESERVED_MODELLED ||
 	                         (r->base && b->reserved == MP_GATE_RESERVED_MODELLED)
 	                 ? "*"
 	                 : "");
-	bytes_row(out, r, label, b->peak_reserved_bytes, h->peak_reserved_bytes);
-	ratio_row(out, r, "fragmentation", b->frag_nano, h->frag_nano);
-	ratio_row(out, r, "external ratio", b->external_nano, h->external_nano);
-	bytes_row(out, r, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
-	count_row(out, r, "leaked blocks", b->leaked_blocks, h->leaked_blocks);
-	count_row(out, r, "OOMs", b->n_ooms, h->n_ooms);
+	figure_row(out, r, MP_GATE_CELL_BYTES, label, b->peak_reserved_bytes,
+	           h->peak_reserved_bytes);
+	figure_row(out, r, MP_GATE_CELL_RATIO, "fragmentation", b->frag_nano, h->frag_nano);
+	figure_row(out, r, MP_GATE_CELL_RATIO, "external ratio", b->external_nano,
+	           h->external_nano);
+	figure_row(out, r, MP_GATE_CELL_BYTES, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
+	figure_row(out, r, MP_GATE_CELL_COUNT, "leaked blocks", b->leaked_blocks, h->leaked_blocks);
+	figure_row(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
 	if (strchr(label, '*'))
 		fprintf(out, "  * modelled from block addresses (no segment-level events)\n");
 }
