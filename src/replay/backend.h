@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "memprof/pool.h"
+#include "replay/rank_group.h"
 #include "util/error.h"
 
 struct mp_backend;
@@ -21,6 +22,9 @@ struct mp_backend;
 struct mp_backend_options {
 	int device;           /* cuda: the device ordinal to use */
 	struct mp_error *err; /* where failures are described; outlives the backend */
+	/* Ranks in other processes (replay --mpi), or NULL: collectives then
+	 * span them (cuda: NCCL with group->nccl_id; host: group->host_collective). */
+	const struct mp_rank_group *group;
 };
 
 struct mp_backend_ops {
@@ -65,8 +69,10 @@ struct mp_backend_ops {
 	int (*async_reserved)(struct mp_backend *b, uint64_t *bytes);
 	/*
 	 * Optional: an in-place collective (enum memprof_pool_collective) over
-	 * world_size shards of [addr, addr + n_bytes), one rank per visible GPU;
-	 * waits for it and gives its device time.  NULL: ENOTSUP.
+	 * world_size shards of [addr, addr + n_bytes): with a group, one rank
+	 * per process of the group (the engine has made the ranks agree first);
+	 * without, one rank per visible GPU.  Waits for it and gives its device
+	 * time.  NULL: ENOTSUP.
 	 */
 	int (*collective)(struct mp_backend *b, int kind, uint64_t addr, uint64_t n_bytes,
 	                  uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns);

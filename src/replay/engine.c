@@ -326,7 +326,9 @@ static int start(struct engine *e, const struct mp_replay_input *in,
                  const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
                  struct memprof_pool **p)
 {
-	struct mp_backend_options bo = {.device = d->ordinal, .err = e->err};
+	struct mp_backend_options bo = {.device = e->o->gpu_set ? e->o->gpu : d->ordinal,
+	                                .err = e->err,
+	                                .group = e->o->group};
 	int rc;
 
 	if ((rc = e->be_ops->open(&bo, &e->be)) < 0)

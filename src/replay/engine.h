@@ -27,6 +27,13 @@ struct mp_replay_options {
 	int verify;
 	const struct memprof_pool_option *pool_opts; /* only those this pool declares */
 	size_t n_pool_opts;
+	/* With gpu_set, the GPU the cuda backend uses for this device (cmd/
+	 * maps a trace's devices to the visible GPUs); else the device's own
+	 * ordinal. */
+	int gpu_set, gpu;
+	/* Ranks in other processes (replay --mpi), or NULL.  The caller calls
+	 * mp_rank_group_done after each mp_replay_run, whatever it returned. */
+	struct mp_rank_group *group;
 	/* Where pool log lines go (cmd prints them); NULL drops them. */
 	void (*log)(void *log_ctx, const char *pool, int level, const char *msg);
 	void *log_ctx;

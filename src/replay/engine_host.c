@@ -360,6 +360,16 @@ static int svc_collective(void *ctx, int kind, uint64_t addr, uint64_t n_bytes, 
 		return MEMPROF_POOL_EINVAL;
 	if (!e->be_ops->collective)
 		return MEMPROF_POOL_ENOTSUP;
+	if (e->o->group) {
+		int agreed = mp_rank_group_agree(e->o->group, kind, n_bytes);
+		if (agreed < 0) {
+			mp_err(e->err, MP_EIO, "the ranks could not agree on a collective");
+			e->fault = 1;
+			return MEMPROF_POOL_EFAULT;
+		}
+		if (!agreed)
+			return MEMPROF_POOL_ENOTSUP;
+	}
 	return fault(e, e->be_ops->collective(e->be, kind, addr, n_bytes, world_size, stream,
 	                                      elapsed_ns));
 }
