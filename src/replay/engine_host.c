@@ -285,8 +285,15 @@ static void svc_log(void *ctx, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (level == MEMPROF_POOL_LOG_ERROR)
+	/* After a backend fault its message is the cause: keep it, with the pool's words first. */
+	if (level == MEMPROF_POOL_LOG_ERROR && e->fault && e->err->code) {
+		char cause[sizeof e->err->msg];
+
+		snprintf(cause, sizeof cause, "%s", e->err->msg);
+		mp_err(e->err, e->err->code, "pool '%s': %s: %s", e->pool_name, msg, cause);
+	} else if (level == MEMPROF_POOL_LOG_ERROR) {
 		mp_err(e->err, MP_EINVAL, "pool '%s': %s", e->pool_name, msg);
+	}
 	if (e->o->log)
 		e->o->log(e->o->log_ctx, e->pool_name, level, msg);
 }
