@@ -31,6 +31,8 @@ struct fakecuda {
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
 	int n_devices; /* cuDeviceGetCount; 0 means 1 */
+	int same_uuid; /* cuDeviceGetUuid gives every device one UUID */
+	int n_queries; /* cuEventQuery */
 };
 
 struct fakecuda fakecuda = {.cap = 1ull << 30};
@@ -71,6 +73,14 @@ DECL(CUresult, cuDeviceGet, (int *dev, int ordinal))
 	return ordinal >= 0 && ordinal < (fakecuda.n_devices ? fakecuda.n_devices : 1)
 	               ? OK
 	               : E_INVALID_DEVICE;
+}
+
+/* A UUID per ordinal (byte 0 the ordinal), unless same_uuid: every device the same GPU. */
+DECL(CUresult, cuDeviceGetUuid, (unsigned char *uuid, int dev))
+{
+	memset(uuid, 0xab, 16);
+	uuid[0] = (unsigned char)(fakecuda.same_uuid ? 0 : dev);
+	return OK;
 }
 
 DECL(CUresult, cuDevicePrimaryCtxRetain, (void **ctx, int dev))
@@ -344,6 +354,12 @@ DECL(CUresult, cuEventRecord, (void *e, void *s))
 	fakecuda.last_stream = (unsigned long long)(uintptr_t)s;
 	fakecuda.n_records++;
 	return OK;
+}
+
+DECL(CUresult, cuEventQuery, (void *e))
+{
+	fakecuda.n_queries++;
+	return e ? OK : E_INVALID_VALUE;
 }
 
 DECL(CUresult, cuEventSynchronize, (void *e))

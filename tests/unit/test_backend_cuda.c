@@ -24,6 +24,8 @@ struct fakecuda {
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
 	int n_devices;
+	int same_uuid;
+	int n_queries;
 };
 
 static struct fakecuda *fc;
