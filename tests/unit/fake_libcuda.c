@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long dptr_t;
@@ -75,11 +76,20 @@ DECL(CUresult, cuDeviceGet, (int *dev, int ordinal))
 	               : E_INVALID_DEVICE;
 }
 
-/* A UUID per ordinal (byte 0 the ordinal), unless same_uuid: every device the same GPU. */
+/*
+ * A UUID per ordinal (byte 0 the ordinal), unless same_uuid: every device
+ * the same GPU.  FAKECUDA_UUID_PER_PROCESS=1 puts the pid in bytes 1-4: each
+ * process its own GPUs, as CUDA_VISIBLE_DEVICES per rank does.
+ */
 DECL(CUresult, cuDeviceGetUuid, (unsigned char *uuid, int dev))
 {
+	const char *per_process = getenv("FAKECUDA_UUID_PER_PROCESS");
+	uint32_t pid = (uint32_t)getpid();
+
 	memset(uuid, 0xab, 16);
 	uuid[0] = (unsigned char)(fakecuda.same_uuid ? 0 : dev);
+	if (per_process && *per_process == '1')
+		memcpy(uuid + 1, &pid, sizeof pid);
 	return OK;
 }
 
