@@ -72,6 +72,7 @@ int mp_backend_cuda_usable(char *why, size_t why_size)
 
 struct mp_backend {
 	struct mp_error *err;
+	const struct mp_rank_group *group; /* ranks in other processes (NCCL), or NULL */
 	CUdevice dev;
 	CUcontext ctx; /* dev's primary context */
 	int ctx_retained;
@@ -211,6 +212,7 @@ static int cuda_open(const struct mp_backend_options *o, struct mp_backend **out
 	if (!b)
 		return mp_err(o->err, MP_ENOMEM, "out of memory");
 	b->err = o->err;
+	b->group = o->group;
 	mp_intmap_init(&b->chunks);
 	mp_intmap_init(&b->streams);
 	b->readback = malloc(CU_PATTERN_EDGE);
@@ -623,13 +625,16 @@ static int cuda_async_reserved(struct mp_backend *b, uint64_t *bytes)
 static int cuda_collective(struct mp_backend *b, int kind, uint64_t addr, uint64_t n_bytes,
                            uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns)
 {
-	CUstream s;
-	int rc = stream_of(b, stream, &s);
+	struct mp_cuda_coll_where w = {.dev = b->dev, .ctx = b->ctx, .group = b->group};
 
-	if (rc != MEMPROF_POOL_OK)
-		return rc;
-	return mp_cuda_collective(&b->coll, b->dev, b->ctx, s, kind, addr, n_bytes, world_size,
-	                          elapsed_ns, b->err);
+	/* With a group the call goes on even so: the other ranks wait for this one's word. */
+	w.local_rc = stream_of(b, stream, &w.stream);
+	if (w.local_rc != MEMPROF_POOL_OK && !b->group) {
+		*elapsed_ns = 0;
+		return w.local_rc;
+	}
+	return mp_cuda_collective(&b->coll, &w, kind, addr, n_bytes, world_size, elapsed_ns,
+	                          b->err);
 }
 
 const struct mp_backend_ops mp_backend_cuda = {

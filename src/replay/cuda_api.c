@@ -25,6 +25,7 @@ static const struct {
         {offsetof(struct mp_cu_api, GetErrorName), {"cuGetErrorName"}},
         {offsetof(struct mp_cu_api, DeviceGetCount), {"cuDeviceGetCount"}},
         {offsetof(struct mp_cu_api, DeviceGet), {"cuDeviceGet"}},
+        {offsetof(struct mp_cu_api, DeviceGetUuid), {"cuDeviceGetUuid", "cuDeviceGetUuid_v2"}},
         {offsetof(struct mp_cu_api, DevicePrimaryCtxRetain), {"cuDevicePrimaryCtxRetain"}},
         {offsetof(struct mp_cu_api, DevicePrimaryCtxRelease), {"cuDevicePrimaryCtxRelease_v2"}},
         {offsetof(struct mp_cu_api, CtxSetCurrent), {"cuCtxSetCurrent"}},
@@ -58,6 +59,7 @@ static const struct {
         {offsetof(struct mp_cu_api, EventDestroy), {"cuEventDestroy_v2"}},
         {offsetof(struct mp_cu_api, EventRecord), {"cuEventRecord"}},
         {offsetof(struct mp_cu_api, EventSynchronize), {"cuEventSynchronize"}},
+        {offsetof(struct mp_cu_api, EventQuery), {"cuEventQuery"}},
         {offsetof(struct mp_cu_api, EventElapsedTime),
          {"cuEventElapsedTime", "cuEventElapsedTime_v2"}},
 };

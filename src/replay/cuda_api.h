@@ -17,6 +17,7 @@ struct mp_cu_api {
 	CUresult (*GetErrorName)(CUresult, const char **);
 	CUresult (*DeviceGetCount)(int *);
 	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DeviceGetUuid)(CUuuid *, CUdevice);
 	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
 	CUresult (*CtxSetCurrent)(CUcontext);
@@ -53,6 +54,7 @@ struct mp_cu_api {
 	CUresult (*EventDestroy)(CUevent);
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventSynchronize)(CUevent);
+	CUresult (*EventQuery)(CUevent);
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 };
 /* Filled in by mp_cu_probe; loaded once per process and never unloaded. */

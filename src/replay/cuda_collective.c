@@ -1,65 +1,25 @@
 /*
  * replay/cuda_collective.c - NCCL collectives for the cuda backend
- * (cuda_collective.h): loads NCCL, builds one communicator per visible GPU
- * with ncclCommInitAll (rank 0 the replay's device), gives ranks 1.. a
- * scratch buffer and a stream on their GPU, and runs an in-place
- * all-gather or reduce-scatter of int8 shards in one NCCL group, timed by
- * events on rank 0's stream.  Not thread-safe.
+ * (cuda_collective.h) in one process: one communicator per visible GPU
+ * with ncclCommInitAll (rank 0 the replay's device), ranks 1.. with a
+ * scratch buffer and a stream on their GPU, an in-place all-gather or
+ * reduce-scatter of int8 shards in one NCCL group, timed by events on rank
+ * 0's stream.  With a rank group it hands over to cuda_collective_group.c.
+ * Not thread-safe.
  */
 #ifdef HAVE_CUDA
 
 #include "replay/cuda_collective.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memprof/pool.h"
 #include "replay/cuda_api.h"
-
-/*
- * The slice of nccl.h used, declared here so that no NCCL header is needed
- * to build: the values are NCCL's stable ABI (ncclSuccess, ncclInt8 and
- * ncclSum are 0), and a CUstream is a CUstream.
- */
-typedef struct nccl_comm *ncclComm_t;
-typedef int ncclResult_t;
-typedef int ncclDataType_t;
-typedef int ncclRedOp_t;
-#define ncclSuccess 0
-#define ncclInt8    0
-#define ncclSum     0
+#include "replay/cuda_nccl.h"
 
 #define MAX_RANKS 64
-
-struct nccl_api {
-	ncclResult_t (*CommInitAll)(ncclComm_t *, int, const int *);
-	ncclResult_t (*CommDestroy)(ncclComm_t);
-	ncclResult_t (*AllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
-	                          CUstream);
-	ncclResult_t (*ReduceScatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
-	                              ncclComm_t, CUstream);
-	ncclResult_t (*GroupStart)(void);
-	ncclResult_t (*GroupEnd)(void);
-	const char *(*GetErrorString)(ncclResult_t);
-};
-
-static const struct {
-	size_t offset;
-	const char *name;
-} nccl_symbols[] = {
-        {offsetof(struct nccl_api, CommInitAll), "ncclCommInitAll"},
-        {offsetof(struct nccl_api, CommDestroy), "ncclCommDestroy"},
-        {offsetof(struct nccl_api, AllGather), "ncclAllGather"},
-        {offsetof(struct nccl_api, ReduceScatter), "ncclReduceScatter"},
-        {offsetof(struct nccl_api, GroupStart), "ncclGroupStart"},
-        {offsetof(struct nccl_api, GroupEnd), "ncclGroupEnd"},
-        {offsetof(struct nccl_api, GetErrorString), "ncclGetErrorString"},
-};
-
-static struct nccl_api nccl;
-static void *nccl_dl;
 
 struct rank {
 	CUdevice dev;
@@ -70,44 +30,16 @@ struct rank {
 };
 
 struct mp_cuda_coll {
+	struct mp_cuda_group_coll *group; /* with a rank group: its state instead */
 	int n_ranks;
 	ncclComm_t comms[MAX_RANKS];
 	struct rank ranks[MAX_RANKS];
 	CUevent ev_begin, ev_end;
 };
 
-/* 1 when NCCL's entry points are resolved (once per process). */
-static int nccl_load(void)
-{
-	const char *lib = getenv("MEMPROF_LIBNCCL");
-	void *dl;
-
-	if (nccl_dl)
-		return 1;
-	dl = dlopen(lib && *lib ? lib : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-	if (!dl)
-		return 0;
-	for (size_t i = 0; i < sizeof nccl_symbols / sizeof nccl_symbols[0]; i++) {
-		void *sym = dlsym(dl, nccl_symbols[i].name);
-		if (!sym) {
-			dlclose(dl);
-			return 0;
-		}
-		memcpy((char *)&nccl + nccl_symbols[i].offset, &sym, sizeof sym);
-	}
-	nccl_dl = dl;
-	return 1;
-}
-
 static int cu_failed(struct mp_error *err, const char *call, CUresult rc)
 {
 	mp_err(err, MP_EIO, "cuda backend: %s failed: %s", call, mp_cu_name(rc));
-	return MEMPROF_POOL_EFAULT;
-}
-
-static int nccl_failed(struct mp_error *err, const char *call, ncclResult_t rc)
-{
-	mp_err(err, MP_EIO, "cuda backend: %s failed: %s", call, nccl.GetErrorString(rc));
 	return MEMPROF_POOL_EFAULT;
 }
 
@@ -120,9 +52,9 @@ static int nccl_failed(struct mp_error *err, const char *call, ncclResult_t rc)
 
 #define NCCL_TRY(err, call, args)                                                                  \
 	do {                                                                                       \
-		ncclResult_t rc_ = nccl.call args;                                                 \
+		ncclResult_t rc_ = mp_nccl.call args;                                              \
 		if (rc_ != ncclSuccess)                                                            \
-			return nccl_failed((err), "nccl" #call, rc_);                              \
+			return mp_nccl_failed((err), "nccl" #call, rc_, NULL);                     \
 	} while (0)
 
 /* Ranks: dev first, then the other visible GPUs, at most world_size in all. */
@@ -185,39 +117,34 @@ static int run_group(struct mp_cuda_coll *c, int kind, uint64_t addr, uint64_t s
 		CUstream s = c->ranks[i].stream;
 		ncclResult_t rc =
 		        kind == MEMPROF_POOL_ALL_GATHER
-		                ? nccl.AllGather(mine, base, shard, ncclInt8, c->comms[i], s)
-		                : nccl.ReduceScatter(base, mine, shard, ncclInt8, ncclSum,
-		                                     c->comms[i], s);
+		                ? mp_nccl.AllGather(mine, base, shard, ncclInt8, c->comms[i], s)
+		                : mp_nccl.ReduceScatter(base, mine, shard, ncclInt8, ncclSum,
+		                                        c->comms[i], s);
 		if (rc != ncclSuccess) {
-			nccl.GroupEnd();
-			return nccl_failed(err,
-			                   kind == MEMPROF_POOL_ALL_GATHER ? "ncclAllGather"
-			                                                   : "ncclReduceScatter",
-			                   rc);
+			mp_nccl.GroupEnd();
+			return mp_nccl_failed(err,
+			                      kind == MEMPROF_POOL_ALL_GATHER ? "ncclAllGather"
+			                                                      : "ncclReduceScatter",
+			                      rc, c->comms[i]);
 		}
 	}
 	NCCL_TRY(err, GroupEnd, ());
 	return MEMPROF_POOL_OK;
 }
 
-int mp_cuda_collective(struct mp_cuda_coll **state, CUdevice dev, CUcontext ctx, CUstream s0,
-                       int kind, uint64_t addr, uint64_t n_bytes, uint32_t world_size,
-                       uint64_t *elapsed_ns, struct mp_error *err)
+/* One process: ranks on the visible GPUs, made on first use. */
+static int collective_all(struct mp_cuda_coll **state, const struct mp_cuda_coll_where *w, int kind,
+                          uint64_t addr, uint64_t n_bytes, uint32_t world_size,
+                          uint64_t *elapsed_ns, struct mp_error *err)
 {
 	struct mp_cuda_coll *c = *state;
+	CUstream s0 = w->stream;
 	float ms = 0;
 	int rc;
 
-	*elapsed_ns = 0;
-	if (!c) {
-		if (!nccl_load())
-			return MEMPROF_POOL_ENOTSUP;
-		if (!(c = calloc(1, sizeof *c)))
-			return MEMPROF_POOL_ENOMEM;
-		*state = c;
-		if ((rc = make_state(c, dev, ctx, s0, world_size, err)) != MEMPROF_POOL_OK)
-			return rc;
-	}
+	if (c->n_ranks == 0 &&
+	    (rc = make_state(c, w->dev, w->ctx, s0, world_size, err)) != MEMPROF_POOL_OK)
+		return rc;
 	if ((rc = scratch_for(c, n_bytes, err)) != MEMPROF_POOL_OK)
 		return rc;
 	CU_TRY(err, EventRecord, (c->ev_begin, s0));
@@ -232,13 +159,31 @@ int mp_cuda_collective(struct mp_cuda_coll **state, CUdevice dev, CUcontext ctx,
 	return MEMPROF_POOL_OK;
 }
 
+int mp_cuda_collective(struct mp_cuda_coll **state, const struct mp_cuda_coll_where *w, int kind,
+                       uint64_t addr, uint64_t n_bytes, uint32_t world_size, uint64_t *elapsed_ns,
+                       struct mp_error *err)
+{
+	char why[512];
+
+	*elapsed_ns = 0;
+	if (!*state && !(*state = calloc(1, sizeof **state)))
+		return MEMPROF_POOL_ENOMEM;
+	if (w->group)
+		return mp_cuda_group_collective(&(*state)->group, w, kind, addr, n_bytes,
+		                                elapsed_ns, err);
+	if (!mp_nccl_load(why, sizeof why))
+		return MEMPROF_POOL_ENOTSUP;
+	return collective_all(state, w, kind, addr, n_bytes, world_size, elapsed_ns, err);
+}
+
 void mp_cuda_collective_free(struct mp_cuda_coll *c)
 {
 	if (!c)
 		return;
+	mp_cuda_group_collective_free(c->group);
 	for (int i = 0; i < c->n_ranks; i++)
 		if (c->comms[i])
-			nccl.CommDestroy(c->comms[i]);
+			mp_nccl.CommDestroy(c->comms[i]);
 	for (int i = 1; i < c->n_ranks; i++) {
 		struct rank *r = &c->ranks[i];
 		mp_cu.CtxSetCurrent(r->ctx);

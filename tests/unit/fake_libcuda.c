@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long dptr_t;
@@ -31,6 +32,8 @@ struct fakecuda {
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
 	int n_devices; /* cuDeviceGetCount; 0 means 1 */
+	int same_uuid; /* cuDeviceGetUuid gives every device one UUID */
+	int n_queries; /* cuEventQuery */
 };
 
 struct fakecuda fakecuda = {.cap = 1ull << 30};
@@ -71,6 +74,23 @@ DECL(CUresult, cuDeviceGet, (int *dev, int ordinal))
 	return ordinal >= 0 && ordinal < (fakecuda.n_devices ? fakecuda.n_devices : 1)
 	               ? OK
 	               : E_INVALID_DEVICE;
+}
+
+/*
+ * A UUID per ordinal (byte 0 the ordinal), unless same_uuid: every device
+ * the same GPU.  FAKECUDA_UUID_PER_PROCESS=1 puts the pid in bytes 1-4: each
+ * process its own GPUs, as CUDA_VISIBLE_DEVICES per rank does.
+ */
+DECL(CUresult, cuDeviceGetUuid, (unsigned char *uuid, int dev))
+{
+	const char *per_process = getenv("FAKECUDA_UUID_PER_PROCESS");
+	uint32_t pid = (uint32_t)getpid();
+
+	memset(uuid, 0xab, 16);
+	uuid[0] = (unsigned char)(fakecuda.same_uuid ? 0 : dev);
+	if (per_process && *per_process == '1')
+		memcpy(uuid + 1, &pid, sizeof pid);
+	return OK;
 }
 
 DECL(CUresult, cuDevicePrimaryCtxRetain, (void **ctx, int dev))
@@ -344,6 +364,12 @@ DECL(CUresult, cuEventRecord, (void *e, void *s))
 	fakecuda.last_stream = (unsigned long long)(uintptr_t)s;
 	fakecuda.n_records++;
 	return OK;
+}
+
+DECL(CUresult, cuEventQuery, (void *e))
+{
+	fakecuda.n_queries++;
+	return e ? OK : E_INVALID_VALUE;
 }
 
 DECL(CUresult, cuEventSynchronize, (void *e))

@@ -3,7 +3,10 @@
  * driver (tests/unit/fake_libcuda.c, loaded through MEMPROF_LIBCUDA): what
  * it asks of the driver, on which streams, what it keeps and releases, how
  * it names failures.  Device memory is host memory in the fake, so bytes are
- * read directly.  The real GPU is tests/gpu/'s business.
+ * read directly.  The collectives run on a fake NCCL (tests/unit/
+ * fake_libnccl.c, MEMPROF_LIBNCCL) that records the calls memprof makes:
+ * these tests check those calls (which init, which rank, size, id, buffer
+ * and count), not NCCL.  The real GPU and NCCL are tests/gpu/'s business.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -11,6 +14,7 @@
 #include <string.h>
 
 #include "replay/backend.h"
+#include "replay/cuda_nccl_id.h"
 
 #define MIB (1ull << 20)
 
@@ -24,6 +28,8 @@ struct fakecuda {
 	unsigned long long async_live_bytes, async_kept_bytes, release_threshold;
 	int n_memset_async, n_copy_async, n_records;
 	int n_devices;
+	int same_uuid;
+	int n_queries;
 };
 
 static struct fakecuda *fc;
@@ -281,6 +287,14 @@ struct fakenccl {
 	int fail_init;
 	int n_calls;
 	struct fake_nccl_call calls[16];
+	int n_unique_id, fail_unique_id;
+	int n_init_rank, n_init_rank_config;
+	int init_nranks, init_rank, config_blocking;
+	unsigned int config_magic, config_version;
+	size_t config_size;
+	unsigned char init_id[128];
+	int init_polls, init_hangs, async_fails;
+	int n_abort, n_async_queries;
 };
 
 static struct fakenccl *use_fake_nccl(void)
@@ -401,6 +415,284 @@ Test(cuda_fake, a_failing_nccl_is_named)
 	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 0, &ns),
 	             MEMPROF_POOL_EFAULT);
 	cr_assert(strstr(err.msg, "ncclCommInitAll failed: unhandled cuda error"), "%s", err.msg);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
+/*
+ * 'replay --mpi': the calls memprof makes to a fake NCCL as one rank of a
+ * group whose other ranks are played by the test's allreduce_max (the
+ * launcher's round): by default each peer is on a GPU of its own.
+ */
+enum peers { PEERS_OWN_GPUS, PEERS_SAME_GPU, PEER_WITHOUT_NCCL, LAUNCHER_FAILS };
+
+static struct {
+	enum peers mode;
+	int n_rounds, n_values;
+} launcher;
+
+/* v[r] is rank r's GPU key, v[size] the worst verdict (cuda_collective_group.c). */
+static int fake_allreduce_max(void *ctx, int64_t *v, int n)
+{
+	struct mp_rank_group *g = ctx;
+
+	launcher.n_rounds++;
+	launcher.n_values = n;
+	if (launcher.mode == LAUNCHER_FAILS)
+		return -1;
+	for (int i = 0; i < g->size; i++)
+		if (i != g->rank)
+			v[i] = launcher.mode == PEERS_SAME_GPU ? v[g->rank] : 1000 + i;
+	if (launcher.mode == PEER_WITHOUT_NCCL && v[g->size] < 1)
+		v[g->size] = 1;
+	return 0;
+}
+
+static struct mp_rank_group group;
+
+/* Rank `rank` of `size` on GPU `gpu` of n_gpus; the id rank 0 made. */
+static void open_in_group(int rank, int size, int gpu, int n_gpus, enum peers mode)
+{
+	struct mp_backend_options o = {.device = gpu, .err = &err, .group = &group};
+
+	use_fake();
+	fc->n_devices = n_gpus;
+	group = (struct mp_rank_group){.rank = rank,
+	                               .size = size,
+	                               .local_rank = rank,
+	                               .allreduce_max = fake_allreduce_max,
+	                               .ctx = &group,
+	                               .have_nccl_id = 1};
+	for (int i = 0; i < MP_NCCL_UNIQUE_ID_BYTES; i++)
+		group.nccl_id[i] = (unsigned char)(255 - i);
+	launcher.mode = mode;
+	launcher.n_rounds = 0;
+	mp_err_clear(&err);
+	cr_assert_eq(ops->open(&o, &be), 0, "%s", err.msg);
+}
+
+/*
+ * Rank 1 of 2 on GPU 1, a 4 KiB buffer: one ncclCommInitRankConfig (rank
+ * 1, 2 ranks, the group's id, non-blocking, polled until it is ready),
+ * never ncclCommInitAll; each collective in place on the real buffer with
+ * the 2 KiB shard of rank 1 at buffer + 2 KiB, on the trace's stream,
+ * outside any NCCL group; the ranks compare GPUs once.
+ */
+Test(cuda_fake, a_group_rank_inits_with_its_rank_and_the_id_and_runs_on_its_own_buffer)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns = 0;
+
+	open_in_group(1, 2, 1, 2, PEERS_OWN_GPUS);
+	fn = use_fake_nccl();
+	fn->init_polls = 3;
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 8, 3, &ns), 0, "%s",
+	             err.msg);
+	cr_assert_eq(ns, 250000);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_REDUCE_SCATTER, r.addr, 4096, 8, 3, &ns), 0,
+	             "%s", err.msg);
+	cr_assert_eq(fn->n_init, 0, "never ncclCommInitAll in a group");
+	cr_assert_eq(fn->n_init_rank_config, 1, "one communicator for the backend");
+	cr_assert_eq(fn->init_nranks, 2);
+	cr_assert_eq(fn->init_rank, 1);
+	cr_assert_eq(memcmp(fn->init_id, group.nccl_id, MP_NCCL_UNIQUE_ID_BYTES), 0);
+	cr_assert_eq(fn->config_blocking, 0, "non-blocking, so that it can time out");
+	cr_assert_eq(fn->config_magic, 0xcafebeefu);
+	cr_assert_eq(fn->config_version, 21400u);
+	cr_assert_geq(fn->n_async_queries, 4, "polled until it left ncclInProgress");
+	cr_assert_eq(launcher.n_rounds, 1, "the GPUs are compared once");
+	cr_assert_eq(launcher.n_values, 3, "a key per rank and the verdict");
+	cr_assert_eq(fn->n_calls, 2);
+	cr_assert_eq(fn->calls[0].kind, 1);
+	cr_assert_eq(fn->calls[0].send, r.addr + 2048, "rank 1's shard");
+	cr_assert_eq(fn->calls[0].recv, r.addr, "in place on the real buffer");
+	cr_assert_eq(fn->calls[0].count, 2048, "the shard's bytes (int8)");
+	cr_assert_eq(fn->calls[0].datatype, 0, "ncclInt8");
+	cr_assert_neq(fn->calls[0].stream, 0, "trace stream 3, not the legacy default stream");
+	cr_assert(!fn->calls[0].in_group && !fn->calls[1].in_group);
+	cr_assert_eq(fn->calls[1].kind, 2);
+	cr_assert_eq(fn->calls[1].send, r.addr);
+	cr_assert_eq(fn->calls[1].recv, r.addr + 2048);
+	cr_assert_eq(fn->calls[1].count, 2048);
+	cr_assert_eq(fn->calls[1].op, 0, "ncclSum");
+	cr_assert_eq(fn->calls[1].stream, fn->calls[0].stream);
+	cr_assert_eq(fc->live_allocs, 1, "no scratch buffer: only the replay's");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fn->n_destroy, 1);
+	cr_assert_eq(fn->n_abort, 0);
+	cr_assert_eq(fc->primary_retained, 0);
+	cr_assert_eq(fc->live_events, 0);
+}
+
+Test(cuda_fake, the_unique_id_comes_from_ncclGetUniqueId)
+{
+	unsigned char id[MP_NCCL_UNIQUE_ID_BYTES] = {0};
+	struct fakenccl *fn = use_fake_nccl();
+
+#ifndef HAVE_CUDA
+	cr_skip_test("memprof was built without CUDA");
+#endif
+	mp_err_clear(&err);
+	cr_assert_eq(mp_cuda_nccl_unique_id(id, &err), 0, "%s", err.msg);
+	cr_assert_eq(fn->n_unique_id, 1);
+	for (int i = 0; i < MP_NCCL_UNIQUE_ID_BYTES; i++)
+		cr_assert_eq(id[i], (unsigned char)(i * 7 + 1), "byte %d", i);
+	fn->fail_unique_id = 1;
+	cr_assert_eq(mp_cuda_nccl_unique_id(id, &err), MP_EIO);
+	cr_assert(strstr(err.msg, "ncclGetUniqueId failed: unhandled system error"), "%s", err.msg);
+}
+
+Test(cuda_fake, no_unique_id_without_nccl)
+{
+	unsigned char id[MP_NCCL_UNIQUE_ID_BYTES];
+
+#ifndef HAVE_CUDA
+	cr_skip_test("memprof was built without CUDA");
+#endif
+	setenv("MEMPROF_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	mp_err_clear(&err);
+	cr_assert_eq(mp_cuda_nccl_unique_id(id, &err), MP_EIO);
+	cr_assert(strstr(err.msg, "no NCCL unique id: NCCL not found (/nonexistent/libnccl.so.2"),
+	          "%s", err.msg);
+}
+
+/* Without NCCL here the rank still takes part in the round, then all skip. */
+Test(cuda_fake, a_group_without_nccl_skips_the_collectives_on_every_rank)
+{
+	struct memprof_region r;
+	uint64_t ns = 7;
+
+	open_in_group(0, 2, 0, 2, PEERS_OWN_GPUS);
+	setenv("MEMPROF_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(ns, 0);
+	cr_assert_eq(launcher.n_rounds, 1, "it told the others");
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(launcher.n_rounds, 1, "once: the verdict is kept");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
+Test(cuda_fake, a_peer_without_nccl_or_no_id_skips_the_collectives_here_too)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_in_group(0, 2, 0, 2, PEER_WITHOUT_NCCL);
+	fn = use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(fn->n_init_rank_config + fn->n_init_rank, 0, "no init to wait in");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+
+	open_in_group(1, 2, 1, 2, PEERS_OWN_GPUS);
+	group.have_nccl_id = 0; /* rank 0 could not make one */
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(fn->n_init_rank_config + fn->n_init_rank, 0);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
+Test(cuda_fake, a_failed_init_rank_is_named_with_ncclS_message_and_aborted)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_in_group(0, 2, 0, 2, PEERS_OWN_GPUS);
+	fn = use_fake_nccl();
+	fn->fail_init = 1;
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert_str_eq(err.msg, "cuda backend: ncclCommInitRankConfig failed: unhandled cuda "
+	                          "error (NCCL: Cuda failure 'out of memory')");
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT, "a failed communicator is not used again");
+	cr_assert_eq(fn->n_calls, 0);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fn->n_abort, 1, "a failed communicator is aborted, not destroyed");
+	cr_assert_eq(fn->n_destroy, 0);
+}
+
+/* A peer that never arrives: the init is given up after MEMPROF_NCCL_TIMEOUT. */
+Test(cuda_fake, an_init_no_peer_joins_times_out_instead_of_hanging, .timeout = 20)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_in_group(1, 2, 1, 2, PEERS_OWN_GPUS);
+	fn = use_fake_nccl();
+	fn->init_hangs = 1;
+	setenv("MEMPROF_NCCL_TIMEOUT", "0.2", 1);
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert(strstr(err.msg, "ncclCommInitRankConfig (rank 1 of 2): not every rank joined "
+	                          "within 0.2 s (MEMPROF_NCCL_TIMEOUT)"),
+	          "%s", err.msg);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fn->n_abort, 1);
+	unsetenv("MEMPROF_NCCL_TIMEOUT");
+}
+
+/* Two ranks on one GPU: said before NCCL is asked, the same on every rank. */
+Test(cuda_fake, two_ranks_on_one_gpu_are_named_before_nccl_is_asked)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_in_group(1, 2, 0, 1, PEERS_SAME_GPU);
+	fn = use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert_str_eq(err.msg,
+	                 "cuda backend: ranks 0 and 1 are on the same GPU (GPU 0, "
+	                 "GPU-00ababab-abab-abab-abab-abababababab): NCCL needs a GPU of its own "
+	                 "for each rank (rank 1, local rank 1, sees 1 GPU here): run at most as "
+	                 "many ranks per host as it has GPUs");
+	cr_assert_eq(fn->n_init_rank_config + fn->n_init_rank + fn->n_init, 0);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
+Test(cuda_fake, a_failing_launcher_or_uneven_shards_fail_the_collective)
+{
+	struct memprof_region r;
+	uint64_t ns;
+
+	open_in_group(0, 2, 0, 2, LAUNCHER_FAILS);
+	use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert_str_eq(err.msg, "cuda backend: the ranks could not compare their GPUs");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+
+	open_in_group(0, 3, 0, 3, PEERS_OWN_GPUS);
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 3, 0, &ns),
+	             MEMPROF_POOL_EINVAL);
+	cr_assert(strstr(err.msg, "a 4096-byte collective does not split into 3 equal shards"),
+	          "%s", err.msg);
+	cr_assert_eq(launcher.n_rounds, 0, "refused the same on every rank, before any round");
 	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
 }
