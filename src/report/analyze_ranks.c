@@ -37,9 +37,15 @@ static const char *list_text(char *buf, size_t n, const int64_t *v64, const int3
 	size_t i, len = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < count && i < LIST_SHOWN && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "",
-		                        (long long)(v64 ? v64[i] : v32[i]));
+	for (i = 0; i < count && i < LIST_SHOWN && len < n; i++) {
+		int64_t v = v64 ? v64[i] : v32[i];
+
+		if (v64 && v == 0) /* a pid the trace does not know */
+			len += (size_t)snprintf(buf + len, n - len, "%s?", i ? "," : "");
+		else
+			len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "",
+			                        (long long)v);
+	}
 	if (count > LIST_SHOWN && len < n)
 		snprintf(buf + len, n - len, ",+%zu", count - LIST_SHOWN);
 	return count ? buf : "-";
@@ -136,10 +142,20 @@ static void spread_lines(FILE *out, const struct mp_analysis *a, const struct mp
 	fprintf(out, "%s\n", s->n_above ? "" : " none");
 }
 
+/* "step (cs336_basics/optimizers.py:82)": the gate's site text, with a C++
+ * name's argument list left out. */
 static char *site_text(char *buf, size_t n, const struct mp_rank_site *s)
 {
+	char name[96], key[160];
 	struct mp_gate_site g = {.key = s->key, .name = s->name, .file = s->file, .line = s->line};
 
+	if (s->name[0] && mp_frame_name_len(s->name) < strlen(s->name)) {
+		mp_frame_short_name(name, sizeof(name), s->name);
+		/* the key is NAME@TAIL (analysis/call_site.h): keep the tail */
+		snprintf(key, sizeof(key), "%s%s", name, s->key + strlen(s->name));
+		g.name = name;
+		g.key = key;
+	}
 	return mp_gate_site_text(buf, n, &g, 48);
 }
 
