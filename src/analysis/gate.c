@@ -11,57 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/call_site.h"
 #include "util/error.h"
-#include "util/stack_text.h"
 #include "util/strmap.h"
-
-#define NO_STACK_KEY "(no call stack)"
 
 static char *dup_text(const char *s)
 {
 	return strdup(s ? s : "");
-}
-
-/* The last two components of a path ("dir/file.py"), or all of a shorter one. */
-static const char *path_tail(const char *path)
-{
-	const char *last = strrchr(path, '/'), *p;
-
-	if (!last)
-		return path;
-	if (last == path)
-		return path + 1;
-	for (p = last; p > path && p[-1] != '/'; p--)
-		;
-	return p;
-}
-
-static int has_file(const struct memprof_frame *f)
-{
-	return f->file && f->file[0] && strcmp(f->file, "??") != 0;
-}
-
-/* The site key of a stack: "NAME@DIR/FILE", "NAME", or NO_STACK_KEY. */
-static char *site_key(const struct memprof_stack *s, const struct memprof_frame **frame)
-{
-	int i = mp_stack_call_site(s);
-	const struct memprof_frame *f;
-	const char *name, *tail;
-	char *key;
-	size_t len;
-
-	*frame = NULL;
-	if (i < 0)
-		return strdup(NO_STACK_KEY);
-	*frame = f = &s->frames[i];
-	name = f->name ? f->name : "";
-	if (!has_file(f))
-		return strdup(name);
-	tail = path_tail(f->file);
-	len = strlen(name) + strlen(tail) + 2;
-	if ((key = malloc(len)))
-		snprintf(key, len, "%s@%s", name, tail);
-	return key;
 }
 
 struct site_list {
@@ -73,7 +29,7 @@ struct site_list {
 static int site_add(struct site_list *l, const struct mp_attr_group *g)
 {
 	const struct memprof_frame *f;
-	char *key = site_key(g->stack, &f);
+	char *key = mp_call_site_key(g->stack, &f);
 	struct mp_gate_site *s;
 	int64_t i;
 
@@ -102,7 +58,7 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 	memset(s, 0, sizeof(*s));
 	s->key = key;
 	s->name = dup_text(f ? f->name : "");
-	s->file = dup_text(f && has_file(f) ? f->file : "");
+	s->file = dup_text(f && mp_call_site_has_file(f) ? f->file : "");
 	if (!s->name || !s->file ||
 	    mp_strmap_put(&l->index, key, strlen(key), (int64_t)l->n, NULL) < 0) {
 		free(s->name);
@@ -110,7 +66,7 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 		free(key);
 		return MP_ENOMEM;
 	}
-	s->line = f && has_file(f) ? f->line : 0;
+	s->line = f && mp_call_site_has_file(f) ? f->line : 0;
 	s->n_stacks = 1;
 	s->bytes = g->bytes;
 	s->blocks = g->count;

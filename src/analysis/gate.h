@@ -9,9 +9,9 @@
  *
  * Call sites (memprof-diff(1), CALL SITES).  A stack group at the live peak
  * belongs to the site of its call-site frame (util/stack_text.h,
- * mp_stack_call_site), keyed "NAME@DIR/FILE": the function name and the
- * last two components of the frame's file path, or "NAME" when the frame
- * has no file.  The line is shown but is not part of the key, so an edit
+ * mp_stack_call_site), keyed "NAME@DIR/FILE" (analysis/call_site.h): the
+ * function name and the last two components of the frame's file path, or
+ * "NAME" when the frame has no file.  The line is shown but is not part of the key, so an edit
  * above a call (which moves its line) or a checkout in another directory
  * keeps the site the same; groups of one function in one file fold into
  * one site.  Blocks without a call stack are the site "(no call stack)".

@@ -36,6 +36,10 @@ int mp_pass_init(struct mp_pass *p, const struct mp_pass_opts *o)
 	mp_lifetime_init(&p->life, &o->life, &p->ms);
 	if (o->timeline_points > 0)
 		rc = mp_timeline_init(&p->timeline, o->timeline_points);
+	if (rc == 0 && o->ranks)
+		rc = mp_ranks_init(&p->ranks, o->processes, o->n_processes, o->ranks_device);
+	p->opts.processes = NULL; /* not kept */
+	p->opts.n_processes = 0;
 	return rc;
 }
 
@@ -44,12 +48,15 @@ int mp_pass_attach(struct mp_pass *p, struct mp_reader *r)
 	struct mp_mem_listener ls[4] = {
 	        mp_frag_listener(&p->frag), mp_attribution_listener(&p->attr),
 	        mp_lifetime_listener(&p->life), mp_timeline_listener(&p->timeline)};
+	struct mp_mem_listener rl = mp_ranks_listener(&p->ranks);
 	struct mp_consumer c = mp_memstate_consumer(&p->ms);
 	int i, n = p->opts.timeline_points > 0 ? 4 : 3;
 
 	for (i = 0; i < n; i++)
 		if (mp_memstate_listen(&p->ms, &ls[i]) < 0)
 			return MP_EINVAL;
+	if (p->opts.ranks && mp_memstate_listen(&p->ms, &rl) < 0)
+		return MP_EINVAL;
 	return mp_reader_add(r, &c) < 0 ? MP_EINVAL : 0;
 }
 
@@ -60,6 +67,8 @@ int64_t mp_pass_at_ts_ns(const struct mp_pass *p)
 
 void mp_pass_free(struct mp_pass *p)
 {
+	if (p->opts.ranks)
+		mp_ranks_free(&p->ranks);
 	if (p->opts.timeline_points > 0)
 		mp_timeline_free(&p->timeline);
 	mp_lifetime_free(&p->life);

@@ -1,6 +1,7 @@
 /*
  * analysis/pass.h - the analyses of 'memprof analyze' (memory state,
- * fragmentation, attribution, lifetime patterns and the timeline) set up
+ * fragmentation, attribution, lifetime patterns, the timeline and the
+ * cross-rank figures) set up
  * together and fed by one pass of a reader, so analyze, report, diff and
  * check compute every figure the same way.  Owns the analyses' state, not
  * the reader: names and stacks in the results belong to the reader, which
@@ -20,6 +21,7 @@
 #include "analysis/frag.h"
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
+#include "analysis/ranks.h"
 #include "analysis/timeline.h"
 #include "store/reader.h"
 
@@ -31,6 +33,12 @@ struct mp_pass_opts {
 	int at_relative; /* at_ts_ns counts from the first event */
 	struct mp_lifetime_opts life;
 	int64_t timeline_points; /* rows kept per device; 0: no timeline */
+	/* cross-rank figures (analysis/ranks.h) when ranks is set: the
+	 * processes table (read during mp_pass_init only) and the device */
+	int ranks;
+	const struct memprof_process *processes;
+	size_t n_processes;
+	int32_t ranks_device; /* -1: every device */
 };
 
 /* The defaults of 'memprof analyze': peak, stack/phase/stream/size, 2 MiB
@@ -44,10 +52,11 @@ struct mp_pass {
 	struct mp_attribution attr;
 	struct mp_lifetime life;
 	struct mp_timeline timeline; /* empty unless opts.timeline_points > 0 */
+	struct mp_ranks ranks;       /* empty unless opts.ranks */
 };
 
-/* Returns 0, or MP_EINVAL for timeline_points out of range (p is then
- * still safe to free).  p is large: allocate it, do not put it on a stack. */
+/* Returns 0, MP_EINVAL for timeline_points out of range, or MP_ENOMEM (p
+ * is then still safe to free).  p is large: allocate it, do not put it on a stack. */
 int mp_pass_init(struct mp_pass *p, const struct mp_pass_opts *o);
 /* Register the analyses on the memory state and the memory state on r.
  * Returns 0 or MP_EINVAL (too many listeners or consumers). */

@@ -1,8 +1,9 @@
 /*
  * cmd/analyze.c - 'memprof analyze': peaks, fragmentation, who holds memory
- * at the peak and lifetime patterns of a trace, in one pass of the reader
- * through analysis/memstate and its listeners; printed by report/analyze,
- * the timeline written by report/timeline_csv.
+ * at the peak, lifetime patterns and, for a multi-process trace, the
+ * figures of each rank, in one pass of the reader through analysis/memstate
+ * and its listeners; printed by report/analyze, the timeline written by
+ * report/timeline_csv.
  */
 #include "analysis/pass.h"
 #include "cmd/cmd.h"
@@ -31,8 +32,9 @@ static void help(FILE *out)
 	        "Where a trace's memory goes: peaks of live, requested and reserved bytes,\n"
 	        "internal and external fragmentation, what is live at the peak grouped by\n"
 	        "call stack, phase, stream and size, and lifetime patterns (leaks, churn,\n"
-	        "reuse candidates, blocks idle until the end).  Definitions: "
-	        "memprof-analyze(1).\n\n"
+	        "reuse candidates, blocks idle until the end); for a trace of several ranks\n"
+	        "(or processes), each rank's peaks, their spread and the call sites that\n"
+	        "differ between ranks.  Definitions: memprof-analyze(1).\n\n"
 	        "options:\n"
 	        "      --device=N          only device N\n"
 	        "      --top=N             groups and findings listed per table (default 10)\n"
@@ -219,6 +221,8 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	struct mp_pass_opts po;
 	struct mp_pass *p = calloc(1, sizeof(*p));
 	struct mp_reader *r = NULL;
+	struct memprof_process *procs = NULL;
+	size_t n_procs = 0;
 	char *source = NULL;
 	int rc;
 
@@ -237,7 +241,17 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	po.life.churn_window_ns = o->a.churn_window_ns;
 	po.life.idle_min_share = o->a.idle_min_share;
 	po.timeline_points = o->timeline ? o->points : 0;
+	po.ranks = 1;
+	po.ranks_device = o->a.device;
+	if (mp_store_processes(s, &procs, &n_procs) < 0) {
+		mp_reader_close(r);
+		free(p);
+		return mp_err_copy(err, mp_store_error(s));
+	}
+	po.processes = procs;
+	po.n_processes = n_procs;
 	rc = mp_pass_init(p, &po);
+	mp_store_free_processes(procs, n_procs);
 	if (rc == 0)
 		rc = mp_pass_attach(p, r);
 	if (rc < 0)
@@ -255,6 +269,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.frag = &p->frag;
 		o->a.attr = &p->attr;
 		o->a.life = &p->life;
+		o->a.ranks = &p->ranks;
 		if (o->a.at == MP_ATTR_AT_TIME)
 			o->a.at_ts_ns = mp_pass_at_ts_ns(p);
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)

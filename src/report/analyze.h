@@ -1,9 +1,9 @@
 /*
  * report/analyze.h - 'memprof analyze' output: peaks, fragmentation, OOMs,
- * attribution and lifetime findings per device, as text for people or as
- * JSON for programs (layout in memprof-analyze(1), versioned by
- * MP_ANALYZE_JSON_VERSION).  Receives plain results, never a database
- * handle.
+ * attribution and lifetime findings per device, and the cross-rank figures
+ * of a multi-process trace, as text for people or as JSON for programs
+ * (layout in memprof-analyze(1), versioned by MP_ANALYZE_JSON_VERSION).
+ * Receives plain results, never a database handle.
  */
 #ifndef MP_REPORT_ANALYZE_H
 #define MP_REPORT_ANALYZE_H
@@ -15,6 +15,7 @@
 #include "analysis/frag.h"
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
+#include "analysis/ranks.h"
 
 #define MP_ANALYZE_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
 
@@ -36,6 +37,7 @@ struct mp_analysis {
 	const struct mp_frag *frag;
 	const struct mp_attribution *attr;
 	const struct mp_lifetime *life;
+	const struct mp_ranks *ranks; /* NULL when not computed */
 };
 
 /* The attribution kinds' names, indexed by enum mp_attr_kind. */
@@ -71,6 +73,15 @@ int mp_frame_short_name(char *buf, size_t n, const char *name);
 int mp_analyze_device_order(const struct mp_analysis *a, int order[MP_MEM_MAX_DEVICES]);
 
 void mp_analyze_print_text(FILE *out, const struct mp_analysis *a);
+
+/* The ranks section (report/analyze_ranks.c): shown when a->ranks has two
+ * or more units (ranks, or processes without a rank). */
+int mp_analyze_shows_ranks(const struct mp_analysis *a);
+/* "rank 3", or "pid 4242" for a process without a rank.  Returns buf. */
+const char *mp_rank_label(char *buf, size_t n, const struct mp_rank *u);
+void mp_analyze_print_ranks_text(FILE *out, const struct mp_analysis *a);
+/* The "ranks" object, or JSON null when the section is not shown. */
+struct cJSON *mp_analyze_ranks_json(const struct mp_analysis *a);
 /* Returns 0, or -1 when out of memory. */
 int mp_analyze_print_json(FILE *out, const struct mp_analysis *a);
 

@@ -298,5 +298,6 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 		print_attribution(out, a, dev->device);
 		print_lifetime(out, a, dev->device);
 	}
+	mp_analyze_print_ranks_text(out, a);
 	mp_analyze_notes(a, print_note, &notes);
 }
