@@ -65,6 +65,25 @@ step "generate"
 python3 "$GEN" --ranks 2 --out g2 || die "make_rank_traces.py failed"
 python3 "$GEN" --ranks 4 --ranks-per-node 2 --oom-rank 3 --out g4 || die "make_rank_traces.py failed"
 
+step "spool import: clock_unix_offset_ns from the header"
+SPOOL=$top_srcdir/tests/fuzz/corpus/spool/stacks.mpt
+# the header: magic, 4 uint32, pid, ppid, start_mono_ns at byte 40, start_unix_ns at 48
+offset=$(python3 -c "import struct,sys; m,u = struct.unpack_from('<qq', open(sys.argv[1],'rb').read(), 40); print(u - m)" "$SPOOL")
+python3 -c "
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<q', b, 48, struct.unpack_from('<q', b, 48)[0] + 5000000)
+open(sys.argv[2], 'wb').write(b)" "$SPOOL" other-host.mpt
+mp import -q "$SPOOL" -o spool.db
+expect_status 0
+expect_eq "$(sql spool.db "SELECT value FROM meta WHERE key = 'clock_unix_offset_ns';")" "$offset" \
+	"clock_unix_offset_ns"
+mp import -q "$SPOOL" other-host.mpt -o spools.db
+expect_status 0
+expect_stderr_contains "'other-host.mpt': its clock's offset to Unix time differs from the first spool's by 5.000 ms"
+expect_eq "$(sql spools.db "SELECT value FROM meta WHERE key = 'clock_unix_offset_ns';")" "$offset" \
+	"the first spool's offset kept"
+
 step "import labels"
 import_ranks g2 2
 import_ranks g4 4
@@ -88,6 +107,9 @@ expect_file_absent bad.db
 
 step "relabel a trace (importer trace)"
 mp import -q g2/r0.db --rank=5 --host=other -o relabel.db
+expect_status 1
+expect_stderr_contains "unknown trace format 'g2/r0.db'"
+mp import -q --format=trace g2/r0.db --rank=5 --host=other -o relabel.db
 expect_status 0
 expect_eq "$(sql relabel.db 'SELECT pid, host, rank, world_size FROM processes;')" "1000|other|5|2" \
 	"relabelled process"
