@@ -506,9 +506,9 @@ static int run_job(struct replay_run *x, struct mp_replay_input **in)
 	if ((rc = mp_replay_job_status(j, rc)) != 0)
 		return rc;
 	x->n_gpus = count_gpus(x);
-	if ((rc = join_job(x)) == 0)
-		rc = read_input(x, in);
-	if ((rc = mp_replay_job_status(j, rc)) != 0)
+	if ((rc = join_job(x)) != 0)
+		return rc; /* the same on every rank: no rank failed of its own */
+	if ((rc = mp_replay_job_status(j, read_input(x, in))) != 0)
 		return rc;
 	rc = replay_all(x, *in, (size_t)mp_replay_job_max(j, (int64_t)(*in)->n_devices));
 	if (mp_replay_job_max(j, rc) == 0 &&

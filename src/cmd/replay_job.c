@@ -1,7 +1,8 @@
 /*
  * cmd/replay_job.c - the job side of 'memprof replay --mpi' (replay_job.h):
- * ranks > 0 write stderr to a temporary file and stdout nowhere, and show
- * their stderr, prefixed, only when they failed of their own; statuses
+ * ranks > 0 write stderr to a temporary file and stdout nowhere; when they
+ * failed of their own, rank 0 shows what they wrote, each distinct text
+ * once, prefixed with the ranks that wrote it; statuses
  * and option hashes agreed by allreduce; results and notes packed into
  * bytes, gathered to rank 0 and unpacked there.
  */
@@ -80,9 +81,7 @@ static void name_failed(struct mp_replay_job *j, int rc)
 				                        len ? ", " : "", r);
 		}
 		if (len)
-			mp_cmd_error(&mp_cmd_replay,
-			             "failed on rank%s %s (their own messages follow, prefixed "
-			             "'rank N:')",
+			mp_cmd_error(&mp_cmd_replay, "failed on rank%s %s (their messages follow)",
 			             strchr(list, ',') ? "s" : "", list);
 	}
 	free(all);
@@ -245,10 +244,12 @@ int mp_replay_job_gather(struct mp_replay_job *j, struct mp_replay_result **resu
 	return rc;
 }
 
-/* Ranks > 0: stdout and stderr back; what this rank wrote shown, prefixed, when it failed. */
-static void speak(struct mp_replay_job *j)
+/* Ranks > 0: stdout and stderr back, and what went to stderr when it failed of its own (malloc'd).
+ */
+static char *restore(struct mp_replay_job *j, size_t *len)
 {
-	char line[2048];
+	char *text = NULL;
+	long n;
 
 	fflush(stdout);
 	fflush(stderr);
@@ -260,24 +261,80 @@ static void speak(struct mp_replay_job *j)
 		dup2(j->real_stderr, 2);
 		close(j->real_stderr);
 	}
+	*len = 0;
 	if (!j->captured)
-		return;
-	rewind(j->captured);
-	while (j->own_rc && fgets(line, sizeof line, j->captured)) {
-		size_t n = strlen(line);
-		fprintf(stderr, "rank %d: %s%s", j->g.rank, line,
-		        n && line[n - 1] == '\n' ? "" : "\n");
+		return NULL;
+	if (j->own_rc && fseek(j->captured, 0, SEEK_END) == 0 && (n = ftell(j->captured)) > 0 &&
+	    (text = malloc((size_t)n))) {
+		rewind(j->captured);
+		*len = fread(text, 1, (size_t)n, j->captured);
 	}
 	fclose(j->captured);
 	j->captured = NULL;
+	return text;
+}
+
+/* Rank 0: text (n bytes) with every line prefixed by who ("rank 1: ", "ranks 1, 2: "). */
+static void print_prefixed(const char *who, const char *text, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		const char *nl = memchr(text + at, '\n', n - at);
+		size_t len = nl ? (size_t)(nl - (text + at)) : n - at;
+
+		fprintf(stderr, "%s: %.*s\n", who, (int)len, text + at);
+		at += len + 1;
+	}
+}
+
+/* Rank 0: each distinct text of the ranks > 0 once, with the ranks that wrote it. */
+static void show_texts(const struct mp_replay_job *j, const unsigned char *all, const size_t *lens)
+{
+	size_t *off = calloc((size_t)j->g.size + 1, sizeof *off);
+	char *shown = calloc((size_t)j->g.size + 1, 1), who[256];
+
+	for (int r = 1; off && r < j->g.size; r++)
+		off[r] = off[r - 1] + lens[r - 1];
+	for (int r = 1; off && shown && r < j->g.size; r++) {
+		size_t len = 0;
+		int n = 0;
+
+		if (!lens[r] || shown[r])
+			continue;
+		for (int q = r; q < j->g.size; q++)
+			if (!shown[q] && lens[q] == lens[r] &&
+			    !memcmp(all + off[q], all + off[r], lens[r])) {
+				shown[q] = 1;
+				if (len + 16 < sizeof who)
+					len += (size_t)snprintf(who + len, sizeof who - len, "%s%d",
+					                        n ? ", " : "", q);
+				n++;
+			}
+		memmove(who + (n > 1 ? 6 : 5), who, len + 1);
+		memcpy(who, n > 1 ? "ranks " : "rank ", n > 1 ? 6 : 5);
+		print_prefixed(who, (const char *)all + off[r], lens[r]);
+	}
+	free(off);
+	free(shown);
 }
 
 void mp_replay_job_end(struct mp_replay_job *j)
 {
+	size_t len = 0, *lens;
+	char *text = NULL;
+	unsigned char *all = NULL;
+
 	if (!j->started)
 		return;
 	if (j->g.rank > 0)
-		speak(j);
+		text = restore(j, &len);
+	lens = calloc((size_t)j->g.size, sizeof *lens);
+	/* The ranks' own messages are shown by rank 0, each distinct one once. */
+	if (lens && j->g.size > 1 && mp_mpi_gather(&j->g, text ? text : "", len, &all, lens) == 0 &&
+	    all)
+		show_texts(j, all, lens);
+	free(all);
+	free(lens);
+	free(text);
 	mp_mpi_stop();
 	j->started = 0;
 }

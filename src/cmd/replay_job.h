@@ -1,8 +1,8 @@
 /*
  * cmd/replay_job.h - the ranks of 'memprof replay --mpi' as one job, for
  * cmd/replay.c: who may speak (rank 0 prints; the others keep their
- * stderr and show it, each line prefixed "rank N: ", only when they failed
- * themselves), one exit status for every rank, the check that every rank
+ * stderr, and rank 0 shows it, each line prefixed "rank N: ", only when
+ * they failed themselves), one exit status for every rank, the check that every rank
  * was given the same replay, and the gather of every rank's results and
  * notes to rank 0.  MPI itself is in cmd/replay_mpi.c.  Not thread-safe.
  */
@@ -54,7 +54,11 @@ int mp_replay_job_gather(struct mp_replay_job *j, struct mp_replay_result **resu
                          size_t *n_results, int **ranks, char **notes, size_t *n_notes,
                          size_t max_notes, const char *backend);
 
-/* Stop MPI; a rank > 0 that failed of its own shows what it wrote, prefixed. */
+/*
+ * Every rank at once: what ranks > 0 that failed of their own wrote goes
+ * to rank 0, which shows each distinct text once, prefixed "rank N: " (or
+ * "ranks 1, 2: "); then MPI stops.
+ */
 void mp_replay_job_end(struct mp_replay_job *j);
 
 /* 64-bit FNV-1a over n bytes, chained from h (start with MP_REPLAY_JOB_HASH0). */
