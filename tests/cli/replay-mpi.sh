@@ -176,8 +176,10 @@ expect_eq "$(grep -c '^trace ' "$OUT")" 1
 step "report and diff read the stored runs, the job's among them"
 mp report --format=md -o report.md job2.db
 expect_status 0
+expect_eq "$(grep -c '| sim |' report.md)" 6
 mp diff job2.db job2.db
 expect_status 0
+expect_eq "$(grep -c '(sim): peak reserved' "$OUT")" 6
 
 step "a trace of 2 ranks under -np 3 fails on every rank, naming the ranks"
 mpi 3 replay --mpi --backend=sim --pool=caching --no-save job2.db
