@@ -33,7 +33,8 @@ int mp_mpi_start(struct mp_rank_group *g, struct mp_error *err)
 	return mp_err(err, MP_EINVAL,
 	              "this memprof was built without MPI, so it cannot replay with --mpi: "
 	              "install an MPI (Debian: apt-get install libopenmpi-dev openmpi-bin), "
-	              "then rebuild (./configure finds it; its summary says 'MPI: yes')");
+	              "then rebuild (./configure finds it: its summary then says 'MPI (replay "
+	              "--mpi): yes')");
 }
 
 void mp_mpi_stop(void)
