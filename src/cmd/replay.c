@@ -259,7 +259,7 @@ static void gpu_note(struct replay_run *x, const struct mp_replay_input *in)
 		len += (size_t)snprintf(buf + len, sizeof buf - len, "%sdevice %d on GPU %d",
 		                        i ? ", " : "", (int)in->devices[i].ordinal, gpu_of(x, i));
 	add_note(x, "%s (the trace's devices in turn on the %d visible GPU%s%s)", buf, x->n_gpus,
-	         x->n_gpus == 1 ? "" : "s", x->job ? ", from the local rank's" : "");
+	         x->n_gpus == 1 ? "" : "s", x->job ? ", starting at the local rank" : "");
 }
 
 /*
