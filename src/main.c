@@ -12,6 +12,7 @@
 static const struct mp_cmd *const commands[] = {
         &mp_cmd_record,
         &mp_cmd_import,
+        &mp_cmd_merge,
         &mp_cmd_export,
         &mp_cmd_info,
         &mp_cmd_analyze,

@@ -6,7 +6,9 @@
 #include "cmd/cmd.h"
 #include "import/import.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,10 @@ static void help(FILE *out)
 	             "                      FILE is -)\n"
 	             "      --format=NAME   the input format, instead of detecting it\n"
 	             "  -f, --force         replace TRACE if it exists\n"
+	             "      --rank=N        label every process imported with this rank,\n"
+	             "      --local-rank=N  local rank (its place on its host),\n"
+	             "      --world-size=N  number of ranks in the job,\n"
+	             "      --host=NAME     and host, replacing what the input says\n"
 	             "  -q, --quiet         print nothing on success\n"
 	             "  -h, --help          show this help\n\n"
 	             "formats:\n");
@@ -34,6 +40,36 @@ static void help(FILE *out)
 	        "trace, each with its own processes, events in timestamp order.  The trace is\n"
 	        "written to a temporary file and appears only when every input was read: a\n"
 	        "bad input leaves nothing behind.  See memprof-import(1).\n");
+}
+
+/* A label value: a decimal integer >= 0 (not too large for the trace). */
+static int parse_label(const char *opt, const char *arg, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > INT32_MAX || arg[0] == '+' || arg[0] == ' ')
+		return mp_cmd_usage(&mp_cmd_import, "invalid %s '%s': give an integer 0 or more",
+		                    opt, arg);
+	*out = v;
+	return 0;
+}
+
+static int check_labels(const struct memprof_process *l)
+{
+	if (l->world_size >= 0 && l->rank >= l->world_size)
+		return mp_cmd_usage(&mp_cmd_import,
+		                    "invalid --rank '%lld': not below --world-size %lld",
+		                    (long long)l->rank, (long long)l->world_size);
+	if (l->world_size >= 0 && l->local_rank >= l->world_size)
+		return mp_cmd_usage(&mp_cmd_import,
+		                    "invalid --local-rank '%lld': not below --world-size %lld",
+		                    (long long)l->local_rank, (long long)l->world_size);
+	if (l->host && !l->host[0])
+		return mp_cmd_usage(&mp_cmd_import, "invalid --host '': give a host name");
+	return 0;
 }
 
 /* "dir/run.csv" -> "run.db" */
@@ -56,12 +92,22 @@ static char *default_output(const char *in)
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
-	        {"force", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'},
+	        {"format", required_argument, NULL, 'F'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"rank", required_argument, NULL, 'R'},
+	        {"local-rank", required_argument, NULL, 'L'},
+	        {"world-size", required_argument, NULL, 'W'},
+	        {"host", required_argument, NULL, 'H'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct mp_import_opts o = {NULL, 0, PACKAGE_VERSION, mp_cmd_line(),
-	                           isatty(STDERR_FILENO) ? stderr : NULL, NULL};
+	struct memprof_process labels = {0, 0, 0, NULL, -1, -1, -1, NULL};
+	int labelled = 0;
+	struct mp_import_opts o = {.tool_version = PACKAGE_VERSION,
+	                           .command_line = mp_cmd_line(),
+	                           .progress = isatty(STDERR_FILENO) ? stderr : NULL};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	const char *out = NULL;
@@ -87,6 +133,23 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'R':
+		case 'L':
+		case 'W':
+			if (parse_label(ch == 'R'   ? "--rank"
+			                : ch == 'L' ? "--local-rank"
+			                            : "--world-size",
+			                optarg,
+			                ch == 'R'   ? &labels.rank
+			                : ch == 'L' ? &labels.local_rank
+			                            : &labels.world_size) != 0)
+				return MP_EXIT_USAGE;
+			labelled = 1;
+			break;
+		case 'H':
+			labels.host = optarg;
+			labelled = 1;
+			break;
 		case 'h':
 			help(stdout);
 			return MP_EXIT_OK;
@@ -96,6 +159,9 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return mp_cmd_usage(&mp_cmd_import, "no input file given");
+	if (labelled && check_labels(&labels) != 0)
+		return MP_EXIT_USAGE;
+	o.labels = labelled ? &labels : NULL;
 	if (!out && strcmp(argv[optind], "-") == 0)
 		return mp_cmd_usage(&mp_cmd_import, "reading standard input needs --output");
 	if (!out && !(out = out_default = default_output(argv[optind])))
@@ -120,7 +186,8 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_import = {
         .name = "import",
         .summary = "turn trace files (PyTorch, RMM, Nsight Systems, ...) into a trace database",
-        .usage = "memprof import [-fq] [-o TRACE] [--format=NAME] FILE...",
+        .usage = "memprof import [-fq] [-o TRACE] [--format=NAME] [--rank=N] [--local-rank=N] "
+                 "[--world-size=N] [--host=NAME] FILE...",
         .help = help,
         .run = run,
 };

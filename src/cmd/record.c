@@ -186,12 +186,12 @@ static void report(const struct mp_record_opts *o, const struct mp_import_stats 
 /* The spools -> o->output.  Returns 0, or MP_EXIT_ERROR having said why. */
 static int convert(const struct mp_record_opts *o, struct mp_record_spools *sp)
 {
-	struct mp_import_opts io = {"spool",
-	                            o->force,
-	                            PACKAGE_VERSION,
-	                            mp_cmd_line(),
-	                            isatty(STDERR_FILENO) ? stderr : NULL,
-	                            "record"};
+	struct mp_import_opts io = {.format = "spool",
+	                            .overwrite = o->force,
+	                            .tool_version = PACKAGE_VERSION,
+	                            .command_line = mp_cmd_line(),
+	                            .progress = isatty(STDERR_FILENO) ? stderr : NULL,
+	                            .source = "record"};
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 

@@ -13,13 +13,9 @@
 #include <time.h>
 
 const struct mp_importer *const mp_importers[] = {
-        &mp_importer_spool,
-        &mp_importer_torch,
-        &mp_importer_minimalloc,
-        &mp_importer_nsys,
-        &mp_importer_rmm,
-        &mp_importer_csv,
-        NULL,
+        &mp_importer_spool, &mp_importer_trace, /* before nsys: both are SQLite databases */
+        &mp_importer_torch, &mp_importer_minimalloc, &mp_importer_nsys,
+        &mp_importer_rmm,   &mp_importer_csv,        NULL,
 };
 
 const struct mp_importer *mp_importer_find(const char *name)
@@ -184,6 +180,31 @@ static char *warnings_text(const struct mp_import_stats *st, int *lossy)
 	return fclose(f) == 0 ? text : (free(text), NULL);
 }
 
+/* 1 when the importer set key to anything but "0". */
+static int meta_flag(struct mp_store *s, const char *key)
+{
+	char *had = mp_store_get_meta(s, key);
+	int set = had && strcmp(had, "0") != 0;
+
+	free(had);
+	return set;
+}
+
+/* Set key to value, after what the importer put there ("<had><sep><value>"). */
+static int meta_append(struct mp_store *s, const char *key, const char *value, const char *sep)
+{
+	char *had = mp_store_get_meta(s, key), *both = NULL;
+	int rc;
+
+	if (!had)
+		return mp_store_set_meta(s, key, value);
+	rc = asprintf(&both, "%s%s%s", had, sep, value) < 0 ? MP_ENOMEM
+	                                                    : mp_store_set_meta(s, key, both);
+	free(had);
+	free(both);
+	return rc;
+}
+
 /* Set key to value unless the importer already did. */
 static int meta_default(struct mp_store *s, const char *key, const char *value)
 {
@@ -208,7 +229,7 @@ static int write_meta(struct mp_store *s, const char *source, const char *source
 	warn = warnings_text(st, &lossy);
 	if (!warn)
 		return MP_ENOMEM;
-	lossy |= st->n_dropped > 0 || st->n_truncated > 0;
+	lossy |= st->n_dropped > 0 || st->n_truncated > 0 || meta_flag(s, "lossy");
 	memcpy(notes, st->notes, len + 1);
 	if (len && notes[len - 1] == '\n')
 		notes[len - 1] = '\0'; /* lines between notes, none after the last */
@@ -223,8 +244,8 @@ static int write_meta(struct mp_store *s, const char *source, const char *source
 	     (st->n_truncated ? mp_store_set_meta(s, "truncated", "1")
 	                      : meta_default(s, "truncated", "0")) < 0 ||
 	     mp_store_set_meta(s, "lossy", lossy ? "1" : "0") < 0 ||
-	     (*warn && mp_store_set_meta(s, "import_warnings", warn) < 0) ||
-	     (notes[0] && mp_store_set_meta(s, "import_notes", notes) < 0) ||
+	     (*warn && meta_append(s, "import_warnings", warn, "; ") < 0) ||
+	     (notes[0] && meta_append(s, "import_notes", notes, "\n") < 0) ||
 	     (o->command_line && mp_store_set_meta(s, "command_line", o->command_line) < 0);
 	free(warn);
 	return rc ? MP_EIO : 0;
@@ -247,6 +268,7 @@ static void add_stats(struct mp_import_stats *sum, const struct mp_import_stats 
 /* Progress of a long import: "<file>: 41% read, 3.1M events". */
 struct progress {
 	FILE *out;
+	const char *cmd;
 	FILE *in;
 	const char *path;
 	int64_t size; /* of the input, 0 when unknown */
@@ -259,10 +281,10 @@ static void show_progress(void *ctx, int64_t n_events)
 	long pos = p->size > 0 ? ftell(p->in) : -1;
 
 	if (pos >= 0)
-		fprintf(p->out, "\rmemprof import: %s: %3d%% read, %.1fM events ", p->path,
+		fprintf(p->out, "\rmemprof %s: %s: %3d%% read, %.1fM events ", p->cmd, p->path,
 		        (int)(100.0 * (double)pos / (double)p->size), (double)n_events / 1e6);
 	else
-		fprintf(p->out, "\rmemprof import: %s: %.1fM events ", p->path,
+		fprintf(p->out, "\rmemprof %s: %s: %.1fM events ", p->cmd, p->path,
 		        (double)n_events / 1e6);
 	fflush(p->out);
 	p->shown = 1;
@@ -276,7 +298,7 @@ static int64_t file_size(FILE *f)
 }
 
 /* Open in_path, find its importer and run it into w. */
-static int import_one(const char *in_path, struct mp_store *s, struct mp_writer *w,
+static int import_one(const char *in_path, int index, struct mp_store *s, struct mp_writer *w,
                       const struct mp_import_opts *o, struct mp_import_stats *st,
                       const struct mp_importer **imp_out, struct mp_error *err)
 {
@@ -298,12 +320,20 @@ static int import_one(const char *in_path, struct mp_store *s, struct mp_writer 
 		rc = err->code ? err->code : MP_EFORMAT;
 		goto out;
 	}
+	if (imp->by_path && from_stdin) {
+		rc = mp_err(err, MP_EINVAL, "cannot read a %s from standard input: name the file",
+		            imp->name);
+		goto out;
+	}
 	c.in = in;
 	c.w = w;
 	c.store = s;
 	c.st = st;
 	c.err = err;
-	struct progress prog = {o->progress, in, c.path, file_size(original), 0};
+	c.shared = o->shared;
+	c.input_index = index;
+	struct progress prog = {o->progress, o->cmd_name ? o->cmd_name : "import",   in,
+	                        c.path,      imp->by_path ? 0 : file_size(original), 0};
 	if (o->progress)
 		mp_writer_on_progress(w, show_progress, &prog);
 	rc = imp->run(&c);
@@ -364,10 +394,12 @@ int mp_import_files(const char *const *in_paths, int n, const char *out_path,
 	rc = mp_store_create(&s, out_path, o->overwrite, err);
 	if (rc == 0 && (rc = mp_writer_open(s, &w)) < 0)
 		mp_err_copy(err, mp_store_error(s));
+	if (rc == 0 && o->labels && (rc = mp_writer_label_processes(w, o->labels)) < 0)
+		mp_err_copy(err, mp_store_error(s));
 	for (i = 0; rc == 0 && i < n; i++) {
 		struct mp_import_stats one = {0};
 
-		rc = import_one(in_paths[i], s, w, o, &one, &imps[i], err);
+		rc = import_one(in_paths[i], i, s, w, o, &one, &imps[i], err);
 		add_stats(st, &one);
 	}
 	if (w) {
@@ -375,6 +407,8 @@ int mp_import_files(const char *const *in_paths, int n, const char *out_path,
 		if (rc == 0 && close_rc < 0)
 			rc = mp_err_copy(err, mp_store_error(s));
 	}
+	if (rc == 0 && o->after)
+		rc = o->after(o->shared, s, st, err);
 	if (rc == 0 && n > 1 && mp_store_sort_events(s) < 0)
 		rc = mp_err_copy(err, mp_store_error(s));
 	if (rc == 0 && describe_inputs(in_paths, n, imps, &files, &sources) < 0)

@@ -63,6 +63,8 @@ struct mp_import_ctx {
 	struct mp_store *store; /* for mp_store_set_meta; events go through w */
 	struct mp_import_stats *st;
 	struct mp_error *err;
+	void *shared;    /* mp_import_opts.shared: state across the inputs, or NULL */
+	int input_index; /* which of the inputs this is, from 0 */
 };
 
 struct mp_importer {
@@ -76,6 +78,8 @@ struct mp_importer {
 	 * Returns 0, or a negative MP_E* code with c->err filled.
 	 */
 	int (*run)(struct mp_import_ctx *c);
+	/* Reads c->file_path itself, not c->in: needs a file, not a stream. */
+	int by_path;
 };
 
 /* The importers, NULL-terminated. */
@@ -90,6 +94,15 @@ struct mp_import_opts {
 	const char *command_line; /* recorded in meta; may be NULL */
 	FILE *progress;           /* where to show progress (a terminal), or NULL */
 	const char *source; /* meta source instead of the importers' names ("record"), or NULL */
+	/* Labels for every process imported (memprof_process fields, -1 / NULL:
+	 * keep the process's own), or NULL. */
+	const struct memprof_process *labels;
+	const char *cmd_name; /* in progress lines: "memprof <cmd_name>:"; NULL: "import" */
+	void *shared;         /* handed to each importer as mp_import_ctx.shared */
+	/* Called after every input was read, before the events are sorted and
+	 * the common meta keys written (may set meta keys, add notes); or NULL. */
+	int (*after)(void *shared, struct mp_store *s, struct mp_import_stats *st,
+	             struct mp_error *err);
 };
 
 /*
@@ -109,5 +122,6 @@ extern const struct mp_importer mp_importer_minimalloc;
 extern const struct mp_importer mp_importer_nsys;
 extern const struct mp_importer mp_importer_rmm;
 extern const struct mp_importer mp_importer_spool;
+extern const struct mp_importer mp_importer_trace;
 
 #endif

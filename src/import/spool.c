@@ -257,6 +257,34 @@ static int meta_disabled(struct mp_spool_in *in)
 	return rc;
 }
 
+/*
+ * clock_unix_offset_ns: CLOCK_REALTIME - CLOCK_MONOTONIC when the library
+ * started (header start_unix_ns - start_mono_ns), what turns this trace's
+ * times into Unix time.  Several spools of one import are taken to be of one
+ * host: the first spool's offset is kept, and a spool whose offset differs
+ * by more than 1 ms (another host, or a clock step) is noted.
+ */
+static int meta_clock_offset(struct mp_spool_in *in)
+{
+	const struct mp_spool_header *h = mp_spool_reader_header(in->r);
+	int64_t offset = h->start_unix_ns - h->start_mono_ns, had_ns;
+	char *had = mp_store_get_meta(in->c->store, "clock_unix_offset_ns"), buf[24];
+	int rc = 0;
+
+	if (!had) {
+		snprintf(buf, sizeof(buf), "%" PRId64, offset);
+		return mp_store_set_meta(in->c->store, "clock_unix_offset_ns", buf);
+	}
+	had_ns = strtoll(had, NULL, 10);
+	if (offset - had_ns > 1000000 || had_ns - offset > 1000000)
+		mp_import_note(in->c->st,
+		               "'%s': its clock's offset to Unix time differs from the first "
+		               "spool's by %.3f ms (another host?): the first one's was kept",
+		               in->c->path, (double)(offset - had_ns) / 1e6);
+	free(had);
+	return rc;
+}
+
 static int write_meta(struct mp_spool_in *in)
 {
 	struct mp_store *s = in->c->store;
@@ -266,15 +294,17 @@ static int write_meta(struct mp_spool_in *in)
 
 	/* The library stamps with CLOCK_MONOTONIC unless CUPTI refused it. */
 	rc = mp_store_set_meta(s, "clock",
-	                       cupti_clock ? "cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)"
-	                                   : "monotonic_ns") < 0 ||
+	                       cupti_clock
+	                               ? "cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)"
+	                               : "monotonic_ns") < 0 ||
 	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
 	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
 	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
 	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
 	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||
 	     (in->torch_segments && mp_store_set_meta(s, "pytorch_caching_allocator", "1") < 0) ||
-	     (in->disabled_why && meta_disabled(in) < 0);
+	     (in->disabled_why && meta_disabled(in) < 0) ||
+	     (!cupti_clock && meta_clock_offset(in) < 0);
 	return rc ? mp_err(in->c->err, MP_EIO, "cannot write the trace's metadata") : 0;
 }
 

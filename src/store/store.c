@@ -393,6 +393,22 @@ int mp_store_count_events(struct mp_store *s, int64_t *n)
 	return 0;
 }
 
+int mp_store_ts_range(struct mp_store *s, int64_t *first_ns, int64_t *last_ns)
+{
+	*first_ns = *last_ns = 0;
+	if (query_int(s, "SELECT coalesce(min(ts_ns), 0) FROM events;", first_ns) < 0 ||
+	    query_int(s, "SELECT coalesce(max(ts_ns), 0) FROM events;", last_ns) < 0)
+		return mp_store_sqlerr(s, "cannot read trace");
+	return 0;
+}
+
+int mp_store_count_replay_runs(struct mp_store *s, int64_t *n)
+{
+	if (query_int(s, "SELECT count(*) FROM replay_runs;", n) < 0)
+		return mp_store_sqlerr(s, "cannot read trace");
+	return 0;
+}
+
 /*
  * Renumber events in timestamp order, ties kept in their written order: the
  * new events are appended above the old range, the old rows deleted, and

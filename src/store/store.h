@@ -57,6 +57,10 @@ int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, c
                        void *ctx);
 
 int mp_store_count_events(struct mp_store *s, int64_t *n);
+/* The smallest and largest ts_ns of the events (both 0 when there are none). */
+int mp_store_ts_range(struct mp_store *s, int64_t *first_ns, int64_t *last_ns);
+/* How many replay_runs rows the trace holds. */
+int mp_store_count_replay_runs(struct mp_store *s, int64_t *n);
 
 /* Renumber the events of a created trace in timestamp order (stable). */
 int mp_store_sort_events(struct mp_store *s);

@@ -13,8 +13,8 @@
 
 #define EVENTS_PER_TRANSACTION (1 << 20)
 #define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
-#define BATCH_ROWS             128 /* events per multi-row INSERT */
-#define N_OPTIONAL             5   /* phase, stack, api, device_free, thread */
+#define BATCH_ROWS             128             /* events per multi-row INSERT */
+#define N_OPTIONAL             5               /* phase, stack, api, device_free, thread */
 
 /*
  * What a batch's INSERT binds (see prepare_batch): bit i of SHAPE_OPTIONAL
@@ -52,6 +52,8 @@ struct mp_writer {
 	int failed;
 	mp_writer_progress_fn *progress;
 	void *progress_ctx;
+	struct memprof_process labels; /* mp_writer_label_processes; host owned */
+	int labelled;
 };
 
 static int fail(struct mp_writer *w)
@@ -280,9 +282,42 @@ static void bind_opt_int(sqlite3_stmt *st, int col, int64_t v, int64_t absent)
 		sqlite3_bind_int64(st, col, v);
 }
 
-int64_t mp_writer_process(struct mp_writer *w, struct memprof_process *p)
+int mp_writer_label_processes(struct mp_writer *w, const struct memprof_process *labels)
+{
+	char *host = labels && labels->host ? strdup(labels->host) : NULL;
+
+	if (labels && labels->host && !host)
+		return mp_err(&w->s->err, MP_ENOMEM, "out of memory");
+	free((char *)w->labels.host);
+	w->labelled = labels != NULL;
+	if (labels)
+		w->labels = *labels;
+	w->labels.host = host;
+	return 0;
+}
+
+/* p with the labels of mp_writer_label_processes applied. */
+static struct memprof_process labelled(const struct mp_writer *w, const struct memprof_process *p)
+{
+	struct memprof_process q = *p;
+
+	if (!w->labelled)
+		return q;
+	if (w->labels.host)
+		q.host = w->labels.host;
+	if (w->labels.rank >= 0)
+		q.rank = w->labels.rank;
+	if (w->labels.local_rank >= 0)
+		q.local_rank = w->labels.local_rank;
+	if (w->labels.world_size >= 0)
+		q.world_size = w->labels.world_size;
+	return q;
+}
+
+int64_t mp_writer_process(struct mp_writer *w, struct memprof_process *process)
 {
 	sqlite3_stmt *st = w->st[ST_PROCESS];
+	struct memprof_process q = labelled(w, process), *p = &q;
 
 	sqlite3_bind_int64(st, 1, p->pid);
 	bind_opt_int(st, 2, p->ppid, 0);
@@ -293,8 +328,8 @@ int64_t mp_writer_process(struct mp_writer *w, struct memprof_process *p)
 	bind_opt_text(st, 7, p->command);
 	if (step(w, st) < 0)
 		return w->s->err.code;
-	p->id = sqlite3_last_insert_rowid(w->s->db);
-	return p->id;
+	process->id = sqlite3_last_insert_rowid(w->s->db);
+	return process->id;
 }
 
 int mp_writer_device(struct mp_writer *w, const struct memprof_device *d)
@@ -451,6 +486,7 @@ int mp_writer_close(struct mp_writer *w)
 	mp_strmap_free(&w->apis);
 	mp_strmap_free(&w->frames);
 	mp_strmap_free(&w->stacks);
+	free((char *)w->labels.host);
 	free(w);
 	return rc;
 }

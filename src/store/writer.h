@@ -26,6 +26,12 @@ int64_t mp_writer_api(struct mp_writer *w, const char *name, size_t len);
 int64_t mp_writer_stack(struct mp_writer *w, const struct memprof_stack *stack);
 /* Add a process; returns its id (> 0) and stores it in p->id. */
 int64_t mp_writer_process(struct mp_writer *w, struct memprof_process *p);
+/*
+ * Labels every process added from now on gets, overriding its own: a rank,
+ * local_rank or world_size >= 0 and a non-NULL host replace the process's
+ * (the others are kept).  NULL clears them.  The strings are copied.
+ */
+int mp_writer_label_processes(struct mp_writer *w, const struct memprof_process *labels);
 /* Add a device of a process (once per process and ordinal). */
 int mp_writer_device(struct mp_writer *w, const struct memprof_device *d);
 
