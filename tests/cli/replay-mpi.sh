@@ -1,18 +1,19 @@
 #!/bin/bash
 # replay-mpi.sh - 'mpirun -np N memprof replay --mpi' on this machine (no GPU):
 # a merged N-rank trace made from tests/cli/data/sharded-iterations.csv (rank r:
-# pid 100+r, device r, its batches r x 4 MiB larger, so every rank's figures
-# differ while the recurring buffers, and so the sharded pool's collectives,
-# are the same on every rank), replayed with 2 and 4 ranks on the sim and host
-# backends with --pool=sharded,caching.  Checked: rank 0's per-rank results
+# pid 100+r, its batches r x 4 MiB larger, so every rank's figures differ while
+# the recurring buffers, and so the sharded pool's collectives, are the same on
+# every rank; each rank's CSV imported with --rank, then 'memprof merge', which
+# numbers rank r's GPU device r), replayed with 2 and 4 ranks on the sim and
+# host backends with --pool=sharded,caching.  Checked: rank 0's per-rank results
 # equal 'memprof replay' of each rank's own trace figure by figure (sim; times
-# apart: they are measured), the job figures are the worst peak / the sums /
-# the slowest rank's, the runs are stored once (per rank device, and the job as
-# device -1), the host backend's collectives ran across the ranks on every rank;
-# a trace with other ranks than -np, and a rank that fails, stop every rank
-# with one status and no hang.  Skips (77) without mpirun, unless
-# MEMPROF_REQUIRE_MPI=1.  Until 'memprof merge' exists the merged trace is one
-# 'memprof import' of the rank CSVs with ranks and devices set in SQL.
+# apart: they are measured; event numbers apart: they are positions in each
+# trace), the job figures are the worst peak / the sums / the slowest rank's,
+# the runs are stored once (per rank device, and the job as device -1), the
+# host backend's collectives ran across the ranks on every rank; a trace with
+# other ranks than -np, ranks given other options, and a rank that fails stop
+# every rank with one status and no hang.  Skips (77) without mpirun, unless
+# MEMPROF_REQUIRE_MPI=1.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -58,38 +59,18 @@ for line in open(path):
 EOF
 }
 
-# label DB R0 [R1...]: the processes of DB, in id order, get ranks R0, R1, ...; each
-# event and device moves to device = its process's rank.
-label() {
-	local db=$1 r sqltext="" id=1
-	shift
-	for r in "$@"; do
-		sqltext="$sqltext UPDATE processes SET rank = $r, world_size = $#, local_rank = $r WHERE id = $id;"
-		id=$((id + 1))
-	done
-	sql "$db" "$sqltext UPDATE events SET device = (SELECT rank FROM processes p WHERE p.id = events.process);
-		UPDATE devices SET ordinal = (SELECT rank FROM processes p WHERE p.id = devices.process);" ||
-		die "cannot label $db"
-}
-
-# job NP: job<NP>.db, ranks 0..NP-1, and single<R>.db, each rank alone.
+# job NP: job<NP>.db, ranks 0..NP-1 merged, and single<R>.db, each rank alone.
 job() {
-	local np=$1 r files="" ranks=""
+	local np=$1 r dbs=""
 	for r in $(seq 0 $((np - 1))); do
 		rank_csv "$r"
-		files="$files rank$r.csv"
-		ranks="$ranks $r"
-		if [ ! -f "single$r.db" ]; then
-			mp import -q -o "single$r.db" "rank$r.csv"
-			[ "$status" -eq 0 ] || die "import rank$r.csv: $(cat "$ERR")"
-			label "single$r.db" "$r"
-		fi
+		mp import -q -f --rank="$r" --world-size="$np" -o "single$r.db" "rank$r.csv"
+		[ "$status" -eq 0 ] || die "import rank$r.csv: $(cat "$ERR")"
+		dbs="$dbs single$r.db"
 	done
 	# shellcheck disable=SC2086
-	mp import -q -o "job$np.db" $files
-	[ "$status" -eq 0 ] || die "import$files: $(cat "$ERR")"
-	# shellcheck disable=SC2086
-	label "job$np.db" $ranks
+	mp merge -q -o "job$np.db" $dbs
+	[ "$status" -eq 0 ] || die "merge$dbs: $(cat "$ERR")"
 }
 
 for np in 2 4; do
@@ -116,14 +97,14 @@ assert j['ranks'] == np
 def figures(x):
     # times are measured (pool CPU time); seq numbers are positions in each trace
     out = {k: v for k, v in x.items() if '_ns' not in k and k not in
-           ('rank', 'time_is', 'pool_stats', 'peak_reserved_seq', 'first_oom')}
+           ('rank', 'device', 'time_is', 'pool_stats', 'peak_reserved_seq', 'first_oom')}
     out['pool_stats'] = {k: v for k, v in x['pool_stats'].items() if '_ns' not in k}
     return out
 for r in range(np):
     single = json.load(open('single%d-%d.json' % (r, np)))['results']
     assert len(single) == len(ranks[r]) == 2, (r, len(single), len(ranks[r]))
     for a, b in zip(ranks[r], single):
-        assert a['device'] == r, (r, a['device'])
+        assert a['device'] == r and b['device'] == 0, (r, a['device'], b['device'])
         fa, fb = figures(a), figures(b)
         assert fa == fb, (r, a['pool'], {k: (fa[k], fb.get(k)) for k in fa if fa[k] != fb.get(k)})
 assert all(x['pool_stats']['collectives_run'] == 0 for x in j['results'] if x['pool'] == 'sharded')
@@ -188,19 +169,24 @@ expect_stderr_contains "trace 'job2.db' has 2 ranks (0, 1) but 3 MPI ranks repla
 expect_stderr_not_contains "rank 0:"
 
 step "a trace with no rank 1 (its ranks 0 and 2) names them"
-cp job2.db gap.db
-sql gap.db "UPDATE processes SET rank = 2 WHERE rank = 1" || die "sql gap.db"
+mp import -q -f --rank=2 -o r2.db rank1.csv
+mp merge -q -o gap.db single0.db r2.db
+[ "$status" -eq 0 ] || die "merge gap.db: $(cat "$ERR")"
 mpi 2 replay --mpi --backend=sim --pool=caching --no-save gap.db
 expect_status 1
 expect_stderr_contains "trace 'gap.db' has no rank 1 (its ranks: 0, 2)"
 
+step "a trace of one rank under -np 2"
+mpi 2 replay --mpi --backend=sim --pool=caching --no-save single0.db
+expect_status 1
+expect_stderr_contains "trace 'single0.db' has 1 rank (0) but 2 MPI ranks replay it"
+
 step "a trace without ranks says how to label them"
-mpi 2 replay --mpi --backend=sim --pool=caching --no-save single0.db
+mp import -q -o norank.db rank0.csv
+mpi 2 replay --mpi --backend=sim --pool=caching --no-save norank.db
 expect_status 1
-sql single0.db "UPDATE processes SET rank = NULL" || die "sql single0.db"
-mpi 2 replay --mpi --backend=sim --pool=caching --no-save single0.db
-expect_status 1
-expect_stderr_contains "has no ranks"
+expect_stderr_contains "trace 'norank.db' has no ranks"
+expect_stderr_contains "memprof import --rank=N"
 
 step "ranks given different options fail together"
 run timeout 120 mpirun -np 2 --oversubscribe sh -c \
