@@ -47,12 +47,6 @@ int mp_mpi_share_nccl_id(struct mp_rank_group *g, int make, char *why, size_t wh
 	return -1;
 }
 
-int mp_mpi_bcast(void *buf, size_t n)
-{
-	(void)buf, (void)n;
-	return -1;
-}
-
 int mp_mpi_gather(const struct mp_rank_group *g, const void *mine, size_t n, unsigned char **all,
                   size_t *lens)
 {
@@ -170,13 +164,6 @@ int mp_mpi_share_nccl_id(struct mp_rank_group *g, int make, char *why, size_t wh
 	if (why && why_size)
 		snprintf(why, why_size, "%.255s", (const char *)msg + 1 + MP_NCCL_UNIQUE_ID_BYTES);
 	return 0;
-}
-
-int mp_mpi_bcast(void *buf, size_t n)
-{
-	if (n > INT_MAX)
-		return -1;
-	return MPI_Bcast(buf, (int)n, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
 /* Rank 0: the receive buffer and displacements for counts; ok says all went well. */

@@ -2,8 +2,8 @@
  * cmd/replay_mpi.h - the MPI side of 'memprof replay --mpi' (replay_mpi.c,
  * the only file that includes mpi.h): starting and stopping MPI, the
  * rank_group callbacks (allreduce, host collectives) on MPI_COMM_WORLD, the
- * NCCL id rank 0 makes and sends to all, and the byte gathers and
- * broadcasts cmd/replay.c uses to collect every rank's results on rank 0.
+ * NCCL id rank 0 makes and sends to all, and the byte gathers
+ * cmd/replay_job.c uses to collect every rank's results on rank 0.
  * Without MPI (configure found none) mp_mpi_start says so.  Not
  * thread-safe: one MPI job per process.
  */
@@ -35,9 +35,6 @@ void mp_mpi_stop(void);
  * Returns 0, or -1 when MPI failed.
  */
 int mp_mpi_share_nccl_id(struct mp_rank_group *g, int make, char *why, size_t why_size);
-
-/* n bytes of buf, from rank 0 to every rank.  0 or -1. */
-int mp_mpi_bcast(void *buf, size_t n);
 
 /*
  * Every rank's n bytes of mine, to rank 0: there *all (malloc'd, the ranks'
