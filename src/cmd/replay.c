@@ -3,15 +3,24 @@
  * input, picks the backend and the pools (the baseline always among them),
  * replays every device against every pool through replay/engine, prints
  * the results (report/replay) and stores them in the trace (store/results).
+ * With --mpi this process is one rank of a job (cmd/replay_job.c): it
+ * replays its trace rank's processes, every rank goes through the same
+ * (device, pool) rounds, and rank 0 prints and stores the job's results.
  */
 #include "cmd/cmd.h"
 #include "cmd/replay_args.h"
+#include "cmd/replay_job.h"
+#include "cmd/replay_mpi.h"
 #include "replay/backend.h"
 #include "replay/engine.h"
 #include "replay/input.h"
 #include "replay/loader.h"
 #include "report/replay.h"
 #include "store/results.h"
+
+#ifdef HAVE_CUDA
+#include "replay/cuda_api.h"
+#endif
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +40,9 @@ struct replay_run {
 	char *notes[MAX_NOTES];
 	size_t n_notes;
 	int verify_failed;
+	int n_gpus;                /* visible GPUs (cuda backend), else 0 */
+	struct mp_replay_job *job; /* --mpi, else NULL */
+	int *ranks;                /* with job, on rank 0: each result's rank */
 };
 
 static void add_note(struct replay_run *x, const char *fmt, ...)
@@ -192,10 +204,18 @@ static void device_notes(struct replay_run *x, const struct mp_replay_device *d)
 		         (int)d->ordinal, (long long)d->n_unmatched_frees);
 }
 
-/* Replays d against pool k into the next result; returns 0, or MP_EXIT_ERROR. */
-static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
-                      const struct mp_replay_device *d, size_t k)
+/* The GPU the i-th device of the input runs on (decision: round robin over the visible ones). */
+static int gpu_of(const struct replay_run *x, size_t i)
 {
+	int first = x->job ? x->job->g.local_rank : 0;
+
+	return x->n_gpus > 0 ? (int)((first + (int64_t)i) % x->n_gpus) : 0;
+}
+
+/* Replays the i-th device d against pool k into the next result; returns 0, or MP_EXIT_ERROR. */
+static int replay_one(struct replay_run *x, const struct mp_replay_input *in, size_t i, size_t k)
+{
+	const struct mp_replay_device *d = &in->devices[i];
 	struct memprof_pool_option opts[MP_REPLAY_MAX_POOL_OPTS];
 	struct mp_replay_options o = {
 	        .backend = x->backend,
@@ -203,6 +223,9 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
 	        .verify = x->a.verify,
 	        .pool_opts = opts,
 	        .n_pool_opts = options_for(x, x->pools[k], opts),
+	        .gpu_set = x->n_gpus > 0,
+	        .gpu = gpu_of(x, i),
+	        .group = x->job ? &x->job->g : NULL,
 	        .log = pool_log,
 	};
 	struct mp_replay_result *res = &x->results[x->n_results];
@@ -224,49 +247,103 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in,
 	return 0;
 }
 
-static int replay_all(struct replay_run *x, const struct mp_replay_input *in)
+/* The note that says which GPU each device of the trace runs on. */
+static void gpu_note(struct replay_run *x, const struct mp_replay_input *in)
+{
+	char buf[512];
+	size_t len = 0;
+
+	if (x->n_gpus <= 0)
+		return;
+	for (size_t i = 0; i < in->n_devices && len + 32 < sizeof buf; i++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%sdevice %d on GPU %d",
+		                        i ? ", " : "", (int)in->devices[i].ordinal, gpu_of(x, i));
+	add_note(x, "%s (the trace's devices in turn on the %d visible GPU%s%s)", buf, x->n_gpus,
+	         x->n_gpus == 1 ? "" : "s", x->job ? ", starting at the local rank" : "");
+}
+
+/*
+ * Every (device, pool) run in order.  With a job every rank goes through
+ * n_rounds_devices devices (the most any rank has) and ends each run with
+ * mp_rank_group_done, even past its own devices or after its own error,
+ * so no rank waits for a round another will not join.
+ */
+static int replay_all(struct replay_run *x, const struct mp_replay_input *in,
+                      size_t n_round_devices)
 {
 	int rc = 0;
 
 	x->results = calloc(in->n_devices * x->n_pools + 1, sizeof *x->results);
 	if (!x->results)
 		return mp_cmd_error(&mp_cmd_replay, "out of memory");
-	for (size_t i = 0; i < in->n_devices && rc == 0; i++) {
-		device_notes(x, &in->devices[i]);
-		for (size_t k = 0; k < x->n_pools && rc == 0; k++)
-			rc = replay_one(x, in, &in->devices[i], k);
+	gpu_note(x, in);
+	for (size_t i = 0; i < n_round_devices && (rc == 0 || x->job); i++) {
+		if (i < in->n_devices)
+			device_notes(x, &in->devices[i]);
+		for (size_t k = 0; k < x->n_pools && (rc == 0 || x->job); k++) {
+			if (i < in->n_devices && rc == 0)
+				rc = replay_one(x, in, i, k);
+			if (x->job && mp_rank_group_done(&x->job->g) < 0)
+				return mp_cmd_error(&mp_cmd_replay, "MPI failed between two runs");
+		}
 	}
 	return rc;
 }
 
+/* Metric rows m as the store takes them, into rm. */
+static void to_result_metrics(const struct mp_replay_metric *m, size_t n,
+                              struct mp_result_metric *rm)
+{
+	for (size_t j = 0; j < n; j++)
+		rm[j] = (struct mp_result_metric){m[j].name, m[j].value, m[j].unit, m[j].measured};
+}
+
+/*
+ * One stored run per (rank) device and pool, as without --mpi (devices are
+ * job-wide numbers); with ranks, the job's figures of each pool too, as the
+ * pool's run on device -1.
+ */
 static int save_results(struct replay_run *x, const struct mp_replay_report *rep)
 {
-	struct mp_result_run *runs = calloc(x->n_results + 1, sizeof *runs);
-	struct mp_replay_metric(*m)[MP_REPLAY_MAX_METRICS] = calloc(x->n_results + 1, sizeof *m);
-	struct mp_result_metric(*rm)[MP_REPLAY_MAX_METRICS] = calloc(x->n_results + 1, sizeof *rm);
+	size_t n_job = rep->ranks ? x->n_pools : 0, n_runs = x->n_results + n_job, n = 0;
+	struct mp_result_run *runs = calloc(n_runs + 1, sizeof *runs);
+	struct mp_replay_metric(*m)[MP_REPLAY_MAX_METRICS] = calloc(n_runs + 1, sizeof *m);
+	struct mp_result_metric(*rm)[MP_REPLAY_MAX_METRICS] = calloc(n_runs + 1, sizeof *rm);
+	struct mp_replay_job_row *job = calloc(n_job + 1, sizeof *job);
 	struct mp_error err = {0};
 	int rc = 0;
 
-	if (!runs || !m || !rm)
+	if (!runs || !m || !rm || !job)
 		rc = mp_cmd_error(&mp_cmd_replay, "out of memory");
-	for (size_t i = 0; rc == 0 && i < x->n_results; i++) {
-		size_t n = mp_replay_metrics(rep, &x->results[i], m[i], MP_REPLAY_MAX_METRICS);
-		for (size_t j = 0; j < n; j++)
-			rm[i][j] = (struct mp_result_metric){m[i][j].name, m[i][j].value,
-			                                     m[i][j].unit, m[i][j].measured};
-		runs[i] = (struct mp_result_run){.pool = x->results[i].pool,
+	for (size_t i = 0; rc == 0 && i < x->n_results; i++, n++) {
+		size_t k = mp_replay_metrics(rep, &x->results[i], m[n], MP_REPLAY_MAX_METRICS);
+		to_result_metrics(m[n], k, rm[n]);
+		runs[n] = (struct mp_result_run){.pool = x->results[i].pool,
 		                                 .backend = x->results[i].backend,
 		                                 .baseline = x->a.baseline,
 		                                 .options = x->a.options_text,
 		                                 .device = x->results[i].device,
-		                                 .metrics = rm[i],
-		                                 .n_metrics = n};
+		                                 .metrics = rm[n],
+		                                 .n_metrics = k};
 	}
-	if (rc == 0 && mp_results_save(x->a.trace, runs, x->n_results, &err) < 0)
+	n_job = rc == 0 ? mp_replay_job_rows(rep, job, n_job) : 0;
+	for (size_t i = 0; i < n_job; i++, n++) {
+		size_t k = mp_replay_job_metrics(&job[i], m[n], MP_REPLAY_MAX_METRICS);
+		to_result_metrics(m[n], k, rm[n]);
+		runs[n] = (struct mp_result_run){.pool = job[i].pool,
+		                                 .backend = x->backend->name,
+		                                 .baseline = x->a.baseline,
+		                                 .options = x->a.options_text,
+		                                 .device = -1,
+		                                 .metrics = rm[n],
+		                                 .n_metrics = k};
+	}
+	if (rc == 0 && mp_results_save(x->a.trace, runs, n, &err) < 0)
 		rc = mp_cmd_fail(&mp_cmd_replay, &err);
 	free(runs);
 	free(m);
 	free(rm);
+	free(job);
 	return rc;
 }
 
@@ -281,6 +358,8 @@ static int report(struct replay_run *x)
 	        .capacity_bytes = x->a.capacity_bytes,
 	        .notes = (const char *const *)x->notes,
 	        .n_notes = x->n_notes,
+	        .ranks = x->job ? x->ranks : NULL,
+	        .n_ranks = x->job ? x->job->g.size : 0,
 	};
 	int rc =
 	        x->a.json ? mp_replay_print_json(stdout, &rep) : mp_replay_print_text(stdout, &rep);
@@ -290,14 +369,19 @@ static int report(struct replay_run *x)
 	fflush(stdout);
 	if (x->a.save && x->n_results && (rc = save_results(x, &rep)) != 0)
 		return rc;
-	if (x->verify_failed) {
-		for (size_t i = 0; i < x->n_results; i++)
-			if (x->results[i].verify == MP_VERIFY_FAILED)
-				mp_cmd_error(&mp_cmd_replay, "--verify failed on device %d: %s",
-				             (int)x->results[i].device, x->results[i].verify_msg);
-		return MP_EXIT_ERROR;
+	for (size_t i = 0; i < x->n_results; i++) {
+		if (x->results[i].verify != MP_VERIFY_FAILED)
+			continue;
+		x->verify_failed = 1;
+		if (x->job)
+			mp_cmd_error(&mp_cmd_replay, "--verify failed on rank %d, device %d: %s",
+			             x->ranks[i], (int)x->results[i].device,
+			             x->results[i].verify_msg);
+		else
+			mp_cmd_error(&mp_cmd_replay, "--verify failed on device %d: %s",
+			             (int)x->results[i].device, x->results[i].verify_msg);
 	}
-	return 0;
+	return x->verify_failed ? MP_EXIT_ERROR : 0;
 }
 
 static int list_pools(const struct replay_args *a)
@@ -333,7 +417,9 @@ static int read_input(struct replay_run *x, struct mp_replay_input **in)
 		mp_err_copy(&err, mp_store_error(s));
 		rc = -1;
 	} else {
-		rc = mp_replay_input_load(r, x->a.device, in, &err);
+		rc = x->job ? mp_replay_input_load_rank(s, x->a.trace, r, x->a.device,
+		                                        x->job->g.rank, x->job->g.size, in, &err)
+		            : mp_replay_input_load(r, x->a.device, in, &err);
 		if (rc < 0 && err.code == 0)
 			mp_err(&err, rc, "cannot read trace '%s': %s", x->a.trace,
 			       mp_store_errmsg(s));
@@ -342,32 +428,149 @@ static int read_input(struct replay_run *x, struct mp_replay_input **in)
 	mp_store_close(s);
 	if (rc < 0)
 		return mp_cmd_fail(&mp_cmd_replay, &err);
+	if ((*in)->n_devices == 0 && x->job)
+		return mp_cmd_error(&mp_cmd_replay, "nothing to replay for rank %d in '%s': %s",
+		                    x->job->g.rank, x->a.trace,
+		                    x->a.device >= 0 ? "no events on that device"
+		                                     : "no allocations or segments");
 	if ((*in)->n_devices == 0)
 		return mp_cmd_error(&mp_cmd_replay, "nothing to replay in '%s': %s", x->a.trace,
 		                    x->a.device >= 0 ? "no events on that device"
 		                                     : "no allocations or segments");
+	if ((*in)->n_unranked_processes)
+		add_note(x, "%zu processes of the trace have no rank: no rank replays them",
+		         (*in)->n_unranked_processes);
+	return 0;
+}
+
+/* How many GPUs the cuda backend sees (the device map), 0 for other backends. */
+static int count_gpus(const struct replay_run *x)
+{
+	int n = 0;
+
+#ifdef HAVE_CUDA
+	char why[256];
+
+	if (strcmp(x->backend->name, "cuda") == 0 && !mp_cu_probe(why, sizeof why, &n))
+		n = 0;
+#else
+	(void)x;
+#endif
+	return n;
+}
+
+/* The backend, pools and options: what every rank of a job must share. */
+static uint64_t setup_hash(const struct replay_run *x)
+{
+	uint64_t h = MP_REPLAY_JOB_HASH0;
+	size_t sizes[2] = {sizeof(struct mp_replay_result), MP_REPLAY_MAX_STATS};
+	const char *texts[3] = {x->backend->name, x->a.baseline, x->a.options_text};
+
+	h = mp_replay_job_hash(h, sizes, sizeof sizes);
+	for (size_t i = 0; i < 3; i++)
+		h = mp_replay_job_hash(h, texts[i], strlen(texts[i]) + 1);
+	for (size_t k = 0; k < x->n_pools; k++)
+		h = mp_replay_job_hash(h, x->pools[k]->ops.name, strlen(x->pools[k]->ops.name) + 1);
+	return h;
+}
+
+/* The same backend, pools and options on every rank, and the NCCL id for cuda. */
+static int join_job(struct replay_run *x)
+{
+	char why[256] = "";
+	int cuda = strcmp(x->backend->name, "cuda") == 0;
+	int rc = mp_replay_job_same(x->job, setup_hash(x));
+
+	if (rc != 0)
+		return rc;
+	if (mp_mpi_share_nccl_id(&x->job->g, cuda, why, sizeof why) < 0)
+		return mp_cmd_error(&mp_cmd_replay, "MPI failed sending the NCCL id");
+	if (cuda && !x->job->g.have_nccl_id)
+		add_note(x, "no NCCL id (%s): collectives do not run across the ranks", why);
+	if (strcmp(x->backend->name, "host") == 0)
+		add_note(x,
+		         "collectives ran across the %d ranks through MPI on host memory; "
+		         "their times (the pool's *_ns stats) are measured on this host",
+		         x->job->g.size);
+	return 0;
+}
+
+/* A job: each step's status agreed by all ranks, results gathered to rank 0. */
+static int run_job(struct replay_run *x, struct mp_replay_input **in)
+{
+	struct mp_replay_job *j = x->job;
+	int rc = pick_backend(x);
+
+	if (rc == 0 && (rc = pick_pools(x)) == 0)
+		rc = check_options(x);
+	if ((rc = mp_replay_job_status(j, rc)) != 0)
+		return rc;
+	x->n_gpus = count_gpus(x);
+	if ((rc = join_job(x)) != 0)
+		return rc; /* the same on every rank: no rank failed of its own */
+	if ((rc = mp_replay_job_status(j, read_input(x, in))) != 0)
+		return rc;
+	rc = replay_all(x, *in, (size_t)mp_replay_job_max(j, (int64_t)(*in)->n_devices));
+	if (mp_replay_job_max(j, rc) == 0 &&
+	    mp_replay_job_gather(j, &x->results, &x->n_results, &x->ranks, x->notes, &x->n_notes,
+	                         MAX_NOTES, x->backend->name) < 0)
+		rc = mp_cmd_error(&mp_cmd_replay, "cannot gather the ranks' results on rank 0");
+	if ((rc = mp_replay_job_status(j, rc)) != 0)
+		return rc;
+	return mp_replay_job_status(j, j->g.rank == 0 ? report(x) : 0);
+}
+
+static int run_single(struct replay_run *x, struct mp_replay_input **in)
+{
+	int rc = pick_backend(x);
+
+	if (rc == 0 && (rc = pick_pools(x)) == 0 && (rc = check_options(x)) == 0 &&
+	    (rc = read_input(x, in)) == 0) {
+		x->n_gpus = count_gpus(x);
+		if ((rc = replay_all(x, *in, (*in)->n_devices)) == 0)
+			rc = report(x);
+	}
+	return rc;
+}
+
+/* Whether --mpi is among the arguments (MPI starts before they are parsed). */
+static int wants_mpi(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--mpi") == 0)
+			return 1;
 	return 0;
 }
 
 static int run(int argc, char **argv)
 {
 	struct replay_run x = {0};
+	struct mp_replay_job job;
 	struct mp_replay_input *in = NULL;
-	int rc = mp_replay_args_parse(&x.a, argc, argv);
+	int rc = 0;
 
+	if (wants_mpi(argc, argv)) {
+		if ((rc = mp_replay_job_start(&job)) != 0)
+			return rc;
+		x.job = &job;
+	}
+	rc = mp_replay_args_parse(&x.a, argc, argv);
+	if (x.job)
+		rc = mp_replay_job_status(x.job, rc);
 	if (rc == 0 && x.a.list_pools)
 		rc = list_pools(&x.a);
-	else if (rc == 0 && (rc = pick_backend(&x)) == 0 && (rc = pick_pools(&x)) == 0 &&
-	         (rc = check_options(&x)) == 0 && (rc = read_input(&x, &in)) == 0 &&
-	         (rc = replay_all(&x, in)) == 0)
-		rc = report(&x);
+	else if (rc == 0)
+		rc = x.job ? run_job(&x, &in) : run_single(&x, &in);
 	mp_replay_input_free(in);
 	for (size_t i = 0; i < x.n_pools; i++)
 		mp_loader_close(x.pools[i]);
 	for (size_t i = 0; i < x.n_notes; i++)
 		free(x.notes[i]);
 	free(x.results);
+	free(x.ranks);
 	mp_replay_args_free(&x.a);
+	if (x.job)
+		mp_replay_job_end(x.job);
 	return rc < 0 ? MP_EXIT_OK : rc;
 }
 

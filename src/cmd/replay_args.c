@@ -24,6 +24,7 @@ static const struct option longopts[] = {
         {"plugin-dir", required_argument, NULL, 'P'},
         {"pool-opt", required_argument, NULL, 'o'},
         {"list-pools", no_argument, NULL, 'l'},
+        {"mpi", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
 };
@@ -49,6 +50,9 @@ void mp_replay_args_help(FILE *out)
 	             "      --pool-opt=NAME=VAL  an option for the pools that declare NAME;\n"
 	             "                           --NAME=VAL does the same\n"
 	             "      --list-pools         list the pools found, with their options\n"
+	             "      --mpi                one rank of 'mpirun -np N memprof replay --mpi':\n"
+	             "                           MPI rank i replays trace rank i, rank 0 prints\n"
+	             "                           and stores every rank's results and the job's\n"
 	             "  -h, --help               show this help\n");
 }
 
@@ -183,6 +187,9 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 			break;
 		case 'l':
 			a->list_pools = 1;
+			break;
+		case 'm':
+			a->mpi = 1;
 			break;
 		case 'h':
 			mp_replay_args_help(stdout);

@@ -21,6 +21,7 @@ struct replay_args {
 	int device; /* -1: every device */
 	uint64_t capacity_bytes;
 	int verify, json, save, list_pools;
+	int mpi; /* --mpi: this process is one MPI rank of the replay */
 	struct memprof_pool_option pool_opts[MP_REPLAY_MAX_POOL_OPTS];
 	size_t n_pool_opts;
 	char *opt_storage[MP_REPLAY_MAX_POOL_OPTS]; /* strdup'd "NAME=VALUE" texts */

@@ -4,12 +4,15 @@
  * mappings (MAP_NORESERVE), virtual ranges are PROT_NONE mappings whose
  * 2 MiB chunks map makes readable and writable and unmap gives back.  It
  * keeps no figures and enforces no capacity (the engine does both).  It does
- * not model time: that is the cost model's job.
+ * not model time: that is the cost model's job.  Under 'replay --mpi' it
+ * runs the pools' collectives for real across the ranks' host buffers
+ * (through group->host_collective), timed on this host's clock.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "replay/backend.h"
@@ -24,6 +27,7 @@
 
 struct mp_backend {
 	struct mp_error *err;
+	const struct mp_rank_group *group; /* replay --mpi, or NULL */
 	uint64_t page_bytes;
 	unsigned char tmpl[HOST_PATTERN_STRIDE]; /* the pattern of the current tag, one period */
 	uint64_t tmpl_tag;
@@ -39,6 +43,7 @@ static int host_open(const struct mp_backend_options *o, struct mp_backend **out
 	if (!b)
 		return mp_err(o->err, MP_ENOMEM, "out of memory");
 	b->err = o->err;
+	b->group = o->group;
 	b->page_bytes = page > 0 ? (uint64_t)page : 4096;
 	*out = b;
 	return 0;
@@ -264,6 +269,44 @@ static int host_check_pattern(struct mp_backend *b, uint64_t addr, uint64_t n, u
 	return pattern_walk(b, addr, n, tag, 1);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Across the ranks of the group only (one process has no one to exchange
+ * with): the buffer is split into one shard per rank, whatever world_size
+ * the pool laid it out for; a buffer that does not split evenly, or whose
+ * shards pass 2 GiB (an MPI count), is ENOTSUP on every rank alike.  The
+ * time is the host's wall time of the exchange.
+ */
+static int host_collective(struct mp_backend *b, int kind, uint64_t addr, uint64_t n_bytes,
+                           uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns)
+{
+	const struct mp_rank_group *g = b->group;
+	uint64_t t0;
+
+	(void)world_size, (void)stream;
+	if (!g || !g->host_collective || g->size < 1 || n_bytes % (uint64_t)g->size ||
+	    n_bytes / (uint64_t)g->size > INT32_MAX)
+		return MEMPROF_POOL_ENOTSUP;
+	t0 = now_ns();
+	if (g->host_collective(g->ctx, kind, to_ptr(addr), n_bytes) < 0) {
+		mp_err(b->err, MP_EIO,
+		       "host backend: the %s over %llu bytes across %d ranks failed",
+		       kind == MEMPROF_POOL_ALL_GATHER ? "all-gather" : "reduce-scatter",
+		       (unsigned long long)n_bytes, g->size);
+		return MEMPROF_POOL_EFAULT;
+	}
+	if (elapsed_ns)
+		*elapsed_ns = now_ns() - t0;
+	return MEMPROF_POOL_OK;
+}
+
 const struct mp_backend_ops mp_backend_host = {
         .name = "host",
         .measures_time = 0,
@@ -281,4 +324,5 @@ const struct mp_backend_ops mp_backend_host = {
         .sync = host_sync,
         .fill_pattern = host_fill_pattern,
         .check_pattern = host_check_pattern,
+        .collective = host_collective,
 };

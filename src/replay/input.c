@@ -3,6 +3,7 @@
  * input.h.  Block and segment events are both collected while reading; a
  * device is replayed at the block level when it has block allocations, else
  * at the segment level.  Call sites and phases are interned once each.
+ * With a rank, only that rank's processes are read (replay --mpi).
  * Owns the input's memory; never touches the pools or the backends.
  */
 #include <inttypes.h>
@@ -48,6 +49,7 @@ struct loader {
 	const char **sites, **phases;
 	size_t n_sites, n_phases, cap_sites, cap_phases;
 	int device_filter;
+	const struct mp_intmap *processes; /* ids of the processes kept; NULL: all */
 	int has_stacks;
 	struct mp_error *err;
 };
@@ -204,7 +206,11 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	const struct memprof_event *ev = &rec->ev;
 	struct device_build *d;
 
+	uint64_t kept;
+
 	if (L->device_filter >= 0 && ev->device != L->device_filter)
+		return 0;
+	if (L->processes && !mp_intmap_get(L->processes, (uint64_t)ev->process_id, &kept))
 		return 0;
 	if (ev->op == MEMPROF_OP_PHASE_BEGIN || ev->op == MEMPROF_OP_PHASE_END ||
 	    ev->op == MEMPROF_OP_OOM)
@@ -322,10 +328,10 @@ static void loader_free(struct loader *L)
 	free(L->phases);
 }
 
-int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input **out,
-                         struct mp_error *err)
+static int load(struct mp_reader *r, int device, const struct mp_intmap *processes,
+                struct mp_replay_input **out, struct mp_error *err)
 {
-	struct loader L = {.device_filter = device, .err = err};
+	struct loader L = {.device_filter = device, .processes = processes, .err = err};
 	struct mp_replay_input *in = calloc(1, sizeof *in);
 	const struct memprof_record *rec;
 	int rc;
@@ -356,6 +362,106 @@ int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input
 	}
 	*out = in;
 	return 0;
+}
+
+int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input **out,
+                         struct mp_error *err)
+{
+	return load(r, device, NULL, out, err);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* "0, 1, 3" into buf: the distinct ranks[0..n), sorted. */
+static void rank_list(char *buf, size_t size, const int64_t *ranks, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len + 16 < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? ", " : "",
+		                        (long long)ranks[i]);
+	if (len + 16 >= size && size > 4)
+		snprintf(buf + size - 5, 5, "...");
+}
+
+/* The distinct ranks of p sorted into ranks (room for n); their number. */
+static size_t distinct_ranks(const struct memprof_process *p, size_t n, int64_t *ranks)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].rank >= 0)
+			ranks[k++] = p[i].rank;
+	if (k)
+		qsort(ranks, k, sizeof *ranks, by_rank);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++)
+		if (m == 0 || ranks[m - 1] != ranks[i])
+			ranks[m++] = ranks[i];
+	return m;
+}
+
+/* Checks the trace's ranks are 0..n_ranks-1 with rank among them. */
+static int check_ranks(const char *path, const int64_t *ranks, size_t n, int rank, int n_ranks,
+                       size_t n_processes, struct mp_error *err)
+{
+	char list[256];
+	int have = 0;
+
+	if (n == 0)
+		return mp_err(err, MP_EINVAL,
+		              "trace '%s' has no ranks: none of its %zu processes carries one "
+		              "(label per-rank traces with 'memprof import --rank=N', then merge "
+		              "them)",
+		              path, n_processes);
+	rank_list(list, sizeof list, ranks, n);
+	if (n != (size_t)n_ranks)
+		return mp_err(err, MP_EINVAL,
+		              "trace '%s' has %zu rank%s (%s) but %d MPI ranks replay it: run "
+		              "it with mpirun -np %zu",
+		              path, n, n == 1 ? "" : "s", list, n_ranks, n);
+	for (size_t i = 0; i < n; i++)
+		have |= ranks[i] == rank;
+	if (!have)
+		return mp_err(err, MP_EINVAL, "trace '%s' has no rank %d (its ranks: %s)", path,
+		              rank, list);
+	return 0;
+}
+
+int mp_replay_input_load_rank(struct mp_store *s, const char *path, struct mp_reader *r, int device,
+                              int rank, int n_ranks, struct mp_replay_input **out,
+                              struct mp_error *err)
+{
+	struct memprof_process *p = NULL;
+	struct mp_intmap keep;
+	size_t n = 0, n_unranked = 0;
+	int64_t *ranks;
+	int rc;
+
+	*out = NULL;
+	if (mp_store_processes(s, &p, &n) < 0)
+		return mp_err(err, MP_EIO, "cannot read the processes of trace '%s': %s", path,
+		              mp_store_errmsg(s));
+	mp_intmap_init(&keep);
+	ranks = calloc(n ? n : 1, sizeof *ranks);
+	rc = ranks ? check_ranks(path, ranks, distinct_ranks(p, n, ranks), rank, n_ranks, n, err)
+	           : mp_err(err, MP_ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		n_unranked += p[i].rank < 0;
+		if (p[i].rank == rank && mp_intmap_put(&keep, (uint64_t)p[i].id, 1) < 0)
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+	}
+	if (rc == 0 && (rc = load(r, device, &keep, out, err)) == 0)
+		(*out)->n_unranked_processes = n_unranked;
+	mp_intmap_free(&keep);
+	free(ranks);
+	mp_store_free_processes(p, n);
+	return rc;
 }
 
 void mp_replay_input_free(struct mp_replay_input *in)
@@ -409,7 +515,7 @@ static void op_steps(const struct mp_replay_device *d, int64_t *alloc_step, int6
 }
 
 struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
-                                                       const struct mp_replay_device *d)
+                                                        const struct mp_replay_device *d)
 {
 	size_t n = d->n_allocs ? d->n_allocs : 1;
 	struct memprof_pool_lifetime *items = calloc(n, sizeof *items);

@@ -19,6 +19,7 @@
 
 #include "memprof/pool.h"
 #include "store/reader.h"
+#include "store/store.h"
 #include "util/error.h"
 
 enum mp_replay_level { MP_LEVEL_BLOCK = 0, MP_LEVEL_SEGMENT = 1 };
@@ -67,6 +68,8 @@ struct mp_replay_input {
 	size_t n_phases;
 	int64_t n_events; /* trace events read */
 	int has_stacks;
+	/* With a rank (load_rank): processes of the trace with no rank, left out. */
+	size_t n_unranked_processes;
 	void *owned; /* the interned strings */
 };
 
@@ -77,6 +80,17 @@ struct mp_replay_input {
  */
 int mp_replay_input_load(struct mp_reader *r, int device, struct mp_replay_input **out,
                          struct mp_error *err);
+
+/*
+ * The same, keeping only the processes of trace rank `rank` (processes.rank),
+ * for 'memprof replay --mpi' where MPI rank i replays trace rank i.  The
+ * trace s (path names it in messages) must have exactly n_ranks ranks,
+ * numbered 0..n_ranks-1: otherwise MP_EINVAL, the message naming the ranks
+ * the trace has.  Processes with no rank are left out and counted.
+ */
+int mp_replay_input_load_rank(struct mp_store *s, const char *path, struct mp_reader *r, int device,
+                              int rank, int n_ranks, struct mp_replay_input **out,
+                              struct mp_error *err);
 void mp_replay_input_free(struct mp_replay_input *in);
 
 /* The lifetimes of a device's allocations, for a pool's plan callback (malloc'd). */

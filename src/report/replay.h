@@ -5,6 +5,8 @@
  * saved_bytes = baseline peak reserved - peak reserved, time_saved_ns =
  * baseline total_ns - total_ns (negative when worse).  Times are labelled
  * "measured" (cuda backend) or "modelled" everywhere they appear.
+ * Under 'replay --mpi' every result also names its rank, and the job's
+ * figures per pool come after the ranks' (mp_replay_job_rows).
  */
 #ifndef MP_REPORT_REPLAY_H
 #define MP_REPORT_REPLAY_H
@@ -17,14 +19,54 @@
 
 struct mp_replay_report {
 	const char *trace_path;
-	const char *backend;   /* the backend used, as named to the user */
-	const char *baseline;  /* pool name of the baseline ("caching" by default) */
+	const char *backend;  /* the backend used, as named to the user */
+	const char *baseline; /* pool name of the baseline ("caching" by default) */
 	const struct mp_replay_result *results; /* in run order: device, then pool */
 	size_t n_results;
-	uint64_t capacity_bytes; /* 0: none */
+	uint64_t capacity_bytes;  /* 0: none */
 	const char *const *notes; /* warnings to show (segment-level replay, ...) */
 	size_t n_notes;
+	/* replay --mpi: ranks[i] is the rank results[i] ran on, of n_ranks; NULL otherwise. */
+	const int *ranks;
+	int n_ranks;
 };
+
+struct mp_replay_metric;
+
+/*
+ * One pool's figures for the whole job (replay --mpi), over every rank's
+ * devices: the worst device's peak reserved (which must fit on each GPU),
+ * bytes saved summed, and the slowest rank's allocator time (a rank's time
+ * is the sum over its devices): the job waits for it.
+ */
+struct mp_replay_job_row {
+	const char *pool;
+	int n_ranks;                  /* ranks with a result for this pool */
+	uint64_t peak_reserved_bytes; /* the largest over the ranks' devices ... */
+	int peak_rank;                /* ... on this rank */
+	int32_t peak_device;          /* ... and device */
+	uint64_t lower_bound_bytes;   /* the largest over the ranks' devices */
+	int has_saved;                /* every device had a baseline result */
+	int64_t saved_bytes;          /* summed over the ranks' devices */
+	uint64_t total_ns;            /* the slowest rank's allocator time ... */
+	int slowest_rank;             /* ... this one */
+	int has_time_saved;
+	int64_t time_saved_ns; /* the baseline's slowest rank time minus total_ns */
+	int time_measured;     /* every result's times were measured */
+	uint64_t n_ooms;       /* summed */
+};
+
+/* The job's rows, one per pool in first-run order, at most max; how many (0 without ranks). */
+size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_job_row *out,
+                          size_t max);
+
+/*
+ * A job row's figures as named metrics (stored as the device -1 run of its
+ * pool): peak_reserved_bytes, peak_rank, peak_device, lower_bound_bytes,
+ * saved_bytes, total_ns, slowest_rank, time_saved_ns, ooms, ranks.
+ */
+size_t mp_replay_job_metrics(const struct mp_replay_job_row *j, struct mp_replay_metric *out,
+                             size_t max);
 
 /* One figure of a result, as stored (replay_metrics) and as a JSON key. */
 struct mp_replay_metric {
@@ -47,7 +89,7 @@ struct mp_replay_metric {
 size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
                          struct mp_replay_metric *out, size_t max);
 
-/* The baseline's result for r's device, or NULL. */
+/* The baseline's result for r's device (and rank), or NULL. */
 const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_report *rep,
                                                      const struct mp_replay_result *r);
 

@@ -2,7 +2,8 @@
  * report/replay_common.c - what the text and JSON replay writers share:
  * the baseline's result for a device, and a result's figures as named
  * metrics (the numeric JSON keys, and the pool's own stats as
- * "pool.<name>"), which is also what the trace stores.  No output here.
+ * "pool.<name>"), which is also what the trace stores; and the job's
+ * figures of a replay over MPI ranks.  No output here.
  */
 #include "replay/cost_model.h"
 #include "report/replay.h"
@@ -18,7 +19,8 @@ const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_repo
 	for (size_t i = 0; i < rep->n_results; i++) {
 		const struct mp_replay_result *b = &rep->results[i];
 
-		if (b->device == r->device && strcmp(b->pool, rep->baseline) == 0)
+		if (b->device == r->device && strcmp(b->pool, rep->baseline) == 0 &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[r - rep->results]))
 			return b;
 	}
 	return NULL;
@@ -101,5 +103,108 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 		snprintf(name, sizeof(name), "pool.%.*s", (int)sizeof(st->name) - 1, st->name);
 		put(&l, name, st->value, unit_ok && st->unit[0] ? st->unit : "count", 0);
 	}
+	return l.n;
+}
+
+/* The time of the slowest rank for pool: sum over each rank's devices, then the largest. */
+static uint64_t slowest_rank_ns(const struct mp_replay_report *rep, const char *pool, int *rank,
+                                int *all_measured, int *n_ranks)
+{
+	uint64_t worst = 0;
+
+	*rank = -1;
+	*all_measured = 1;
+	*n_ranks = 0;
+	for (int k = 0; k < rep->n_ranks; k++) {
+		uint64_t sum = 0;
+		int seen = 0;
+
+		for (size_t i = 0; i < rep->n_results; i++)
+			if (rep->ranks[i] == k && strcmp(rep->results[i].pool, pool) == 0) {
+				sum += rep->results[i].total_ns;
+				*all_measured &= rep->results[i].time_measured != 0;
+				seen = 1;
+			}
+		*n_ranks += seen;
+		if (seen && (*rank < 0 || sum > worst)) {
+			worst = sum;
+			*rank = k;
+		}
+	}
+	return worst;
+}
+
+/* Folds result i into the row j of its pool. */
+static void add_to_row(const struct mp_replay_report *rep, size_t i, struct mp_replay_job_row *j)
+{
+	const struct mp_replay_result *r = &rep->results[i];
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	int k = rep->ranks[i];
+
+	if (j->peak_rank < 0 || r->peak_reserved_bytes > j->peak_reserved_bytes) {
+		j->peak_reserved_bytes = r->peak_reserved_bytes;
+		j->peak_rank = k;
+		j->peak_device = r->device;
+	}
+	if (r->lower_bound_bytes > j->lower_bound_bytes)
+		j->lower_bound_bytes = r->lower_bound_bytes;
+	if (b)
+		j->saved_bytes += (int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes;
+	else
+		j->has_saved = 0;
+	j->n_ooms += r->n_ooms;
+}
+
+size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_job_row *out,
+                          size_t max)
+{
+	size_t n = 0;
+
+	if (!rep->ranks || rep->n_ranks <= 0)
+		return 0;
+	for (size_t i = 0; i < rep->n_results && n < max; i++) {
+		const char *pool = rep->results[i].pool;
+		struct mp_replay_job_row *j = &out[n];
+		size_t k;
+
+		for (k = 0; k < n && strcmp(out[k].pool, pool) != 0; k++)
+			;
+		if (k < n)
+			continue; /* this pool's row is made already */
+		*j = (struct mp_replay_job_row){.pool = pool, .peak_rank = -1, .has_saved = 1};
+		for (size_t m = i; m < rep->n_results; m++)
+			if (strcmp(rep->results[m].pool, pool) == 0)
+				add_to_row(rep, m, j);
+		j->total_ns = slowest_rank_ns(rep, pool, &j->slowest_rank, &j->time_measured,
+		                              &j->n_ranks);
+		n++;
+	}
+	for (size_t k = 0; k < n && rep->baseline; k++) {
+		int rank, measured, n_ranks;
+		uint64_t b = slowest_rank_ns(rep, rep->baseline, &rank, &measured, &n_ranks);
+
+		out[k].has_time_saved = rank >= 0;
+		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].total_ns;
+	}
+	return n;
+}
+
+size_t mp_replay_job_metrics(const struct mp_replay_job_row *j, struct mp_replay_metric *out,
+                             size_t max)
+{
+	struct metric_list l = {out, 0, max};
+
+	put(&l, "peak_reserved_bytes", (double)j->peak_reserved_bytes, "bytes", 0);
+	put(&l, "peak_rank", (double)j->peak_rank, "count", 0);
+	put(&l, "peak_device", (double)j->peak_device, "count", 0);
+	put(&l, "lower_bound_bytes", (double)j->lower_bound_bytes, "bytes", 0);
+	if (j->has_saved)
+		put(&l, "saved_bytes", (double)j->saved_bytes, "bytes", 0);
+	put(&l, "total_ns", (double)j->total_ns, "ns", j->time_measured);
+	put(&l, "slowest_rank", (double)j->slowest_rank, "count", 0);
+	if (j->has_time_saved)
+		put(&l, "time_saved_ns", (double)j->time_saved_ns, "ns", j->time_measured);
+	put(&l, "ooms", (double)j->n_ooms, "count", 0);
+	put(&l, "ranks", (double)j->n_ranks, "count", 0);
 	return l.n;
 }

@@ -2,7 +2,8 @@
  * report/replay_json.c - the JSON rendering of 'memprof replay' (layout in
  * memprof-replay(1), versioned by MP_REPLAY_JSON_VERSION), built with cJSON
  * from plain results.  Integers are written exactly; figures that do not
- * exist (no baseline, no lower bound, no OOM) are null.
+ * exist (no baseline, no lower bound, no OOM) are null.  Under --mpi each
+ * result has its "rank", and "ranks" and "job" (figures per pool) are added.
  */
 #include "replay/cost_model.h"
 #include "report/json_util.h"
@@ -107,6 +108,8 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 	cJSON_AddStringToObject(o, "pool", r->pool);
 	cJSON_AddStringToObject(o, "backend", r->backend ? r->backend : "");
 	mp_json_add_int(o, "device", r->device);
+	if (rep->ranks)
+		mp_json_add_int(o, "rank", rep->ranks[r - rep->results]);
 	cJSON_AddStringToObject(o, "level", r->level == MP_LEVEL_SEGMENT ? "segment" : "block");
 	add_memory(o, r, b);
 	add_u64(o, "backend_calls", r->backend_calls);
@@ -128,6 +131,48 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 		cJSON_AddNullToObject(o, "verify_message");
 	cJSON_AddItemToObject(o, "pool_stats", stats_json(r));
 	return o;
+}
+
+static cJSON *job_row_json(const struct mp_replay_job_row *j)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "pool", j->pool);
+	mp_json_add_int(o, "ranks", j->n_ranks);
+	add_u64(o, "peak_reserved_bytes", j->peak_reserved_bytes);
+	mp_json_add_int(o, "peak_rank", j->peak_rank);
+	mp_json_add_int(o, "peak_device", j->peak_device);
+	add_u64(o, "lower_bound_bytes", j->lower_bound_bytes);
+	if (j->has_saved)
+		mp_json_add_int(o, "saved_bytes", j->saved_bytes);
+	else
+		cJSON_AddNullToObject(o, "saved_bytes");
+	cJSON_AddStringToObject(o, "time_is", j->time_measured ? "measured" : "modelled");
+	add_u64(o, "total_ns", j->total_ns);
+	mp_json_add_int(o, "slowest_rank", j->slowest_rank);
+	if (j->has_time_saved)
+		mp_json_add_int(o, "time_saved_ns", j->time_saved_ns);
+	else
+		cJSON_AddNullToObject(o, "time_saved_ns");
+	add_u64(o, "ooms", j->n_ooms);
+	return o;
+}
+
+static int add_job(cJSON *root, const struct mp_replay_report *rep)
+{
+	struct mp_replay_job_row *rows = calloc(rep->n_results + 1, sizeof *rows);
+	cJSON *job;
+	size_t n;
+
+	if (!rows)
+		return MP_ENOMEM;
+	n = mp_replay_job_rows(rep, rows, rep->n_results);
+	mp_json_add_int(root, "ranks", rep->n_ranks);
+	job = cJSON_AddArrayToObject(root, "job");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(job, job_row_json(&rows[i]));
+	free(rows);
+	return 0;
 }
 
 static void add_text_or_null(cJSON *o, const char *key, const char *v)
@@ -160,6 +205,10 @@ int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 	results = cJSON_AddArrayToObject(root, "results");
 	for (size_t i = 0; i < rep->n_results; i++)
 		cJSON_AddItemToArray(results, result_json(rep, &rep->results[i]));
+	if (rep->ranks && add_job(root, rep) < 0) {
+		cJSON_Delete(root);
+		return MP_ENOMEM;
+	}
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)

@@ -3,13 +3,15 @@
  * a header that says once whether times are measured or modelled, a table
  * per device (one row per pool), the first OOM and verify failures in a
  * sentence each, the notes, then each pool's details and its own stats,
- * every time there labelled measured or modelled.
+ * every time there labelled measured or modelled.  Under --mpi the devices
+ * name their rank, and a table of the job's figures per pool follows them.
  */
 #include "replay/cost_model.h"
 #include "report/replay.h"
 #include "util/error.h"
 #include "util/format.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *label(int measured)
@@ -46,6 +48,8 @@ static void print_header(FILE *out, const struct mp_replay_report *rep)
 	else
 		fprintf(out, "times     mixed: each pool's details say measured or modelled\n");
 	fprintf(out, "baseline  %s\n", rep->baseline ? rep->baseline : "none");
+	if (rep->ranks)
+		fprintf(out, "ranks     %d (MPI), gathered on rank 0\n", rep->n_ranks);
 	if (rep->capacity_bytes)
 		fprintf(out, "capacity  %s\n", bytes(b, sizeof(b), rep->capacity_bytes));
 }
@@ -95,11 +99,13 @@ static void print_device(FILE *out, const struct mp_replay_report *rep, size_t f
                          int show_verify)
 {
 	const struct mp_replay_result *r0 = &rep->results[first];
-	char lb[32], col[80];
+	char lb[32], col[80], rank[32] = "";
 	int w;
 
-	fprintf(out, "\ndevice %d (%s level): lower bound %s (peak requested bytes)\n", r0->device,
-	        r0->level == MP_LEVEL_SEGMENT ? "segment" : "block",
+	if (rep->ranks)
+		snprintf(rank, sizeof(rank), "rank %d, ", rep->ranks[first]);
+	fprintf(out, "\ndevice %d (%s%s level): lower bound %s (peak requested bytes)\n",
+	        r0->device, rank, r0->level == MP_LEVEL_SEGMENT ? "segment" : "block",
 	        bytes(lb, sizeof(lb), r0->lower_bound_bytes));
 	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
 	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
@@ -202,10 +208,56 @@ static void print_memory(FILE *out, const struct mp_replay_result *r)
 		        (unsigned long long)r->n_shared);
 }
 
+static void print_job_row(FILE *out, const struct mp_replay_job_row *j, int saved_w)
+{
+	char peak[32], lb[32], saved[32] = "-", total[32], tsaved[32] = "-";
+
+	if (j->has_saved)
+		mp_format_bytes(saved, sizeof(saved), j->saved_bytes);
+	if (j->has_time_saved)
+		dur(tsaved, sizeof(tsaved), j->time_saved_ns);
+	fprintf(out, "  %-12s %5d %13s %4d/%-3d %11s %*s %10s %4d %10s %5llu\n", j->pool,
+	        j->n_ranks, bytes(peak, sizeof(peak), j->peak_reserved_bytes), j->peak_rank,
+	        (int)j->peak_device, bytes(lb, sizeof(lb), j->lower_bound_bytes), saved_w, saved,
+	        dur(total, sizeof(total), (int64_t)j->total_ns), j->slowest_rank, tsaved,
+	        (unsigned long long)j->n_ooms);
+}
+
+/* The job's figures per pool (replay --mpi). */
+static int print_job(FILE *out, const struct mp_replay_report *rep)
+{
+	struct mp_replay_job_row *rows = calloc(rep->n_results + 1, sizeof *rows);
+	size_t n = rows ? mp_replay_job_rows(rep, rows, rep->n_results) : 0;
+	char col[80];
+	int w, measured = 1;
+
+	if (!rows)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		measured &= rows[i].time_measured;
+	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
+	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
+	fprintf(out,
+	        "\njob (%d ranks): peak = the worst device's, saved = summed over the ranks' "
+	        "devices, time = the slowest rank's (%s)\n",
+	        rep->n_ranks, label(measured && n > 0));
+	fprintf(out, "  %-12s %5s %13s %8s %11s %*s %10s %4s %10s %5s\n", "pool", "ranks",
+	        "peak reserved", "rank/dev", "lower bound", w, col, "alloc time", "rank",
+	        "time saved", "ooms");
+	for (size_t i = 0; i < n; i++)
+		print_job_row(out, &rows[i], w);
+	free(rows);
+	return 0;
+}
+
 static void print_details(FILE *out, const struct mp_replay_report *rep,
                           const struct mp_replay_result *r)
 {
-	fprintf(out, "\n%s on device %d (%s backend)\n", r->pool, r->device,
+	char rank[32] = "";
+
+	if (rep->ranks)
+		snprintf(rank, sizeof(rank), "rank %d, ", rep->ranks[r - rep->results]);
+	fprintf(out, "\n%s on device %d (%s%s backend)\n", r->pool, r->device, rank,
 	        r->backend ? r->backend : "-");
 	print_memory(out, r);
 	print_calls(out, r);
@@ -234,11 +286,14 @@ int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
 		show_verify |= rep->results[i].verify != MP_VERIFY_OFF;
 	print_header(out, rep);
 	for (first = 0; first < rep->n_results; first = i) {
-		for (i = first;
-		     i < rep->n_results && rep->results[i].device == rep->results[first].device;)
+		for (i = first; i < rep->n_results &&
+		                rep->results[i].device == rep->results[first].device &&
+		                (!rep->ranks || rep->ranks[i] == rep->ranks[first]);)
 			i++;
 		print_device(out, rep, first, i, show_verify);
 	}
+	if (rep->ranks && print_job(out, rep) < 0)
+		return MP_ENOMEM;
 	for (i = 0; i < rep->n_notes; i++)
 		fprintf(out, "%s  - %s\n", i ? "" : "\nnotes\n", rep->notes[i]);
 	for (i = 0; i < rep->n_results; i++)
