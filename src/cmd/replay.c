@@ -495,14 +495,41 @@ static int join_job(struct replay_run *x)
 	return 0;
 }
 
+/*
+ * Under --mpi a pool's world-size (the sharded pool's shards) is the number
+ * of ranks unless given: the collectives span the ranks, one shard each.
+ */
+static int default_world_size(struct replay_run *x)
+{
+	char text[64];
+	int declared = 0;
+
+	for (size_t i = 0; i < x->a.n_pool_opts; i++)
+		if (same_option_name(x->a.pool_opts[i].name, "world-size"))
+			return 0;
+	for (size_t k = 0; k < x->n_pools; k++)
+		for (const struct memprof_pool_option_spec *s = x->pools[k]->ops.options;
+		     s && s->name; s++)
+			declared |= same_option_name(s->name, "world-size");
+	if (!declared)
+		return 0;
+	snprintf(text, sizeof text, "world-size=%d", x->job->g.size);
+	if (x->job->g.rank == 0) /* the same on every rank: said once */
+		add_note(x,
+		         "--world-size=%d: the number of ranks (give --world-size to choose "
+		         "another)",
+		         x->job->g.size);
+	return mp_replay_args_add_pool_opt(&x->a, text);
+}
+
 /* A job: each step's status agreed by all ranks, results gathered to rank 0. */
 static int run_job(struct replay_run *x, struct mp_replay_input **in)
 {
 	struct mp_replay_job *j = x->job;
 	int rc = pick_backend(x);
 
-	if (rc == 0 && (rc = pick_pools(x)) == 0)
-		rc = check_options(x);
+	if (rc == 0 && (rc = pick_pools(x)) == 0 && (rc = check_options(x)) == 0)
+		rc = default_world_size(x);
 	if ((rc = mp_replay_job_status(j, rc)) != 0)
 		return rc;
 	x->n_gpus = count_gpus(x);

@@ -212,6 +212,17 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	return 0;
 }
 
+int mp_replay_args_add_pool_opt(struct replay_args *a, const char *text)
+{
+	size_t len = strlen(a->options_text);
+	int rc = add_pool_opt(a, text);
+
+	if (rc == 0 && len + 2 < sizeof a->options_text)
+		snprintf(a->options_text + len, sizeof a->options_text - len, "%s--pool-opt=%s",
+		         len ? " " : "", text);
+	return rc;
+}
+
 void mp_replay_args_free(struct replay_args *a)
 {
 	for (size_t i = 0; i < a->n_pool_opts; i++)

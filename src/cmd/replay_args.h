@@ -31,6 +31,8 @@ struct replay_args {
 /* Parse argv; 0 to go on, -1 after --help (exit 0), or an MP_EXIT_* status. */
 int mp_replay_args_parse(struct replay_args *a, int argc, char **argv);
 void mp_replay_args_free(struct replay_args *a);
+/* Add the pool option text "NAME=VALUE" as if given, noted in options_text; 0 or an exit status. */
+int mp_replay_args_add_pool_opt(struct replay_args *a, const char *text);
 void mp_replay_args_help(FILE *out);
 
 #endif

@@ -144,6 +144,19 @@ for x in sh:
     assert x['verify'] == 'passed'
 assert any('collectives ran across the $np ranks through MPI' in n for n in j['notes']), j['notes']
 "
+
+	step "np $np, host: without --world-size the sharded pool's shards are the ranks'"
+	mpi $np replay --mpi --backend=host --pool=sharded --baseline=none --json --no-save job$np.db
+	expect_status 0
+	cp "$OUT" host-default$np.json
+	check_json host-default$np.json "
+sh = [x for x in j['results'] if x['pool'] == 'sharded']
+assert sorted(x['rank'] for x in sh) == list(range($np))
+for x in sh:
+    assert x['pool_stats']['collectives_run'] == 10, (x['rank'], x['pool_stats'])
+said = [n for n in j['notes'] if '--world-size=$np: the number of ranks' in n]
+assert len(said) == 1, j['notes']
+"
 done
 
 step "text output names the ranks and the job"
