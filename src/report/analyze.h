@@ -82,6 +82,8 @@ const char *mp_rank_label(char *buf, size_t n, const struct mp_rank *u);
 void mp_analyze_print_ranks_text(FILE *out, const struct mp_analysis *a);
 /* The "ranks" object, or JSON null when the section is not shown. */
 struct cJSON *mp_analyze_ranks_json(const struct mp_analysis *a);
+/* A peak as JSON: {"bytes", "ts_ns", "seq"} (analyze_json.c). */
+struct cJSON *mp_analyze_peak_json(const struct mp_mem_peak *p);
 /* Returns 0, or -1 when out of memory. */
 int mp_analyze_print_json(FILE *out, const struct mp_analysis *a);
 

@@ -15,7 +15,7 @@ static void add_ratio(cJSON *o, const char *key, int64_t part, int64_t whole)
 	cJSON_AddNumberToObject(o, key, whole > 0 ? (double)part / (double)whole : 0.0);
 }
 
-static cJSON *peak_json(const struct mp_mem_peak *p)
+cJSON *mp_analyze_peak_json(const struct mp_mem_peak *p)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -267,9 +267,9 @@ static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_devic
 	mp_json_add_int(o, "device", d->device);
 	mp_json_add_int(o, "events", d->n_events);
 	peaks = cJSON_AddObjectToObject(o, "peaks");
-	cJSON_AddItemToObject(peaks, "live", peak_json(&d->live_peak));
-	cJSON_AddItemToObject(peaks, "requested", peak_json(&d->requested_peak));
-	cJSON_AddItemToObject(peaks, "reserved", d->has_segments ? peak_json(&d->reserved_peak)
+	cJSON_AddItemToObject(peaks, "live", mp_analyze_peak_json(&d->live_peak));
+	cJSON_AddItemToObject(peaks, "requested", mp_analyze_peak_json(&d->requested_peak));
+	cJSON_AddItemToObject(peaks, "reserved", d->has_segments ? mp_analyze_peak_json(&d->reserved_peak)
 	                                                         : cJSON_CreateNull());
 	end = cJSON_AddObjectToObject(o, "end");
 	mp_json_add_int(end, "live_bytes", d->live_bytes);

@@ -204,16 +204,6 @@ void mp_analyze_print_ranks_text(FILE *out, const struct mp_analysis *a)
 
 /* --- JSON ------------------------------------------------------------------ */
 
-static cJSON *peak_json(const struct mp_mem_peak *p)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	mp_json_add_int(o, "bytes", p->bytes);
-	mp_json_add_int(o, "ts_ns", p->ts_ns);
-	mp_json_add_int(o, "seq", p->seq);
-	return o;
-}
-
 static cJSON *unit_json(const struct mp_rank *u)
 {
 	cJSON *o = cJSON_CreateObject(), *pids, *devs, *peaks, *end;
@@ -235,10 +225,11 @@ static cJSON *unit_json(const struct mp_rank *u)
 		cJSON_AddItemToArray(devs, cJSON_CreateNumber(u->devices[i]));
 	mp_json_add_int(o, "events", u->n_events);
 	peaks = cJSON_AddObjectToObject(o, "peaks");
-	cJSON_AddItemToObject(peaks, "live", peak_json(&u->live_peak));
-	cJSON_AddItemToObject(peaks, "requested", peak_json(&u->requested_peak));
+	cJSON_AddItemToObject(peaks, "live", mp_analyze_peak_json(&u->live_peak));
+	cJSON_AddItemToObject(peaks, "requested", mp_analyze_peak_json(&u->requested_peak));
 	cJSON_AddItemToObject(peaks, "reserved",
-	                      u->has_segments ? peak_json(&u->reserved_peak) : cJSON_CreateNull());
+	                      u->has_segments ? mp_analyze_peak_json(&u->reserved_peak)
+	                                      : cJSON_CreateNull());
 	mp_json_add_int(o, "ooms", u->n_ooms);
 	end = cJSON_AddObjectToObject(o, "end");
 	mp_json_add_int(end, "live_bytes", u->live_bytes);
