@@ -21,6 +21,7 @@ void mp_pass_opts_default(struct mp_pass_opts *o)
 	o->at = MP_ATTR_AT_PEAK;
 	o->life.churn_window_ns = MP_LIFETIME_DEFAULT_CHURN_WINDOW_NS;
 	o->life.idle_min_share = MP_LIFETIME_DEFAULT_IDLE_SHARE;
+	o->plan_device = -1;
 }
 
 int mp_pass_init(struct mp_pass *p, const struct mp_pass_opts *o)
@@ -38,6 +39,9 @@ int mp_pass_init(struct mp_pass *p, const struct mp_pass_opts *o)
 		rc = mp_timeline_init(&p->timeline, o->timeline_points);
 	if (rc == 0 && o->ranks)
 		rc = mp_ranks_init(&p->ranks, o->processes, o->n_processes, o->ranks_device);
+	if (rc == 0 && o->plan)
+		rc = mp_plan_init(&p->plan, &p->ms, &p->frag, o->step_name, o->plan_device, 0);
+	p->opts.step_name = NULL; /* not kept */
 	p->opts.processes = NULL; /* not kept */
 	p->opts.n_processes = 0;
 	return rc;
@@ -49,6 +53,7 @@ int mp_pass_attach(struct mp_pass *p, struct mp_reader *r)
 	        mp_frag_listener(&p->frag), mp_attribution_listener(&p->attr),
 	        mp_lifetime_listener(&p->life), mp_timeline_listener(&p->timeline)};
 	struct mp_mem_listener rl = mp_ranks_listener(&p->ranks);
+	struct mp_mem_listener pl = mp_plan_listener(&p->plan);
 	struct mp_consumer c = mp_memstate_consumer(&p->ms);
 	int i, n = p->opts.timeline_points > 0 ? 4 : 3;
 
@@ -56,6 +61,8 @@ int mp_pass_attach(struct mp_pass *p, struct mp_reader *r)
 		if (mp_memstate_listen(&p->ms, &ls[i]) < 0)
 			return MP_EINVAL;
 	if (p->opts.ranks && mp_memstate_listen(&p->ms, &rl) < 0)
+		return MP_EINVAL;
+	if (p->opts.plan && mp_memstate_listen(&p->ms, &pl) < 0) /* after frag's */
 		return MP_EINVAL;
 	return mp_reader_add(r, &c) < 0 ? MP_EINVAL : 0;
 }
@@ -67,6 +74,8 @@ int64_t mp_pass_at_ts_ns(const struct mp_pass *p)
 
 void mp_pass_free(struct mp_pass *p)
 {
+	if (p->opts.plan)
+		mp_plan_free(&p->plan);
 	if (p->opts.ranks)
 		mp_ranks_free(&p->ranks);
 	if (p->opts.timeline_points > 0)

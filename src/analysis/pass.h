@@ -1,7 +1,7 @@
 /*
  * analysis/pass.h - the analyses of 'memprof analyze' (memory state,
  * fragmentation, attribution, lifetime patterns, the timeline and the
- * cross-rank figures) set up
+ * cross-rank figures, the plan metrics) set up
  * together and fed by one pass of a reader, so analyze, report, diff and
  * check compute every figure the same way.  Owns the analyses' state, not
  * the reader: names and stacks in the results belong to the reader, which
@@ -21,6 +21,7 @@
 #include "analysis/frag.h"
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
+#include "analysis/plan.h"
 #include "analysis/ranks.h"
 #include "analysis/timeline.h"
 #include "store/reader.h"
@@ -39,6 +40,11 @@ struct mp_pass_opts {
 	const struct memprof_process *processes;
 	size_t n_processes;
 	int32_t ranks_device; /* -1: every device */
+	/* the plan metrics (analysis/plan.h) when plan is set: steps from the
+	 * phase step_name (NULL: found), figures of plan_device (-1: all) */
+	int plan;
+	const char *step_name;
+	int32_t plan_device;
 };
 
 /* The defaults of 'memprof analyze': peak, stack/phase/stream/size, 2 MiB
@@ -53,6 +59,7 @@ struct mp_pass {
 	struct mp_lifetime life;
 	struct mp_timeline timeline; /* empty unless opts.timeline_points > 0 */
 	struct mp_ranks ranks;       /* empty unless opts.ranks */
+	struct mp_plan plan;         /* empty unless opts.plan */
 };
 
 /* Returns 0, MP_EINVAL for timeline_points out of range, or MP_ENOMEM (p

@@ -23,6 +23,7 @@ struct analyze_opts {
 	const char *timeline;
 	int64_t points;
 	const char *at_text;
+	const char *step_name; /* --step */
 };
 
 static void help(FILE *out)
@@ -47,6 +48,8 @@ static void help(FILE *out)
 	        "      --idle-share=R      least share of the trace an idle block lives (0.5)\n"
 	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
 	        "      --points=N          at most N timeline rows per device (default 2000)\n"
+	        "      --step=NAME         each begin of phase NAME starts a training step (plan\n"
+	        "                          metrics; default: found from phase names or the period)\n"
 	        "      --json              print JSON (layout in memprof-analyze(1))\n"
 	        "  -h, --help              show this help\n");
 }
@@ -155,6 +158,11 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d",
 			                    arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
 		return 0;
+	case 's':
+		if (!arg[0])
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --step '': give a phase name");
+		o->step_name = arg;
+		return 0;
 	default: /* 'l' */
 		o->timeline = arg;
 		return 0;
@@ -173,6 +181,7 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 	        {"idle-share", required_argument, NULL, 'i'},
 	        {"timeline", required_argument, NULL, 'l'},
 	        {"points", required_argument, NULL, 'p'},
+	        {"step", required_argument, NULL, 's'},
 	        {"json", no_argument, NULL, 'j'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
@@ -243,6 +252,9 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	po.timeline_points = o->timeline ? o->points : 0;
 	po.ranks = 1;
 	po.ranks_device = o->a.device;
+	po.plan = 1;
+	po.step_name = o->step_name;
+	po.plan_device = o->a.device;
 	if (mp_store_processes(s, &procs, &n_procs) < 0) {
 		mp_reader_close(r);
 		free(p);
@@ -270,6 +282,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.attr = &p->attr;
 		o->a.life = &p->life;
 		o->a.ranks = &p->ranks;
+		o->a.plan = &p->plan;
 		if (o->a.at == MP_ATTR_AT_TIME)
 			o->a.at_ts_ns = mp_pass_at_ts_ns(p);
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
@@ -319,8 +332,8 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_analyze = {
         .name = "analyze",
         .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
-        .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--json] "
-                 "[--timeline=FILE.csv] TRACE",
+        .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--step=NAME] "
+                 "[--json] [--timeline=FILE.csv] TRACE",
         .help = help,
         .run = run,
 };
