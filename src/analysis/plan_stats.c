@@ -60,8 +60,10 @@ int64_t mp_hist_quantile(const struct mp_hist *h, double p)
 		rank++;
 	if (rank < 1)
 		rank = 1;
-	if (rank > h->n)
-		rank = h->n;
+	if (rank >= h->n)
+		return h->max_ns;
+	if (rank == 1)
+		return h->min_ns;
 	for (b = 0; b < MP_HIST_BUCKETS; b++) {
 		seen += h->counts[b];
 		if (seen >= rank)
