@@ -49,7 +49,7 @@ static void help(FILE *out)
 	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
 	        "      --points=N          at most N timeline rows per device (default 2000)\n"
 	        "      --step=NAME         each begin of phase NAME starts a training step (plan\n"
-	        "                          metrics; default: found from phase names or the period)\n"
+	        "                          metrics; default: from phase names or the period)\n"
 	        "      --json              print JSON (layout in memprof-analyze(1))\n"
 	        "  -h, --help              show this help\n");
 }
@@ -160,7 +160,8 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 		return 0;
 	case 's':
 		if (!arg[0])
-			return mp_cmd_usage(&mp_cmd_analyze, "invalid --step '': give a phase name");
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --step '': give a phase name");
 		o->step_name = arg;
 		return 0;
 	default: /* 'l' */
@@ -282,7 +283,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.attr = &p->attr;
 		o->a.life = &p->life;
 		o->a.ranks = &p->ranks;
-		o->a.plan = &p->plan;
+		o->a.plan = po.plan ? &p->plan : NULL;
 		if (o->a.at == MP_ATTR_AT_TIME)
 			o->a.at_ts_ns = mp_pass_at_ts_ns(p);
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)

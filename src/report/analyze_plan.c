@@ -51,9 +51,12 @@ static void step_row(FILE *out, const struct mp_analysis *a, const struct mp_pla
 	const struct mp_plan_step *st = &p->step_list[i];
 	char t[32], b1[32], b2[32], b3[32], r1[16], r2[16];
 
-	fprintf(out, "    %7zu %10lld %12s %10s %10s %10s %9s %9s\n", i + 1,
-	        st->end.seq ? (long long)st->end.seq : (long long)a->ms->n_events + 1,
-	        st->end.seq ? mp_analyze_at_time(t, sizeof(t), a, st->end.ts_ns) : "end",
+	char ev[24] = "-";
+
+	if (st->end.seq)
+		snprintf(ev, sizeof(ev), "%lld", (long long)st->end.seq);
+	fprintf(out, "    %7zu %10s %12s %10s %10s %10s %9s %9s\n", i + 1, ev,
+	        st->end.seq ? mp_analyze_at_time(t, sizeof(t), a, st->end.ts_ns) : "the end",
 	        pt->seen ? mp_analyze_bytes(b1, sizeof(b1), pt->live_bytes) : "-",
 	        pt->seen ? mp_analyze_bytes(b2, sizeof(b2), pt->reserved_bytes) : "-",
 	        pt->seen ? mp_analyze_bytes(b3, sizeof(b3), pt->free_in_reserved_bytes) : "-",
