@@ -5,7 +5,8 @@
 # analyze --json and text.  Every step, its fragmentation, the trend, the
 # overhead and call-time percentiles, and each OOM's verdict are checked
 # against the generator's answers; then --step, a name no phase has, a bad
-# --step, and --device.
+# --step, --device, and a real PyTorch snapshot of one training step
+# (../shared/datasets, when present): no steps, and no durations.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -192,5 +193,30 @@ P = j["plan"]
 assert P["fragmentation"] == [], P["fragmentation"]
 assert P["ooms"]["count"] == 1 and P["ooms"]["list"][0]["verdict"] == "unknown", P["ooms"]
 assert P["overhead"]["calls"] == 2, P["overhead"]["calls"]'
+
+datasets=$top_srcdir/../shared/datasets/torch-snapshots
+if [ -f "$datasets/cs336-ctx128-fullstep.pickle" ]; then
+	step "a real PyTorch snapshot of one training step"
+	mp import -q -o real.db "$datasets/cs336-ctx128-fullstep.pickle"
+	expect_status 0
+	mp analyze --json real.db
+	expect_status 0
+	cp "$OUT" real.json
+	calls=""
+	have_sqlite3 && calls=$(sql real.db "SELECT count(*) FROM events WHERE op IN (1,2,4,5,6,7,8)")
+	check_json real.json "
+P = j['plan']
+S, O = P['steps'], P['overhead']
+# one step in the window: the two optimizer phases begin once, no period
+assert S['method'] == 'none' and S['count'] == 0, S
+assert 'repeat no sequence' in S['why'], S['why']
+assert [(c['name'], c['begins']) for c in S['candidates']] == [('Optimizer.step#AdamW.step', 1)], S['candidates']
+assert not O['durations'] and O['share'] is None and O['calls_with_duration'] == 0, O
+assert '$calls' == '' or O['calls'] == int('$calls'), (O['calls'], '$calls')
+assert P['ooms']['count'] == sum(len(d['ooms']) for d in j['devices'])
+print('real snapshot: %s, %d calls without durations' % (S['method'], O['calls']))"
+else
+	say "no PyTorch snapshots in $datasets: that part not run"
+fi
 
 finish
