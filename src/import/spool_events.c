@@ -124,11 +124,13 @@ static int64_t stack_id(struct conv *v, uint32_t sid)
 	return mp_intmap_put(&v->stack_of, sid, (uint64_t)got) < 0 ? nomem(v) : got;
 }
 
-/* Thread, phase, stack and API of who into ev. */
+/* Thread, phase, stack, API and the call's duration of who into ev. */
 static int context(struct conv *v, const struct who *who, struct memprof_event *ev)
 {
 	const struct mp_spool_event *e = who->e;
 	int named = e->kind == MP_SK_API || e->kind == MP_SK_OOM || e->kind == MP_SK_PREEXISTING;
+	int timed = e->kind == MP_SK_API ||
+	            (e->kind >= MP_SK_VMM_RESERVE && e->kind <= MP_SK_VMM_UNMAP);
 
 	int64_t phase = name_id(v, e->phase, 0), stack, api;
 
@@ -139,6 +141,7 @@ static int context(struct conv *v, const struct who *who, struct memprof_event *
 	ev->phase_id = phase;
 	ev->stack_id = stack;
 	ev->api_id = api;
+	ev->duration_ns = timed && e->duration_ns > 0 ? e->duration_ns : 0;
 	return 0;
 }
 

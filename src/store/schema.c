@@ -35,7 +35,7 @@ static const char schema_current[] =
         " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-        " api INTEGER, device_free INTEGER, thread INTEGER);" REPLAY_TABLES;
+        " api INTEGER, device_free INTEGER, thread INTEGER, duration_ns INTEGER);" REPLAY_TABLES;
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
@@ -47,10 +47,14 @@ static const char migrate_v0_v1[] =
 /* v2 added events.thread and operation 11, free_requested. */
 static const char migrate_v1_v2[] = "ALTER TABLE events ADD COLUMN thread INTEGER;";
 
+/* v3 added events.duration_ns, the time inside the call that made the event. */
+static const char migrate_v2_v3[] = "ALTER TABLE events ADD COLUMN duration_ns INTEGER;";
+
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {
         migrate_v0_v1,
         migrate_v1_v2,
+        migrate_v2_v3,
 };
 
 int mp_schema_create(struct mp_store *s)
