@@ -126,7 +126,8 @@ static int keep_far(struct load *l, const struct mp_host_buffer *b, int32_t gpu_
 	f->alloc_ts_ns = b->alloc_ts_ns;
 	f->free_ts_ns = b->free_ts_ns;
 	f->api = b->api ? strdup(b->api) : NULL;
-	f->call_site = mp_call_site_key(b->stack, NULL);
+	const struct memprof_frame *site;
+	f->call_site = mp_call_site_key(b->stack, &site);
 	f->shares = calloc(b->n_nodes, sizeof(*f->shares));
 	if ((b->api && !f->api) || !f->call_site || !f->shares)
 		return MP_ENOMEM;
