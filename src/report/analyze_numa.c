@@ -70,8 +70,10 @@ static void print_gpus(FILE *out, const struct mp_numa *n)
 	size_t i;
 	for (i = 0; i < n->n_gpus; i++) {
 		const struct mp_numa_gpu *g = &n->gpus[i];
-		fprintf(out, "  GPU %d of pid %lld: nearest host node ", (int)g->device,
-		        (long long)g->pid);
+		fprintf(out, "  GPU %d", (int)g->device);
+		if (g->pid)
+			fprintf(out, " of pid %lld", (long long)g->pid);
+		fprintf(out, ": nearest host node ");
 		if (g->node >= 0)
 			fprintf(out, "%d\n", (int)g->node);
 		else
@@ -155,7 +157,7 @@ static cJSON *far_json(const struct mp_numa_far *f)
 	char addr[24];
 	size_t i;
 
-	mp_json_add_int(o, "pid", f->pid);
+	mp_json_add_known(o, "pid", f->pid ? f->pid : -1);
 	mp_json_add_int(o, "device", f->device);
 	mp_json_add_int(o, "nearest_node", f->gpu_node);
 	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f->address);
@@ -200,7 +202,7 @@ cJSON *mp_analyze_numa_json(const struct mp_analysis *a)
 	gpus = cJSON_AddArrayToObject(o, "gpus");
 	for (i = 0; i < n->n_gpus; i++) {
 		cJSON *g = cJSON_CreateObject();
-		mp_json_add_int(g, "pid", n->gpus[i].pid);
+		mp_json_add_known(g, "pid", n->gpus[i].pid ? n->gpus[i].pid : -1);
 		mp_json_add_int(g, "device", n->gpus[i].device);
 		mp_json_add_known(g, "nearest_node", n->gpus[i].node);
 		cJSON_AddItemToArray(gpus, g);
