@@ -32,8 +32,8 @@ struct mp_spool_in {
 	/* counted while converting, written to meta by spool.c */
 	int64_t n_dropped_events; /* the sum of DROPPED events' counts */
 	int64_t n_vmm_reserve, n_vmm_address_free, n_vmm_create, n_vmm_release;
-	int64_t n_tool_frames; /* leading frames dropped (profiler, driver) */
-	uint32_t disabled_why; /* string id of the first DISABLED event's reason */
+	int64_t n_tool_frames;  /* leading frames dropped (profiler, driver) */
+	uint32_t disabled_why;  /* string id of the first DISABLED event's reason */
 	int64_t n_host_buffers; /* pinned host buffers written (host_buffers table) */
 };
 
@@ -77,7 +77,8 @@ int mp_spool_host_close(struct mp_spool_host *h, uint64_t address, int64_t ts);
 int mp_spool_host_release(struct mp_spool_host *h, uint64_t handle, int64_t ts);
 /* cuMemMap of handle at va: 1 when handle is a host buffer's (its address is then va). */
 int mp_spool_host_mapped(struct mp_spool_host *h, uint64_t handle, uint64_t va);
-/* A HOST_NUMA event: 1 when its buffer was found (by correlation, else address), 0 not; MP_ENOMEM. */
+/* A HOST_NUMA event: 1 when its buffer was found (by correlation, else address), 0 not; MP_ENOMEM.
+ */
 int mp_spool_host_numa(struct mp_spool_host *h, const struct mp_spool_event *e);
 /* Write every buffer to s; returns how many, or a negative MP_E* code. */
 int64_t mp_spool_host_write(struct mp_spool_host *h, struct mp_store *s);

@@ -453,7 +453,8 @@ static int vmm_map(struct conv *v, const struct mp_spool_event *e)
 	int rc;
 
 	if (mp_intmap_get(&v->handles, e->extra, &h)) {
-		if ((h & 0xff) == MP_MK_PINNED && mp_spool_host_mapped(&v->host, e->extra, e->address))
+		if ((h & 0xff) == MP_MK_PINNED &&
+		    mp_spool_host_mapped(&v->host, e->extra, e->address))
 			return 0; /* a host buffer's mapping: the buffer is kept */
 		if ((h & 0xff) == MP_MK_PINNED || (h & 0xff) == MP_MK_PAGEABLE) {
 			v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
