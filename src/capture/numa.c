@@ -184,7 +184,7 @@ static int append_row(const char *root, int node, int first, char *buf, size_t n
 	return 0;
 }
 
-int mp_numa_distances(const char *root, char *buf, size_t n)
+int mp_numa_read_distances(const char *root, char *buf, size_t n)
 {
 	int nodes[1024], n_nodes, i;
 	size_t used = 0;

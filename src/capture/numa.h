@@ -66,6 +66,6 @@ int mp_numa_pci_node(const char *root, const char *bus_id);
  * the same order), e.g. "0:10,21;1:21,10".  Returns the number of nodes
  * (0: none known, buf then ""), or -1 when buf is too small.
  */
-int mp_numa_distances(const char *root, char *buf, size_t n);
+int mp_numa_read_distances(const char *root, char *buf, size_t n);
 
 #endif

@@ -160,6 +160,6 @@ void mp_numa_after_call(struct mp_spool_writer *w, const struct mp_api_desc *d,
 void mp_numa_write_meta(struct mp_spool_writer *w)
 {
 	char buf[8192];
-	if (mp_numa_distances(SYSFS_ROOT, buf, sizeof(buf)) > 0)
+	if (mp_numa_read_distances(SYSFS_ROOT, buf, sizeof(buf)) > 0)
 		mp_spool_meta(w, "numa_distances", buf);
 }

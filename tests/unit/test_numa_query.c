@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "analysis/numa.h"
 #include "capture/numa.h"
 
 #define POLICY_F_NODE 1 /* MPOL_F_NODE of numaif.h */
@@ -233,9 +234,9 @@ Test(numa_sysfs, distances_of_several_nodes_with_a_gap)
 	put("devices/system/node/node3/distance", "31 21 10\n");
 	put("devices/system/node/possible", "0-3\n");
 	put("devices/system/node/nodefoo/distance", "1\n");
-	cr_assert_eq(mp_numa_distances(root, buf, sizeof(buf)), 3);
+	cr_assert_eq(mp_numa_read_distances(root, buf, sizeof(buf)), 3);
 	cr_assert_str_eq(buf, "0:10,21,31;1:21,10,21;3:31,21,10");
-	cr_assert_eq(mp_numa_distances(root, buf, 10), -1, "too small");
+	cr_assert_eq(mp_numa_read_distances(root, buf, 10), -1, "too small");
 	cr_assert_str_eq(buf, "");
 }
 
@@ -250,7 +251,7 @@ Test(numa_sysfs, ten_nodes_sort_by_number_and_a_missing_row_is_empty)
 	}
 	snprintf(rel, sizeof(rel), "%s/devices/system/node/node7", root);
 	cr_assert_eq(mkdir(rel, 0700), 0);
-	cr_assert_eq(mp_numa_distances(root, buf, sizeof(buf)), 11);
+	cr_assert_eq(mp_numa_read_distances(root, buf, sizeof(buf)), 11);
 	cr_assert_str_eq(buf, "0:10,20;1:10,20;2:;3:10,20;4:10,20;5:10,20;6:10,20;7:;8:10,20;"
 	                      "9:10,20;10:10,20");
 }
@@ -258,6 +259,44 @@ Test(numa_sysfs, ten_nodes_sort_by_number_and_a_missing_row_is_empty)
 Test(numa_sysfs, no_node_directory_is_no_table)
 {
 	char buf[64] = "junk";
-	cr_assert_eq(mp_numa_distances(root, buf, sizeof(buf)), 0);
+	cr_assert_eq(mp_numa_read_distances(root, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "");
+}
+
+/* --- the table as analyze reads it back (analysis/numa.c) ----------------------------- */
+
+Test(numa_sysfs, the_spool_value_parses_back_into_the_table)
+{
+	char buf[256];
+	struct mp_numa n = {0};
+
+	put("devices/system/node/node0/distance", "10 21 31\n");
+	put("devices/system/node/node1/distance", "21 10 21\n");
+	put("devices/system/node/node3/distance", "31 21 10\n");
+	cr_assert_eq(mp_numa_read_distances(root, buf, sizeof(buf)), 3);
+	cr_assert_eq(mp_numa_parse_distances(&n, buf), 0);
+	cr_assert_eq(n.n_nodes, 3);
+	cr_assert_eq(mp_numa_distance(&n, 0, 3), 31);
+	cr_assert_eq(mp_numa_distance(&n, 3, 1), 21);
+	cr_assert_eq(mp_numa_distance(&n, 1, 1), 10);
+	cr_assert_eq(mp_numa_distance(&n, 2, 1), -1, "no node 2");
+	mp_numa_free(&n);
+}
+
+Test(numa_sysfs, a_malformed_table_is_unknown)
+{
+	static const char *const bad[] = {
+	        "",     "0:10,21", "0:10;1:10",        "0:10,21;1:21",     "0:10,21;1:21,10;",
+	        "0 10", "x:10",    "0:10,21;1:21,10x", "0:10,,21;1:21,10", "2:;3:",
+	};
+	struct mp_numa n = {0};
+
+	cr_assert_eq(mp_numa_parse_distances(&n, "0:10"), 0);
+	cr_assert_eq(mp_numa_distance(&n, 0, 0), 10);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(mp_numa_parse_distances(&n, bad[i]), MP_EFORMAT, "'%s'", bad[i]);
+		cr_assert_eq(n.n_nodes, 0, "'%s'", bad[i]);
+		cr_assert_eq(mp_numa_distance(&n, 0, 0), -1, "'%s'", bad[i]);
+	}
+	mp_numa_free(&n);
 }
