@@ -120,6 +120,33 @@ want = {'status': 'known', 'note': None,
 assert n == want, json.dumps(n, indent=1)
 "
 
+step "a copied trace keeps its pinned buffers and nodes (import --format=trace, merge)"
+mp import --format=trace -q -o copy.db numa.db
+expect_status 0
+mp analyze --json copy.db
+expect_status 0
+cp "$OUT" copy.json
+check_json copy.json "
+assert j['numa'] == json.load(open('numa.json'))['numa'], json.dumps(j['numa'], indent=1)
+"
+mp import --format=trace -q --rank=1 --world-size=2 -o rank1.db numa.db
+expect_status 0
+mp merge -q -o job.db copy.db rank1.db
+expect_status 0
+expect_eq "$(q job.db 'select count(*), sum(size) from host_buffers')" \
+	"14|$((2 * ((8 + 2 + 16 + 1 + 2 + 1) * 1048576 + 65536)))" "both ranks' pinned buffers"
+expect_eq "$(q job.db 'select count(*) from host_buffer_nodes')" "14" "their placements"
+expect_eq "$(q job.db "select value from meta where key = 'numa_distances'")" "0:10,21;1:21,10" \
+	"node distances"
+mp analyze --json job.db
+expect_status 0
+cp "$OUT" job.json
+check_json job.json "
+n = j['numa']
+assert n['pinned_buffers'] == 14 and n['far_buffers'] == 6 and n['far_bytes'] == 42 * $MiB, n
+assert len(n['gpus']) == 6 and sorted(g['nearest_node'] for g in n['gpus'] if g['nearest_node'] is not None) == [0, 0, 1, 1], n['gpus']
+"
+
 step "analyze: text"
 mp analyze numa.db
 expect_status 0
