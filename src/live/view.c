@@ -61,7 +61,7 @@ static const char *duration(char *buf, size_t n, size_t have, int64_t ns)
 	return have ? mp_format_duration(buf, n, ns) : strcpy(buf, "-");
 }
 
-#define ROW_FORMAT "%-8s %4s %3s %10s %10s %10s %10s %7s %8s %8s %8s %10s %8s %8s"
+#define ROW_FORMAT "%-7s %4s %3s %10s %10s %10s %10s %7s %7s %7s %7s %10s %7s %7s"
 
 static void header(struct page *pg)
 {
