@@ -151,16 +151,12 @@ static void add_bytes(struct mp_live_state *st, struct mp_live_device *d, int se
 		st->reserved_bytes += delta;
 		if (d->reserved_bytes > d->peak_reserved_bytes)
 			d->peak_reserved_bytes = d->reserved_bytes;
-		if (st->reserved_bytes > st->peak_reserved_bytes)
-			st->peak_reserved_bytes = st->reserved_bytes;
 	} else {
 		d->live_known = st->live_known = 1;
 		d->live_bytes += delta;
 		st->live_bytes += delta;
 		if (d->live_bytes > d->peak_live_bytes)
 			d->peak_live_bytes = d->live_bytes;
-		if (st->live_bytes > st->peak_live_bytes)
-			st->peak_live_bytes = st->live_bytes;
 	}
 }
 

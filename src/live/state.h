@@ -91,7 +91,7 @@ struct mp_live_state {
 	struct mp_live_process **procs; /* by spool index; NULL for a spool not seen yet */
 	size_t n_procs;
 	int64_t start_ns, now_ns, tick_ns; /* CLOCK_MONOTONIC: start, last tick, the one before */
-	int64_t live_bytes, reserved_bytes, peak_live_bytes, peak_reserved_bytes; /* all devices */
+	int64_t live_bytes, reserved_bytes; /* over all devices */
 	int live_known, reserved_known;
 	int64_t n_items;
 	char note[512]; /* the first spool stopped, "" none */

@@ -163,19 +163,22 @@ int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out
 	char live[16], res[16], plive[16], pres[16], p50[24], p99[24], brate[24];
 	double allocs_per_s = 0, bytes_per_s = 0;
 	int64_t n_allocs = 0, n_frees = 0, q50, q99, el = st->now_ns - st->start_ns;
+	int64_t peak_live = 0, peak_reserved = 0;
 	size_t i, k, have = mp_live_latency_quantiles(st, NULL, &q50, &q99);
 
 	for (i = 0; i < st->n_procs; i++)
 		for (k = 0; st->procs[i] && k < st->procs[i]->n_devices; k++) {
 			const struct mp_live_device *d = &st->procs[i]->devices[k];
 
+			peak_live += d->peak_live_bytes;
+			peak_reserved += d->peak_reserved_bytes;
 			n_allocs += d->n_allocs;
 			n_frees += d->n_frees;
 			allocs_per_s += d->allocs_per_s;
 			bytes_per_s += d->bytes_per_s;
 		}
 	mp_live_printf(out,
-	               "memprof record: %lld.%lld s: live %s, reserved %s, peak live %s, peak "
+	               "memprof record: %lld.%lld s: live %s, reserved %s, peaks: live %s, "
 	               "reserved %s, %lld allocs (%.1f/s, %s/s), %lld frees, p50 %s, p99 %s, "
 	               "%zu process%s, %lld dropped",
 	               (long long)(el / 1000000000), (long long)(el / 100000000 % 10),
@@ -183,8 +186,8 @@ int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out
 	                     st->live_bytes),
 	               bytes(res, sizeof(res), st->reserved_known, st->reserved_bytes),
 	               bytes(plive, sizeof(plive), st->live_known || !st->reserved_known,
-	                     st->peak_live_bytes),
-	               bytes(pres, sizeof(pres), st->reserved_known, st->peak_reserved_bytes),
+	                     peak_live),
+	               bytes(pres, sizeof(pres), st->reserved_known, peak_reserved),
 	               (long long)n_allocs, allocs_per_s,
 	               mp_format_bytes(brate, sizeof(brate), (int64_t)bytes_per_s),
 	               (long long)n_frees, duration(p50, sizeof(p50), have, q50),

@@ -29,7 +29,8 @@ struct mp_live_view_opts {
 int mp_live_render_view(const struct mp_live_state *st, const struct mp_live_view_opts *o,
                         struct mp_live_text *out);
 
-/* One line (no "\n") with the totals over all processes and devices. */
+/* One line (no "\n") with the totals over all processes and devices (the
+ * peaks: the sum of each device's peak, which may be reached at other times). */
 int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out);
 
 /*

@@ -133,8 +133,8 @@ Test(render, the_summary_line)
 	struct mp_live_text t = {0};
 
 	cr_assert_eq(mp_live_render_line(&st, &t), 0);
-	cr_assert_str_eq(t.p, "memprof record: 2.0 s: live 3.00 MiB, reserved 4.00 MiB, peak live "
-	                      "4.00 MiB, peak reserved 4.00 MiB, 3 allocs (1.5/s, 2.00 MiB/s), 1 "
+	cr_assert_str_eq(t.p, "memprof record: 2.0 s: live 3.00 MiB, reserved 4.00 MiB, peaks: live "
+	                      "4.00 MiB, reserved 4.00 MiB, 3 allocs (1.5/s, 2.00 MiB/s), 1 "
 	                      "frees, p50 2 us, p99 6 us, 1 process, 0 dropped");
 	mp_live_text_free(&t);
 }
