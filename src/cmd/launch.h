@@ -9,7 +9,7 @@
 /* What a caller may add to a launch ('memprof record --live'). */
 struct mp_launch_hooks {
 	int stdin_fd, stdout_fd, stderr_fd; /* the command's, dup2'd in the child; -1: memprof's */
-	void (*started)(void *arg); /* in memprof, right after the fork, before the wait */
+	void (*started)(void *arg);         /* in memprof, right after the fork, before the wait */
 	void *arg;
 };
 

@@ -33,20 +33,20 @@
 #define LEAVE_SCREEN "\033[?25h\033[?1049l"
 
 struct mp_record_live {
-	int view, lines;         /* draw the view / print a line per interval */
-	int view_open;           /* the view is on the screen */
-	int log_fd, null_fd;     /* the command's output and input, -1 none */
+	int view, lines;     /* draw the view / print a line per interval */
+	int view_open;       /* the view is on the screen */
+	int log_fd, null_fd; /* the command's output and input, -1 none */
 	char *log_path;
-	int tty_fd, tty_saved;   /* keys: /dev/tty, its settings saved */
+	int tty_fd, tty_saved; /* keys: /dev/tty, its settings saved */
 	struct termios saved;
 	struct mp_live_http *http;
 	struct mp_live_follow *follow;
 	struct mp_live_state st;
-	pthread_mutex_t lock;    /* st and follow */
+	pthread_mutex_t lock; /* st and follow */
 	pthread_t follower, server;
-	int threads;             /* started */
-	int finished;            /* mp_record_live_finish ran */
-	int wake[2];             /* the follower's stop pipe */
+	int threads;  /* started */
+	int finished; /* mp_record_live_finish ran */
+	int wake[2];  /* the follower's stop pipe */
 	struct mp_live_text text;
 };
 
@@ -152,7 +152,8 @@ static int open_metrics(struct mp_record_live *lv, const struct mp_record_opts *
 	free(addr);
 	a = mp_live_http_addr(lv->http);
 	fprintf(stderr, "memprof record: metrics at http://%s%s%s:%d/metrics\n",
-	        strchr(a, ':') ? "[" : "", a, strchr(a, ':') ? "]" : "", mp_live_http_port(lv->http));
+	        strchr(a, ':') ? "[" : "", a, strchr(a, ':') ? "]" : "",
+	        mp_live_http_port(lv->http));
 	return 0;
 }
 
@@ -254,7 +255,8 @@ static void draw(struct mp_record_live *lv)
 		if (lv->text.p[i] != '\n')
 			continue;
 		mp_live_append(&frame, lv->text.p + k, i - k);
-		mp_live_append(&frame, i + 1 < lv->text.n ? "\033[K\r\n" : "\033[K", i + 1 < lv->text.n ? 5 : 3);
+		mp_live_append(&frame, i + 1 < lv->text.n ? "\033[K\r\n" : "\033[K",
+		               i + 1 < lv->text.n ? 5 : 3);
 		k = i + 1;
 	}
 	mp_live_append(&frame, "\033[J", 3);
@@ -312,8 +314,9 @@ static void key(struct mp_record_live *lv)
 
 	if (k > 0 && (memchr(c, 'q', (size_t)k) || memchr(c, 'Q', (size_t)k))) {
 		close_view(lv);
-		fprintf(stderr, "memprof record: live view closed; recording goes on (the "
-		                "command's output is in '%s')\n",
+		fprintf(stderr,
+		        "memprof record: live view closed; recording goes on (the "
+		        "command's output is in '%s')\n",
 		        lv->log_path);
 	}
 }

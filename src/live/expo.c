@@ -12,8 +12,8 @@
 
 /* le label values of the latency buckets (mp_live_bucket_bounds_s), then +Inf. */
 static const char *const le[MP_LIVE_N_BUCKETS + 1] = {
-        "1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
-        "0.00025", "0.0005", "0.001", "0.01", "0.1", "+Inf",
+        "1e-06",   "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001",
+        "0.00025", "0.0005",  "0.001", "0.01",  "0.1",     "+Inf",
 };
 
 enum which {
@@ -108,8 +108,7 @@ static int value(enum which w, const struct mp_live_device *d, double *v)
 	}
 }
 
-static void device_family(struct mp_live_text *out, const struct mp_live_state *st,
-                          enum which w)
+static void device_family(struct mp_live_text *out, const struct mp_live_state *st, enum which w)
 {
 	char lab[128];
 	size_t i, k;
@@ -145,8 +144,8 @@ static void histogram(struct mp_live_text *out, const struct mp_live_state *st)
 			labels(lab, sizeof(lab), st->procs[i], d);
 			for (b = 0; b <= MP_LIVE_N_BUCKETS; b++) {
 				cum += d->buckets[b];
-				mp_live_printf(out, "%s_bucket{%s,le=\"%s\"} %lld\n", name, lab, le[b],
-				               (long long)cum);
+				mp_live_printf(out, "%s_bucket{%s,le=\"%s\"} %lld\n", name, lab,
+				               le[b], (long long)cum);
 			}
 			mp_live_printf(out, "%s_sum{%s} %lld.%09lld\n", name, lab,
 			               (long long)(d->latency_sum_ns / 1000000000),

@@ -55,7 +55,8 @@ struct mp_live_follow *mp_live_follow_new(const char *dir, char *const *skip, si
 	struct mp_live_follow *f = calloc(1, sizeof(*f));
 	size_t i;
 
-	if (!f || !(f->dir = strdup(dir)) || (n_skip && !(f->skip = calloc(n_skip, sizeof(char *)))))
+	if (!f || !(f->dir = strdup(dir)) ||
+	    (n_skip && !(f->skip = calloc(n_skip, sizeof(char *)))))
 		goto fail;
 	for (i = 0; i < n_skip; i++, f->n_skip++)
 		if (!(f->skip[i] = strdup(skip[i])))
@@ -158,8 +159,8 @@ static int scan(struct mp_live_follow *f)
 
 static void stop(struct mp_live_spool *s, const char *what, uint64_t off)
 {
-	snprintf(s->note, sizeof(s->note), "%s at byte %llu of '%s'", what,
-	         (unsigned long long)off, s->path);
+	snprintf(s->note, sizeof(s->note), "%s at byte %llu of '%s'", what, (unsigned long long)off,
+	         s->path);
 	s->ended = 1;
 	if (s->fd >= 0)
 		close(s->fd);
@@ -291,8 +292,8 @@ static const char *check_items(struct mp_live_spool *s, const unsigned char *b, 
 		if (ih.type == MP_SI_STRING || ih.type == MP_SI_STACK)
 			bad = define(s, b + pos, ih.bytes, nomem);
 		else if (ih.type == MP_SI_MODULE) {
-			if (mp_array_reserve((void **)&s->modules, &s->cap_modules, s->n_modules + 1,
-			                     sizeof(*s->modules)) < 0) {
+			if (mp_array_reserve((void **)&s->modules, &s->cap_modules,
+			                     s->n_modules + 1, sizeof(*s->modules)) < 0) {
 				*nomem = 1;
 				return "out of memory";
 			}
@@ -354,8 +355,8 @@ not_read:
 }
 
 /* Hand out the items of the block just read; returns the count or fn's return. */
-static int hand_out(struct mp_live_follow *f, struct mp_live_spool *s, size_t n,
-                    mp_live_item_fn fn, void *arg, int *n_items)
+static int hand_out(struct mp_live_follow *f, struct mp_live_spool *s, size_t n, mp_live_item_fn fn,
+                    void *arg, int *n_items)
 {
 	size_t pos = 0;
 	int rc;

@@ -56,8 +56,7 @@ static const char *header_end(const char *req, size_t n)
 }
 
 /* Split "METHOD SP TARGET SP HTTP/1.x" out of the first line; 0 or -1. */
-static int request_line(const char *req, size_t n, char *method, size_t mn, char *target,
-                        size_t tn)
+static int request_line(const char *req, size_t n, char *method, size_t mn, char *target, size_t tn)
 {
 	const char *end = memchr(req, '\n', n), *sp1, *sp2;
 	size_t len, i;
@@ -67,7 +66,8 @@ static int request_line(const char *req, size_t n, char *method, size_t mn, char
 	len = (size_t)(end - req);
 	if (len && req[len - 1] == '\r')
 		len--;
-	if (!(sp1 = memchr(req, ' ', len)) || !(sp2 = memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - req))))
+	if (!(sp1 = memchr(req, ' ', len)) ||
+	    !(sp2 = memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - req))))
 		return -1;
 	if (sp1 == req || (size_t)(sp1 - req) >= mn || sp2 == sp1 + 1 ||
 	    (size_t)(sp2 - sp1 - 1) >= tn)
@@ -133,8 +133,7 @@ int mp_live_http_answer(const char *req, size_t n, mp_live_body_fn fn, void *arg
 
 /* --- the socket ------------------------------------------------------------------------ */
 
-int mp_live_http_open(struct mp_live_http **out, const char *addr, int port,
-                      struct mp_error *err)
+int mp_live_http_open(struct mp_live_http **out, const char *addr, int port, struct mp_error *err)
 {
 	struct addrinfo hints = {0}, *ai = NULL, *a;
 	struct mp_live_http *h;

@@ -27,8 +27,7 @@ typedef int (*mp_live_body_fn)(void *arg, struct mp_live_text *body);
  * err saying why ("port 9400 of 127.0.0.1 is in use").  The socket is
  * close-on-exec.
  */
-int mp_live_http_open(struct mp_live_http **out, const char *addr, int port,
-                      struct mp_error *err);
+int mp_live_http_open(struct mp_live_http **out, const char *addr, int port, struct mp_error *err);
 /* The address and port listened on ("127.0.0.1", 41234); IPv6 without brackets. */
 const char *mp_live_http_addr(const struct mp_live_http *h);
 int mp_live_http_port(const struct mp_live_http *h);

@@ -17,8 +17,7 @@
 
 /* Bucket bounds in ns, as mp_live_bucket_bounds_s. */
 static const int64_t bounds_ns[MP_LIVE_N_BUCKETS] = {
-        1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 10000000,
-        100000000,
+        1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 10000000, 100000000,
 };
 
 /* --- modules and sites ------------------------------------------------------------------ */
@@ -83,8 +82,8 @@ static int site_of_pc(struct mp_live_process *p, uint64_t pc, uint32_t *site)
 		*site = (uint32_t)i;
 		return 0;
 	}
-	if (mp_array_reserve((void **)&p->sites, &p->cap_sites, p->n_sites + 1,
-	                     sizeof(*p->sites)) < 0 ||
+	if (mp_array_reserve((void **)&p->sites, &p->cap_sites, p->n_sites + 1, sizeof(*p->sites)) <
+	            0 ||
 	    mp_intmap_put(&p->pc_site, pc, p->n_sites + 1) < 0)
 		return MP_ENOMEM;
 	memset(&p->sites[p->n_sites], 0, sizeof(p->sites[0]));
@@ -189,9 +188,8 @@ static char *label(struct mp_live_process *p, uint64_t pc)
 			                (long long)f.line) < 0
 			               ? NULL
 			               : out;
-		return asprintf(&out, "%s (%s)", f.name, base_name(f.file ? f.file : "")) < 0
-		               ? NULL
-		               : out;
+		return asprintf(&out, "%s (%s)", f.name, base_name(f.file ? f.file : "")) < 0 ? NULL
+		                                                                              : out;
 	}
 	if (m >= 0) {
 		const struct mp_spool_module *mod = mp_live_spool_module(p->spool, (size_t)m);

@@ -134,7 +134,8 @@ static void meta(struct mp_live_process *p, const struct mp_spool_meta *m)
 	}
 	if (!strcmp(key, "env:PYTORCH_NO_CUDA_MEMORY_CACHING") && !strcmp(value, "1"))
 		p->torch_no_cache = 1;
-	if ((!strcmp(key, "env:PYTORCH_CUDA_ALLOC_CONF") || !strcmp(key, "env:PYTORCH_ALLOC_CONF")) &&
+	if ((!strcmp(key, "env:PYTORCH_CUDA_ALLOC_CONF") ||
+	     !strcmp(key, "env:PYTORCH_ALLOC_CONF")) &&
 	    strstr(value, "cudaMallocAsync"))
 		p->torch_async = 1;
 }
@@ -169,8 +170,8 @@ static int new_slot(struct mp_live_process *p, size_t *index)
 		p->free_slot = (size_t)p->slots[*index].size; /* the free list runs through size */
 		return 0;
 	}
-	if (mp_array_reserve((void **)&p->slots, &p->cap_slots, p->n_slots + 1,
-	                     sizeof(*p->slots)) < 0)
+	if (mp_array_reserve((void **)&p->slots, &p->cap_slots, p->n_slots + 1, sizeof(*p->slots)) <
+	    0)
 		return MP_ENOMEM;
 	*index = p->n_slots++;
 	return 0;
@@ -237,8 +238,8 @@ static int host_memory(const struct mp_spool_event *e)
 }
 
 /* An allocation or free call, or an allocation live when recording began. */
-static int call(struct mp_live_state *st, struct mp_live_process *p,
-                const struct mp_spool_event *e, int counted)
+static int call(struct mp_live_state *st, struct mp_live_process *p, const struct mp_spool_event *e,
+                int counted)
 {
 	int segment;
 	uint64_t i;
@@ -375,7 +376,8 @@ void mp_live_state_tick(struct mp_live_state *st, int64_t now_ns)
 			struct mp_live_device *d = &p->devices[k];
 
 			d->allocs_per_s = dt > 0 ? (double)(d->n_allocs - d->mark_allocs) / dt : 0;
-			d->bytes_per_s = dt > 0 ? (double)(d->allocated_bytes - d->mark_bytes) / dt : 0;
+			d->bytes_per_s =
+			        dt > 0 ? (double)(d->allocated_bytes - d->mark_bytes) / dt : 0;
 			d->mark_allocs = d->n_allocs;
 			d->mark_bytes = d->allocated_bytes;
 		}

@@ -67,9 +67,9 @@ struct mp_live_process {
 	int64_t pid, rank; /* rank -1: unknown */
 	int rank_prio;     /* which variable gave the rank (lower wins) */
 	int torch_lib, torch_no_cache, torch_async;
-	int ended;             /* its footer was read */
-	char disabled[256];    /* why the library turned itself off, "" when it did not */
-	int64_t n_dropped;     /* events the spool says were lost */
+	int ended;          /* its footer was read */
+	char disabled[256]; /* why the library turned itself off, "" when it did not */
+	int64_t n_dropped;  /* events the spool says were lost */
 	struct mp_live_device *devices;
 	size_t n_devices, cap_devices;
 	struct mp_intmap live;    /* address -> slot index + 1 (blocks and segments) */
@@ -90,7 +90,7 @@ struct mp_live_process {
 struct mp_live_state {
 	struct mp_live_process **procs; /* by spool index; NULL for a spool not seen yet */
 	size_t n_procs;
-	int64_t start_ns, now_ns, tick_ns; /* CLOCK_MONOTONIC: start, last tick, the one before */
+	int64_t start_ns, now_ns, tick_ns;  /* CLOCK_MONOTONIC: start, last tick, the one before */
 	int64_t live_bytes, reserved_bytes; /* over all devices */
 	int live_known, reserved_known;
 	int64_t n_items;

@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 struct mp_live_text {
-	char *p;    /* NUL-terminated once anything was appended; NULL before */
-	size_t n;   /* bytes, NUL not counted */
+	char *p;  /* NUL-terminated once anything was appended; NULL before */
+	size_t n; /* bytes, NUL not counted */
 	size_t cap;
 	int failed; /* out of memory: the text is incomplete */
 };

@@ -141,8 +141,9 @@ int mp_live_render_view(const struct mp_live_state *st, const struct mp_live_vie
 	size_t n_procs = mp_live_state_n_processes(st), i, first;
 	int64_t el = st->now_ns - st->start_ns;
 
-	line(&pg, "memprof record --live   %lld.%lld s   %zu process%s   %lld events dropped   "
-	          "q: close this view",
+	line(&pg,
+	     "memprof record --live   %lld.%lld s   %zu process%s   %lld events dropped   "
+	     "q: close this view",
 	     (long long)(el / 1000000000), (long long)(el / 100000000 % 10), n_procs,
 	     n_procs == 1 ? "" : "es", (long long)mp_live_state_n_dropped(st));
 	table(&pg, st);
@@ -177,23 +178,21 @@ int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out
 			allocs_per_s += d->allocs_per_s;
 			bytes_per_s += d->bytes_per_s;
 		}
-	mp_live_printf(out,
-	               "memprof record: %lld.%lld s: live %s, reserved %s, peaks: live %s, "
-	               "reserved %s, %lld allocs (%.1f/s, %s/s), %lld frees, p50 %s, p99 %s, "
-	               "%zu process%s, %lld dropped",
-	               (long long)(el / 1000000000), (long long)(el / 100000000 % 10),
-	               bytes(live, sizeof(live), st->live_known || !st->reserved_known,
-	                     st->live_bytes),
-	               bytes(res, sizeof(res), st->reserved_known, st->reserved_bytes),
-	               bytes(plive, sizeof(plive), st->live_known || !st->reserved_known,
-	                     peak_live),
-	               bytes(pres, sizeof(pres), st->reserved_known, peak_reserved),
-	               (long long)n_allocs, allocs_per_s,
-	               mp_format_bytes(brate, sizeof(brate), (int64_t)bytes_per_s),
-	               (long long)n_frees, duration(p50, sizeof(p50), have, q50),
-	               duration(p99, sizeof(p99), have, q99), mp_live_state_n_processes(st),
-	               mp_live_state_n_processes(st) == 1 ? "" : "es",
-	               (long long)mp_live_state_n_dropped(st));
+	mp_live_printf(
+	        out,
+	        "memprof record: %lld.%lld s: live %s, reserved %s, peaks: live %s, "
+	        "reserved %s, %lld allocs (%.1f/s, %s/s), %lld frees, p50 %s, p99 %s, "
+	        "%zu process%s, %lld dropped",
+	        (long long)(el / 1000000000), (long long)(el / 100000000 % 10),
+	        bytes(live, sizeof(live), st->live_known || !st->reserved_known, st->live_bytes),
+	        bytes(res, sizeof(res), st->reserved_known, st->reserved_bytes),
+	        bytes(plive, sizeof(plive), st->live_known || !st->reserved_known, peak_live),
+	        bytes(pres, sizeof(pres), st->reserved_known, peak_reserved), (long long)n_allocs,
+	        allocs_per_s, mp_format_bytes(brate, sizeof(brate), (int64_t)bytes_per_s),
+	        (long long)n_frees, duration(p50, sizeof(p50), have, q50),
+	        duration(p99, sizeof(p99), have, q99), mp_live_state_n_processes(st),
+	        mp_live_state_n_processes(st) == 1 ? "" : "es",
+	        (long long)mp_live_state_n_dropped(st));
 	return out->failed ? MP_ENOMEM : 0;
 }
 

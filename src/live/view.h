@@ -15,9 +15,9 @@
 #define MP_LIVE_TOP_SITES 5
 
 struct mp_live_view_opts {
-	int width, height;              /* columns and lines; lines are cut to width */
-	const char *log_path;           /* the command's output file, NULL: none shown */
-	const char *const *log_lines;   /* its last lines, oldest first */
+	int width, height;            /* columns and lines; lines are cut to width */
+	const char *log_path;         /* the command's output file, NULL: none shown */
+	const char *const *log_lines; /* its last lines, oldest first */
 	size_t n_log_lines;
 };
 
@@ -35,8 +35,8 @@ int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out
 
 /*
  * The last n lines of buf (len bytes, the tail of a log file; buf has room
- * for one byte more): split in place, empty lines left out, a partial first line dropped when buf does not start a line
- * (starts_line 0), bytes that are not printable ASCII replaced by '?', tabs
+ * for one byte more): split in place, empty lines left out, a partial first line dropped when buf
+ * does not start a line (starts_line 0), bytes that are not printable ASCII replaced by '?', tabs
  * by a space.  lines[] points into buf.  Returns how many (at most n).
  */
 size_t mp_live_log_lines(char *buf, size_t len, int starts_line, const char **lines, size_t n);

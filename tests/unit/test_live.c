@@ -266,14 +266,23 @@ Test(live, pytorch_cache_makes_segments_and_vmm_maps_are_reserved)
 	lh_module(&s, "/usr/lib/python3/torch/lib/libc10_cuda.so", 0x7000000, 0x7100000);
 	lh_alloc(&s, "cudaMalloc", 0x1000, 20 << 20, 1000, 0);
 	/* a pinned host mapping is left out; a device one is reserved */
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_CREATE, .extra = 1,
-	                                     .mem_kind = MP_MK_PINNED, .device = 0});
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP, .extra = 1,
-	                                     .address = 0x90000000, .bytes = 2 << 20});
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_CREATE, .extra = 2,
-	                                     .mem_kind = MP_MK_DEVICE, .device = 1});
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP, .extra = 2, .device = -1,
-	                                     .address = 0xa0000000, .bytes = 4 << 20});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_CREATE,
+	                                     .extra = 1,
+	                                     .mem_kind = MP_MK_PINNED,
+	                                     .device = 0});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP,
+	                                     .extra = 1,
+	                                     .address = 0x90000000,
+	                                     .bytes = 2 << 20});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_CREATE,
+	                                     .extra = 2,
+	                                     .mem_kind = MP_MK_DEVICE,
+	                                     .device = 1});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP,
+	                                     .extra = 2,
+	                                     .device = -1,
+	                                     .address = 0xa0000000,
+	                                     .bytes = 4 << 20});
 	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_OOM, .device = 0, .bytes = 1 << 30});
 	lh_close(&s);
 	f = lh_follow_all(dir, &st);
@@ -299,8 +308,10 @@ Test(live, fragmentation_where_both_levels_are_seen)
 	struct lh_spool s;
 
 	lh_open(&s, spool, 100);
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP, .device = 0,
-	                                     .address = 0xa0000000, .bytes = 8 << 20});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP,
+	                                     .device = 0,
+	                                     .address = 0xa0000000,
+	                                     .bytes = 8 << 20});
 	lh_alloc(&s, "cudaMalloc", 0x1000, 2 << 20, 1000, 0);
 	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_UNMAP, .address = 0xb0000000});
 	lh_close(&s);

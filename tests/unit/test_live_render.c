@@ -32,15 +32,17 @@ static void setup(void)
 	lh_open(&s, path, 4000);
 	lh_meta(&s, "env:RANK", "2");
 	lh_module(&s, "/srv/app/train", 0x400000, 0x500000);
-	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP, .device = 0,
-	                                     .address = 0xa0000000, .bytes = 4 << 20});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_MAP,
+	                                     .device = 0,
+	                                     .address = 0xa0000000,
+	                                     .bytes = 4 << 20});
 	a = lh_stack(&s, 0x401000, 0);
 	b = lh_stack(&s, 0x402000, 0);
 	lh_alloc(&s, "cudaMalloc", 0x1000, 2 << 20, 2000, a);
 	lh_alloc(&s, "cudaMalloc", 0x2000, 1 << 20, 6000, b);
 	lh_alloc(&s, "cudaMalloc", 0x3000, 1 << 20, 0, b);
 	lh_free(&s, "cudaFree", 0x3000);
-	
+
 	lh_close(&s);
 	free(path);
 	f = lh_follow_all(dir, &st);
@@ -133,9 +135,10 @@ Test(render, the_summary_line)
 	struct mp_live_text t = {0};
 
 	cr_assert_eq(mp_live_render_line(&st, &t), 0);
-	cr_assert_str_eq(t.p, "memprof record: 2.0 s: live 3.00 MiB, reserved 4.00 MiB, peaks: live "
-	                      "4.00 MiB, reserved 4.00 MiB, 3 allocs (1.5/s, 2.00 MiB/s), 1 "
-	                      "frees, p50 2 us, p99 6 us, 1 process, 0 dropped");
+	cr_assert_str_eq(t.p,
+	                 "memprof record: 2.0 s: live 3.00 MiB, reserved 4.00 MiB, peaks: live "
+	                 "4.00 MiB, reserved 4.00 MiB, 3 allocs (1.5/s, 2.00 MiB/s), 1 "
+	                 "frees, p50 2 us, p99 6 us, 1 process, 0 dropped");
 	mp_live_text_free(&t);
 }
 
@@ -196,21 +199,26 @@ static const char expected_metrics[] =
         "# HELP memprof_alloc_latency_seconds Duration of the allocation calls that made memory "
         "on the device.\n"
         "# TYPE memprof_alloc_latency_seconds histogram\n"
-        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"1e-06\"} 0\n"
+        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"1e-06\"} "
+        "0\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"2.5e-06\"} "
         "1\n"
-        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"5e-06\"} 1\n"
-        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"1e-05\"} 2\n"
+        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"5e-06\"} "
+        "1\n"
+        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"1e-05\"} "
+        "2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"2.5e-05\"} "
         "2\n"
-        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"5e-05\"} 2\n"
+        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"5e-05\"} "
+        "2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.0001\"} "
         "2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.00025\"} "
         "2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.0005\"} "
         "2\n"
-        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.001\"} 2\n"
+        "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.001\"} "
+        "2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.01\"} 2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"0.1\"} 2\n"
         "memprof_alloc_latency_seconds_bucket{device=\"0\",pid=\"4000\",rank=\"2\",le=\"+Inf\"} 2\n"
