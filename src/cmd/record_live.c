@@ -291,9 +291,12 @@ static void read_spools(struct mp_record_live *lv, int rounds)
 
 static void show(struct mp_record_live *lv, int64_t t)
 {
+	/* Labelling may read large binaries with libdw: outside the lock, which
+	 * the metrics thread takes (it reads no site; only this thread writes). */
+	if (lv->view_open)
+		mp_live_state_label_sites(&lv->st, MP_LIVE_TOP_SITES);
 	pthread_mutex_lock(&lv->lock);
 	mp_live_state_tick(&lv->st, t);
-	mp_live_state_label_sites(&lv->st, MP_LIVE_TOP_SITES);
 	if (lv->view_open) {
 		draw(lv);
 	} else if (lv->lines) {
@@ -324,7 +327,7 @@ static void key(struct mp_record_live *lv)
 static void *follower_main(void *arg)
 {
 	struct mp_record_live *lv = arg;
-	int64_t next = now_ns();
+	int64_t next = now_ns() + (lv->view ? 0 : INTERVAL_NS); /* the view at once */
 
 	block_signals();
 	if (lv->view)
