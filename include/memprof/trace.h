@@ -70,6 +70,9 @@ struct memprof_event {
 	int64_t stack_id;
 	int64_t api_id;
 	int64_t thread; /* OS thread id of the caller, 0 when unknown */
+	/* time inside the allocation or free call that made the event, 0 when
+	 * unknown (most imported formats; a recorded trace has it) */
+	int64_t duration_ns;
 };
 
 /* A process of the traced job (the processes table). */

@@ -61,11 +61,11 @@ static int export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error
 	const struct memprof_record *rec;
 	struct mp_csv_writer *w;
 	struct mp_reader *r;
-	int rc;
+	int rc, durations = 0;
 
-	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
+	if (mp_store_has_durations(s, &durations) < 0 || mp_reader_open(s, MP_READ_STACKS, &r) < 0)
 		return mp_err_copy(err, mp_store_error(s));
-	w = mp_csv_writer_open(of->f);
+	w = mp_csv_writer_open(of->f, durations);
 	if (!w) {
 		mp_reader_close(r);
 		return mp_err(err, MP_ENOMEM, "out of memory");

@@ -15,8 +15,8 @@
 #define MAX_FIELDS       (MP_CSV_N_COLUMNS + 1)
 
 const char *const mp_csv_column_names[MP_CSV_N_COLUMNS] = {
-        "ts_ns",  "op",  "id",    "size", "requested",   "address", "device",
-        "stream", "pid", "phase", "api",  "device_free", "thread",  "stack",
+        "ts_ns", "op",    "id",  "size",        "requested", "address", "device",      "stream",
+        "pid",   "phase", "api", "device_free", "thread",    "stack",   "duration_ns",
 };
 
 struct field {
@@ -353,7 +353,7 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 			        err, MP_EFORMAT,
 			        "unknown column '%s:%lld:%lld': '%.*s' (columns are ts_ns, op, "
 			        "id, size, requested, address, device, stream, pid, phase, api, "
-			        "device_free, thread, stack)",
+			        "device_free, thread, stack, duration_ns)",
 			        r->name, (long long)r->fields[i].line, (long long)r->fields[i].col,
 			        (int)(n > 40 ? 40 : n), s);
 		if (r->column_field[c] >= 0)
@@ -606,6 +606,10 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	if (column_u64(r, MP_CSV_THREAD, 0, i64max, 0, "a thread id (decimal)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->thread = (int64_t)v;
+	if (column_u64(r, MP_CSV_DURATION_NS, 0, i64max, 0,
+	               "a call duration in ns (decimal; empty when unknown)", &v, err) < 0)
+		return MP_EFORMAT;
+	ev->duration_ns = (int64_t)v;
 	text_column(r, MP_CSV_PHASE, &row->phase, &row->phase_len);
 	text_column(r, MP_CSV_API, &row->api, &row->api_len);
 	text_column(r, MP_CSV_STACK, &row->stack, &row->stack_len);

@@ -31,6 +31,7 @@ enum mp_csv_column {
 	MP_CSV_DEVICE_FREE,
 	MP_CSV_THREAD,
 	MP_CSV_STACK,
+	MP_CSV_DURATION_NS, /* optional; appended in schema v3 */
 	MP_CSV_N_COLUMNS
 };
 

@@ -15,6 +15,7 @@
 #include "analysis/frag.h"
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
+#include "analysis/numa.h"
 #include "analysis/ranks.h"
 
 #define MP_ANALYZE_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
@@ -38,6 +39,7 @@ struct mp_analysis {
 	const struct mp_attribution *attr;
 	const struct mp_lifetime *life;
 	const struct mp_ranks *ranks; /* NULL when not computed */
+	const struct mp_numa *numa;   /* NULL when not computed */
 };
 
 /* The attribution kinds' names, indexed by enum mp_attr_kind. */
@@ -84,6 +86,9 @@ void mp_analyze_print_ranks_text(FILE *out, const struct mp_analysis *a);
 struct cJSON *mp_analyze_ranks_json(const struct mp_analysis *a);
 /* A peak as JSON: {"bytes", "ts_ns", "seq"} (analyze_json.c). */
 struct cJSON *mp_analyze_peak_json(const struct mp_mem_peak *p);
+/* The NUMA section (report/analyze_numa.c): nothing, or JSON null, without a->numa. */
+void mp_analyze_print_numa_text(FILE *out, const struct mp_analysis *a);
+struct cJSON *mp_analyze_numa_json(const struct mp_analysis *a);
 /* Returns 0, or -1 when out of memory. */
 int mp_analyze_print_json(FILE *out, const struct mp_analysis *a);
 

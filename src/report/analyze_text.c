@@ -299,5 +299,6 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 		print_lifetime(out, a, dev->device);
 	}
 	mp_analyze_print_ranks_text(out, a);
+	mp_analyze_print_numa_text(out, a);
 	mp_analyze_notes(a, print_note, &notes);
 }

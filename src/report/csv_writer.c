@@ -19,6 +19,7 @@ struct mp_csv_writer {
 	char *buf;
 	size_t len;
 	int failed, saved_errno;
+	int durations;                /* the duration_ns column is written */
 	struct mp_intmap stack_texts; /* stack id -> malloc'd text */
 };
 
@@ -102,11 +103,11 @@ static void put_text(struct mp_csv_writer *w, const char *s)
 	put(w, "\"", 1);
 }
 
-struct mp_csv_writer *mp_csv_writer_open(FILE *out)
+struct mp_csv_writer *mp_csv_writer_open(FILE *out, int durations)
 {
 	static const char header[] =
 	        "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,"
-	        "thread,stack\n";
+	        "thread,stack";
 	struct mp_csv_writer *w = calloc(1, sizeof(*w));
 
 	if (!w || !(w->buf = malloc(BUF_BYTES))) {
@@ -114,8 +115,12 @@ struct mp_csv_writer *mp_csv_writer_open(FILE *out)
 		return NULL;
 	}
 	w->out = out;
+	w->durations = durations;
 	mp_intmap_init(&w->stack_texts);
 	put(w, header, sizeof(header) - 1);
+	if (durations)
+		put(w, ",duration_ns", 12);
+	put(w, "\n", 1);
 	return w;
 }
 
@@ -176,6 +181,11 @@ int mp_csv_writer_record(struct mp_csv_writer *w, const struct memprof_record *r
 		put_i64(w, ev->thread);
 	put(w, ",", 1);
 	put_text(w, stack);
+	if (w->durations) {
+		put(w, ",", 1);
+		if (ev->duration_ns)
+			put_i64(w, ev->duration_ns);
+	}
 	put(w, "\n", 1);
 	return w->failed ? -1 : 0;
 }

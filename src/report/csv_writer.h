@@ -12,8 +12,9 @@
 
 struct mp_csv_writer;
 
-/* Start writing to out (not closed by the writer); writes the header. */
-struct mp_csv_writer *mp_csv_writer_open(FILE *out);
+/* Start writing to out (not closed by the writer); writes the header, with
+ * the optional duration_ns column when durations is set. */
+struct mp_csv_writer *mp_csv_writer_open(FILE *out, int durations);
 /* Append one record; records need their stacks resolved (MP_READ_STACKS). */
 int mp_csv_writer_record(struct mp_csv_writer *w, const struct memprof_record *rec);
 /* Flush and free; returns 0, or -1 with errno set when a write failed. */

@@ -13,10 +13,10 @@
 #define MAX_CONSUMERS 32
 
 /* The columns of an event, in the order decode() reads them. */
-#define EVENT_COLUMNS                                                                      \
-	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, " \
-	"stack, api, device_free, thread"
-#define N_EVENT_COLUMNS 15
+#define EVENT_COLUMNS                                                                              \
+	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, "     \
+	"stack, api, device_free, thread, duration_ns"
+#define N_EVENT_COLUMNS 16
 
 struct cached_stack {
 	struct memprof_stack stack;
@@ -35,9 +35,9 @@ struct mp_reader {
 	struct memprof_record rec;
 	struct mp_consumer consumers[MAX_CONSUMERS];
 	int n_consumers;
-	int push_rc;           /* what stopped mp_reader_run's push, 0 if nothing */
-	int64_t n_read;        /* records decoded */
-	int64_t last_process;  /* the previous record's process and its pid */
+	int push_rc;          /* what stopped mp_reader_run's push, 0 if nothing */
+	int64_t n_read;       /* records decoded */
+	int64_t last_process; /* the previous record's process and its pid */
 	int64_t last_pid;
 };
 
@@ -233,7 +233,7 @@ static int64_t value_or(sqlite3_value *v, int64_t absent)
 	return sqlite3_value_type(v) == SQLITE_NULL ? absent : sqlite3_value_int64(v);
 }
 
-/* Fill r->rec from the 15 values of one events row (the order of
+/* Fill r->rec from the 16 values of one events row (the order of
  * EVENT_COLUMNS).  Returns 0 or a negative error. */
 static int decode(struct mp_reader *r, sqlite3_value **v)
 {
@@ -265,6 +265,7 @@ static int decode(struct mp_reader *r, sqlite3_value **v)
 	ev->api_id = value_or(v[12], 0);
 	ev->device_free_bytes = value_or(v[13], -1);
 	ev->thread = value_or(v[14], 0);
+	ev->duration_ns = value_or(v[15], 0);
 	r->n_read++;
 	o->phase = ev->phase_id ? name_of(&r->phase_names, ev->phase_id) : NULL;
 	o->api = ev->api_id ? name_of(&r->api_names, ev->api_id) : NULL;
@@ -346,14 +347,14 @@ int mp_reader_run(struct mp_reader *r)
 
 	if (sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, r, NULL,
 	                            push_step, push_final) != SQLITE_OK ||
-	    sqlite3_prepare_v2(r->s->db, "SELECT mp_push(" EVENT_COLUMNS ") FROM events;", -1,
-	                       &st, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(r->s->db, "SELECT mp_push(" EVENT_COLUMNS ") FROM events;", -1, &st,
+	                       NULL) != SQLITE_OK)
 		return mp_store_sqlerr(r->s, "cannot read trace");
 	r->push_rc = 0;
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, NULL, NULL,
-	                        NULL, NULL);
+	sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, NULL, NULL, NULL,
+	                        NULL);
 	if (r->push_rc < 0)
 		return r->push_rc;
 	if (rc != SQLITE_ROW)

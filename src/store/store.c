@@ -402,6 +402,17 @@ int mp_store_ts_range(struct mp_store *s, int64_t *first_ns, int64_t *last_ns)
 	return 0;
 }
 
+int mp_store_has_durations(struct mp_store *s, int *yes)
+{
+	int64_t n = 0;
+
+	if (query_int(s, "SELECT EXISTS(SELECT 1 FROM events WHERE duration_ns IS NOT NULL);", &n) <
+	    0)
+		return mp_store_sqlerr(s, "cannot read trace");
+	*yes = n != 0;
+	return 0;
+}
+
 int mp_store_count_replay_runs(struct mp_store *s, int64_t *n)
 {
 	if (query_int(s, "SELECT count(*) FROM replay_runs;", n) < 0)
@@ -421,7 +432,9 @@ int mp_store_sort_events(struct mp_store *s)
 	        "CREATE TEMP TABLE sort_base AS SELECT coalesce(max(seq), 0) AS n FROM events;"
 	        "INSERT INTO events SELECT (SELECT n FROM sort_base) +"
 	        " row_number() OVER (ORDER BY ts_ns, seq), ts_ns, op, alloc_id, size, requested,"
-	        " address, device, stream, process, phase, stack, api, device_free, thread FROM "
+	        " address, device, stream, process, phase, stack, api, device_free, thread, "
+	        "duration_ns "
+	        "FROM "
 	        "events;"
 	        "DELETE FROM events WHERE seq <= (SELECT n FROM sort_base);"
 	        "UPDATE events SET seq = seq - (SELECT n FROM sort_base);"

@@ -16,7 +16,7 @@
 #include "memprof/trace.h"
 #include "util/error.h"
 
-#define MP_SCHEMA_VERSION 2 /* PRAGMA user_version of traces this build writes */
+#define MP_SCHEMA_VERSION 3 /* PRAGMA user_version of traces this build writes */
 
 struct mp_store;
 
@@ -59,6 +59,8 @@ int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, c
 int mp_store_count_events(struct mp_store *s, int64_t *n);
 /* The smallest and largest ts_ns of the events (both 0 when there are none). */
 int mp_store_ts_range(struct mp_store *s, int64_t *first_ns, int64_t *last_ns);
+/* *yes = 1 when some event has a call duration (events.duration_ns). */
+int mp_store_has_durations(struct mp_store *s, int *yes);
 /* How many replay_runs rows the trace holds. */
 int mp_store_count_replay_runs(struct mp_store *s, int64_t *n);
 

@@ -14,7 +14,7 @@
 #define EVENTS_PER_TRANSACTION (1 << 20)
 #define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
 #define BATCH_ROWS             128             /* events per multi-row INSERT */
-#define N_OPTIONAL             5               /* phase, stack, api, device_free, thread */
+#define N_OPTIONAL             6 /* phase, stack, api, device_free, thread, duration_ns */
 
 /*
  * What a batch's INSERT binds (see prepare_batch): bit i of SHAPE_OPTIONAL
@@ -31,14 +31,15 @@ enum {
 enum { ST_EVENT, ST_PHASE, ST_API, ST_FRAME, ST_STACK, ST_PROCESS, ST_DEVICE, N_ST };
 
 static const char *const sql[N_ST] = {
-        [ST_EVENT] = "INSERT INTO events VALUES(NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?);",
+        [ST_EVENT] = "INSERT INTO events VALUES(NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?);",
         [ST_PHASE] = "INSERT INTO phases(id, name) VALUES(?1, ?2);",
         [ST_API] = "INSERT INTO apis(id, name) VALUES(?1, ?2);",
         [ST_FRAME] = "INSERT INTO frames(id, name, file, line) VALUES(?1, ?2, ?3, ?4);",
         [ST_STACK] = "INSERT INTO stacks(id, parent, frame) VALUES(?1, ?2, ?3);",
         [ST_PROCESS] = "INSERT INTO processes(pid, ppid, host, rank, local_rank, world_size, "
                        "command) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
-        [ST_DEVICE] = "INSERT INTO devices VALUES(?1, ?2, ?3, ?4, ?5);",
+        [ST_DEVICE] = "INSERT INTO devices(process, ordinal, name, uuid, total_bytes) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5);",
 };
 
 struct mp_writer {
@@ -348,7 +349,8 @@ int mp_writer_device(struct mp_writer *w, const struct memprof_device *d)
 static unsigned optional_columns(const struct memprof_event *ev)
 {
 	return (ev->phase_id != 0) | (ev->stack_id != 0) << 1 | (ev->api_id != 0) << 2 |
-	       (ev->device_free_bytes != -1) << 3 | (ev->thread != 0) << 4;
+	       (ev->device_free_bytes != -1) << 3 | (ev->thread != 0) << 4 |
+	       (ev->duration_ns != 0) << 5;
 }
 
 static unsigned batch_shape(const struct mp_writer *w)
@@ -373,9 +375,9 @@ static unsigned batch_shape(const struct mp_writer *w)
  */
 static int bind_event(sqlite3_stmt *st, int k, const struct memprof_event *ev, unsigned shape)
 {
-	const int64_t opt[N_OPTIONAL] = {ev->phase_id, ev->stack_id, ev->api_id,
-	                                 ev->device_free_bytes, ev->thread};
-	const int64_t absent[N_OPTIONAL] = {0, 0, 0, -1, 0};
+	const int64_t opt[N_OPTIONAL] = {ev->phase_id,          ev->stack_id, ev->api_id,
+	                                 ev->device_free_bytes, ev->thread,   ev->duration_ns};
+	const int64_t absent[N_OPTIONAL] = {0, 0, 0, -1, 0, 0};
 	int i;
 
 	sqlite3_bind_int64(st, ++k, ev->ts_ns);

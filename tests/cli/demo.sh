@@ -23,7 +23,7 @@ step "info on the demo trace"
 mp info demo.db
 expect_status 0
 expect_stderr_empty
-expect_stdout_match '^schema +v2$'
+expect_stdout_match '^schema +v3$'
 expect_stdout_match "^events +${n_events:-x}( |\$)"
 expect_stdout_match '^peak live +.*\([1-9][0-9]* B\)'
 

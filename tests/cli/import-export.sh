@@ -5,7 +5,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-CANONICAL="small info pids header"
+CANONICAL="small info pids header durations"
 W=$TMP/work
 mkdir "$W" || die "mkdir $W"
 cd "$W" || die "cd $W"
@@ -232,7 +232,7 @@ done
 if have_sqlite3; then
 	for f in $CANONICAL; do
 		step "sqlite3 view of $f.db"
-		expect_eq "$(sql "$W/$f.db" 'PRAGMA user_version;')" 2 "PRAGMA user_version"
+		expect_eq "$(sql "$W/$f.db" 'PRAGMA user_version;')" 3 "PRAGMA user_version"
 		expect_eq "$(sql "$W/$f.db" "SELECT value FROM meta WHERE key = 'format';")" \
 			memprof-trace "meta format"
 		expect_eq "$(sql "$W/$f.db" "SELECT value FROM meta WHERE key = 'source';")" \

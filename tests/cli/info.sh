@@ -38,7 +38,7 @@ mp info info.db
 expect_status 0
 expect_stderr_empty
 expect_stdout_match '^trace +info\.db$'
-expect_stdout_match '^schema +v2$'
+expect_stdout_match '^schema +v3$'
 expect_stdout_line "source       csv from '$DATA/info.csv'"
 expect_stdout_match '^written by +memprof [0-9]'
 expect_stdout_line "events       14 (alloc 4, free 4, preexisting 1, reserve 1, release 1, oom 1, phase_begin 1, phase_end 1)"
@@ -86,7 +86,7 @@ if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>
 	pass
 	json_check version 'j["memprof_info_version"]' 2
 	json_check trace 'j["trace"]' '"info.db"'
-	json_check schema 'j["schema_version"]' 2
+	json_check schema 'j["schema_version"]' 3
 	json_check source 'j["source"]' '"csv"'
 	json_check source_file 'j["source_file"]' "\"$DATA/info.csv\""
 	json_check flags '[j["truncated"], j["lossy"], j["dropped_records"]]' '[false, false, 0]'

@@ -228,10 +228,10 @@ expect_stderr_contains "memprof merge: same process twice 'copy.db': its process
 mp merge g2/r0.db g2/rank1.csv -o no.db
 expect_status 1
 expect_stderr_contains "memprof merge: not a memprof trace 'g2/rank1.csv': not a SQLite database"
-cp g2/r1.db newer.db && sql newer.db 'PRAGMA user_version = 3;' >/dev/null
+cp g2/r1.db newer.db && sql newer.db 'PRAGMA user_version = 4;' >/dev/null
 mp merge g2/r0.db newer.db -o no.db
 expect_status 1
-expect_stderr_contains "memprof merge: trace 'newer.db' has schema v3, this memprof reads up to v2"
+expect_stderr_contains "memprof merge: trace 'newer.db' has schema v4, this memprof reads up to v3"
 mp merge g2/r0.db g2/r1.db -o g2/r1.db
 expect_status 1
 expect_stderr_contains "memprof merge: output among the inputs 'g2/r1.db'"

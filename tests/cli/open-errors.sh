@@ -75,7 +75,7 @@ if have_sqlite3; then
 	step "make a v99 trace"
 	cp good.db v99.db
 	"$SQLITE3_SHELL" v99.db 'PRAGMA user_version=99;' || die "sqlite3 cannot set user_version"
-	refused v99.db "v99" "v2"
+	refused v99.db "v99" "v3"
 	step "v99 trace keeps its version"
 	expect_eq "$(sql v99.db 'PRAGMA user_version;')" 99 "user_version after refusal"
 
@@ -91,13 +91,15 @@ if have_sqlite3; then
 		step "info on a v0 trace"
 		mp info v0.db
 		expect_status 0
-		expect_stdout_match '^schema +v0 \(migrated to v2\)$'
+		expect_stdout_match '^schema +v0 \(migrated to v3\)$'
 		expect_stdout_line "events       $n_events (alloc 2, free 1, phase_begin 1, phase_end 1)"
 		expect_stderr_empty
 		step "v0 trace after info"
-		expect_eq "$(sql v0.db 'PRAGMA user_version;')" 2 "user_version after migration"
+		expect_eq "$(sql v0.db 'PRAGMA user_version;')" 3 "user_version after migration"
 		expect_eq "$(sql v0.db "SELECT count(*) FROM pragma_table_info('events') WHERE name = 'device_free';")" \
 			1 "events.device_free after migration"
+		expect_eq "$(sql v0.db "SELECT count(*) FROM pragma_table_info('events') WHERE name = 'duration_ns';")" \
+			1 "events.duration_ns after migration"
 		expect_eq "$(sql v0.db "SELECT count(*) FROM sqlite_master WHERE name IN ('replay_runs', 'replay_metrics');")" \
 			2 "replay tables after migration"
 		expect_eq "$(sql v0.db 'SELECT count(*) FROM events;')" "$n_events" "events after migration"
@@ -105,7 +107,7 @@ if have_sqlite3; then
 		step "info on the migrated trace"
 		mp info v0.db
 		expect_status 0
-		expect_stdout_match '^schema +v2$'
+		expect_stdout_match '^schema +v3$'
 		expect_stdout_not_contains "migrated"
 
 		step "info --json on a v0 trace"
@@ -119,7 +121,7 @@ if have_sqlite3; then
 		expect_status 0
 		expect_stdout_line "200,alloc,1,1024,1000,0x1000,0,7,4242,forward,cudaMalloc,,,main@train.py:10;forward@model.py:42"
 		expect_eq "$(grep -c '' "$OUT")" $((n_events + 1)) "lines exported"
-		expect_eq "$(sql v0-export.db 'PRAGMA user_version;')" 2 "user_version after export"
+		expect_eq "$(sql v0-export.db 'PRAGMA user_version;')" 3 "user_version after export"
 
 		step "a v0 trace exports to CSV that imports"
 		cp "$OUT" v0.csv

@@ -38,7 +38,7 @@ meta env:WORLD_SIZE 2
 device 0 name="Test GPU" total=1000000
 event kind=api name=cudaMalloc corr=1 thread=11 ts=100 duration=5 addr=0x1000 bytes=4096 device=0
 event kind=mem_alloc corr=1 ts=101 addr=0x1000 bytes=4096 device=0 mem_kind=3
-event kind=api name=cudaFree corr=2 thread=11 ts=500 addr=0x1000 device=0 flags=4
+event kind=api name=cudaFree corr=2 thread=11 ts=500 duration=7 addr=0x1000 device=0 flags=4
 SPOOL
 sh -c '"$SPOOL_SCRIPT" 2>/dev/null' <<SPOOL
 header pid=4001 ppid=4000 start=2000
@@ -71,6 +71,8 @@ expect_eq "$(q job.db 'select pid, ppid, rank, local_rank, world_size, coalesce(
 expect_eq "$(q job.db 'select e.ts_ns, p.pid, e.op, e.size from events e join processes p on p.id = e.process order by e.seq')" \
 	"101|4000|1|4096 200|4001|1|512 300|4001|1|1024 500|4000|2|4096" \
 	"events of both processes in time order"
+expect_eq "$(q job.db 'select coalesce(duration_ns, "-") from events order by seq')" \
+	"5 - - 7" "the calls' durations (unknown where the spool has none)"
 for kv in source:record truncated:1 lossy:1 clock:monotonic_ns; do
 	expect_eq "$(q job.db "select value from meta where key = '${kv%%:*}'")" "${kv#*:}" "meta ${kv%%:*}"
 done

@@ -20,14 +20,16 @@
  *   meta KEY VALUE
  *   string TEXT                  interns TEXT (names are interned on use too)
  *   module PATH base=A start=A end=A build_id=HEX id=N   (id default: 1, 2, ...)
- *   device ORDINAL name="..." uuid=TEXT total=BYTES
+ *   device ORDINAL name="..." uuid=TEXT total=BYTES node=N
+ *       node: the GPU's nearest host NUMA node (-1 or absent: unknown)
  *   event kind=K name=TEXT corr=N thread=N ts=NS addr=A bytes=N device=N
  *         duration=NS stack=PC,PC,... phase=TEXT extra=N extra2=N flags=N
  *         mem_kind=N stream=N
  *       K: a number or mem_alloc mem_free pool_created pool_destroyed
  *       pool_trimmed api vmm_reserve vmm_free vmm_create vmm_release vmm_map
  *       vmm_unmap oom phase_push phase_pop mark preexisting window_start
- *       window_stop dropped disabled; device defaults to -1, the rest to 0
+ *       window_stop dropped disabled host_numa; device defaults to -1, the
+ *       rest to 0
  *   dropped N                    counts N records lost (mp_spool_count_dropped)
  *   flush                        waits until everything so far is on disk
  *   sleep MS                     pauses MS milliseconds (what was appended may
@@ -68,7 +70,7 @@ static const char *const kind_names[] = {
         "pool_trimmed", "api",       "vmm_reserve", "vmm_free",     "vmm_create",
         "vmm_release",  "vmm_map",   "vmm_unmap",   "oom",          "phase_push",
         "phase_pop",    "mark",      "preexisting", "window_start", "window_stop",
-        "dropped",      "disabled",
+        "dropped",      "disabled",  "host_numa",
 };
 
 static int64_t mono_ns(void)
@@ -271,6 +273,8 @@ static void do_device(struct script *s, const struct word *wd, int n)
 			d.uuid = str_id(s, wd[i].value);
 		else if (!strcmp(k, "total"))
 			d.total_bytes = num(s, wd[i].value);
+		else if (!strcmp(k, "node"))
+			d.host_node = (uint32_t)(num(s, wd[i].value) + 1); /* -1: unknown */
 		else
 			die(s, "unknown device key", wd[i].value);
 	}

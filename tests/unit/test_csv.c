@@ -138,7 +138,7 @@ Test(csv, record_errors)
 {
 	expect_error("ts_ns,op,id,size\n1,alloc,1\n",
 	             "wrong number of fields 't.csv:2': expected 4 as in the header, found 3");
-	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9\n", "found more than");
+	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9,9\n", "found more than");
 	expect_error("ts_ns,op,id,size\n1,al\"loc,1,8\n", "stray quote 't.csv:2:5'");
 	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"abc\n",
 	             "unterminated quoted field 't.csv:2:13'");

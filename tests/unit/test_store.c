@@ -305,7 +305,7 @@ Test(store, refuses_newer_schema_naming_both_versions)
 
 	write_sample(path);
 	th_sqlite_exec(path, "PRAGMA user_version=7;");
-	expect_refusal(path, MP_ENEWER, "has schema v7, this memprof reads up to v2");
+	expect_refusal(path, MP_ENEWER, "has schema v7, this memprof reads up to v3");
 	free(path);
 }
 
