@@ -32,6 +32,9 @@
  *       rest to 0
  *   dropped N                    counts N records lost (mp_spool_count_dropped)
  *   flush                        waits until everything so far is on disk
+ *   sleep MS                     pauses MS milliseconds (what was appended may
+ *                                be written meanwhile: the writer's own period)
+ *   wait PATH                    pauses until PATH exists (a test says "go on")
  *   kill                         flushes, then SIGKILLs itself: a spool cut short
  *   end [disabled]               closes with the footer (also at end of input)
  */
@@ -76,6 +79,14 @@ static int64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void pause_ms(int64_t ms)
+{
+	struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
 }
 
 static void die(const struct script *s, const char *what, const char *subject)
@@ -371,6 +382,11 @@ static int do_line(struct script *s, struct word *wd, int n)
 		mp_spool_count_dropped(s->w, num(s, wd[1].value));
 	} else if (!strcmp(cmd, "flush") && n == 1) {
 		mp_spool_flush(s->w, 1);
+	} else if (!strcmp(cmd, "sleep") && n == 2) {
+		pause_ms((int64_t)num(s, wd[1].value));
+	} else if (!strcmp(cmd, "wait") && n == 2) {
+		while (access(wd[1].value, F_OK) != 0)
+			pause_ms(10);
 	} else if (!strcmp(cmd, "kill") && n == 1) {
 		mp_spool_flush(s->w, 1);
 		kill(getpid(), SIGKILL);
