@@ -7,7 +7,7 @@
 # per violation, 99 when there is nothing to check.
 #
 # A file's layer is its first directory under src/ (util, store, import,
-# analysis, replay, report, capture, cmd); files directly in src/ (main.c)
+# analysis, replay, report, capture, live, cmd); files directly in src/ (main.c)
 # are 'main'.  A layer may include its own headers and:
 #   util      nothing else
 #   store     util
@@ -17,6 +17,8 @@
 #   replay    util, analysis, and of store only the reader
 #   report    analysis, replay, util (never store: reports receive results)
 #   capture   util (it runs inside the workload)
+#   live      util, analysis, of capture only the spool (capture/spool_*.h),
+#             of import only import/symbols.h (the live figures of record)
 #   cmd       anything
 #   main      cmd, util
 # Nothing includes cmd/ but cmd/ and main; store/store_internal.h stays in
@@ -45,7 +47,7 @@ n_files=$(printf '%s\n' "$files" | grep -c '')
 violations=$(cd "$src" && printf '%s\n' "$files" | sed 's|^\./||' | tr '\n' '\0' |
 	xargs -0 awk '
 function layer_known(l) {
-	return l ~ /^(util|store|import|analysis|replay|report|capture|cmd|main)$/
+	return l ~ /^(util|store|import|analysis|replay|report|capture|live|cmd|main)$/
 }
 
 # The layer of a path relative to src/.
@@ -143,6 +145,13 @@ function check(path, shown,    target, base) {
 	}
 	if (layer == "capture")
 		return violation(shown, "capture/ runs inside the workload: util/ only")
+	if (layer == "live") {
+		if (target == "analysis" || (target == "capture" && path ~ /^capture\/spool_[a-z]+\.h$/) ||
+		    path == "import/symbols.h")
+			return
+		violation(shown, "live/ uses util/, analysis/, capture/spool_*.h and import/symbols.h only")
+		return
+	}
 }
 
 FNR == 1 {

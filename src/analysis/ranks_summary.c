@@ -44,7 +44,8 @@ static void order_units(struct mp_ranks *r)
 		r->units[n++] = r->units[i];
 	}
 	r->n_units = n;
-	qsort(r->units, n, sizeof(*r->units), unit_cmp);
+	if (n > 1) /* units is NULL when there are none */
+		qsort(r->units, n, sizeof(*r->units), unit_cmp);
 	r->last_process = -1; /* unit numbers moved */
 }
 

@@ -136,6 +136,7 @@ static void write_record(struct mp_spool_writer *w, const CUpti_Activity *rec)
 	if (mp_activity_translate_device(rec, &dev, &name, uuid, sizeof uuid)) {
 		dev.name = name ? mp_spool_cstring(w, name) : 0;
 		dev.uuid = mp_spool_cstring(w, uuid);
+		dev.host_node = mp_numa_device_item_node(dev.ordinal);
 		mp_spool_append(w, &dev, sizeof dev);
 	}
 }

@@ -61,6 +61,22 @@ static void dec_cudaHostAlloc(const void *params, int ok, struct mp_spool_event 
 	ev->extra2 = p->flags;
 }
 
+/* Registering pins memory the caller has: its address is the one passed in. */
+static void dec_cudaHostRegister(const void *params, int ok, struct mp_spool_event *ev)
+{
+	const cudaHostRegister_v4000_params *p = params;
+	ev->address = ok ? u64_of_ptr(p->ptr) : 0;
+	ev->bytes = p->size;
+	ev->extra2 = p->flags;
+}
+
+static void dec_cudaHostUnregister(const void *params, int ok, struct mp_spool_event *ev)
+{
+	(void)ok;
+	const cudaHostUnregister_v4000_params *p = params;
+	ev->address = u64_of_ptr(p->ptr);
+}
+
 static void dec_cudaMallocAsync(const void *params, int ok, struct mp_spool_event *ev)
 {
 	const cudaMallocAsync_v11020_params *p = params;
@@ -205,6 +221,21 @@ static void dec_cuMemHostAlloc(const void *params, int ok, struct mp_spool_event
 	ev->address = out_ptr(p->pp, ok);
 	ev->bytes = p->bytesize;
 	ev->extra2 = p->Flags;
+}
+
+static void dec_cuMemHostRegister_v2(const void *params, int ok, struct mp_spool_event *ev)
+{
+	const cuMemHostRegister_v2_params *p = params;
+	ev->address = ok ? u64_of_ptr(p->p) : 0;
+	ev->bytes = p->bytesize;
+	ev->extra2 = p->Flags;
+}
+
+static void dec_cuMemHostUnregister(const void *params, int ok, struct mp_spool_event *ev)
+{
+	(void)ok;
+	const cuMemHostUnregister_params *p = params;
+	ev->address = u64_of_ptr(p->p);
 }
 
 static void dec_cuMemAllocAsync(const void *params, int ok, struct mp_spool_event *ev)
@@ -355,6 +386,10 @@ static const struct mp_api_desc api_table[] = {
          dec_cudaMallocHost},
         {RT, CB_RT(cudaHostAlloc_v3020), "cudaHostAlloc", MP_SK_API, A, MP_MK_PINNED, HOST,
          dec_cudaHostAlloc},
+        {RT, CB_RT(cudaHostRegister_v4000), "cudaHostRegister", MP_SK_API, A, MP_MK_PINNED, HOST,
+         dec_cudaHostRegister},
+        {RT, CB_RT(cudaHostUnregister_v4000), "cudaHostUnregister", MP_SK_API, F, MP_MK_PINNED,
+         FREE | HOST, dec_cudaHostUnregister},
         {RT, CB_RT(cudaMallocAsync_v11020), "cudaMallocAsync", MP_SK_API, A, MP_MK_DEVICE, ASYNC,
          dec_cudaMallocAsync},
         {RT, CB_RT(cudaMallocAsync_ptsz_v11020), "cudaMallocAsync_ptsz", MP_SK_API, A, MP_MK_DEVICE,
@@ -385,6 +420,10 @@ static const struct mp_api_desc api_table[] = {
          dec_cuMemAllocHost_v2},
         {DRV, CB_DRV(cuMemHostAlloc), "cuMemHostAlloc", MP_SK_API, A, MP_MK_PINNED, HOST,
          dec_cuMemHostAlloc},
+        {DRV, CB_DRV(cuMemHostRegister_v2), "cuMemHostRegister_v2", MP_SK_API, A, MP_MK_PINNED,
+         HOST, dec_cuMemHostRegister_v2},
+        {DRV, CB_DRV(cuMemHostUnregister), "cuMemHostUnregister", MP_SK_API, F, MP_MK_PINNED,
+         FREE | HOST, dec_cuMemHostUnregister},
         {DRV, CB_DRV(cuMemAllocAsync), "cuMemAllocAsync", MP_SK_API, A, MP_MK_DEVICE, ASYNC,
          dec_cuMemAllocAsync},
         {DRV, CB_DRV(cuMemAllocAsync_ptsz), "cuMemAllocAsync_ptsz", MP_SK_API, A, MP_MK_DEVICE,

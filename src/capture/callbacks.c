@@ -1,8 +1,10 @@
 /*
  * capture/callbacks.c - the CUPTI subscriber callback: runtime and driver
  * allocation/free/VMM calls (api_table.c) become spool events and live-table
- * updates; NVTX calls go to phases.c.  Runs on the application's threads:
- * no I/O, no CUDA calls, no locks beyond the spool's and the live table's.
+ * updates; NVTX calls go to phases.c; pinned host memory's placement to
+ * numa_inject.c.  Runs on the application's threads: no I/O, no CUDA calls
+ * (numa_inject.c's one query per device aside), no locks beyond the spool's
+ * and the live table's.
  */
 #include <string.h>
 
@@ -166,6 +168,7 @@ static void api_exit(const struct mp_api_desc *d, const CUpti_CallbackData *cb, 
 	ev.stack = f.stack;
 	ev.phase = mp_phase_current();
 	mp_spool_event(w, &ev);
+	mp_numa_after_call(w, d, cb, &ev);
 }
 
 static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,

@@ -310,6 +310,7 @@ static void write_meta(struct mp_spool_writer *w)
 	}
 	if (mp_cupti_path())
 		mp_spool_meta(w, "cupti", mp_cupti_path());
+	mp_numa_write_meta(w);
 	for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
 		const char *v = getenv(env_names[i]);
 		if (!v)

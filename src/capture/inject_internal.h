@@ -137,6 +137,21 @@ void mp_stacks_init(int stacks_mode, uint32_t sample, uint32_t depth);
 /* The calling thread's stack as a stack id of w; 0 when off or not sampled. */
 uint32_t mp_stacks_capture(struct mp_spool_writer *w);
 
+/* --- numa_inject.c (capture/numa.h has the pure queries) ----------------- */
+
+/*
+ * After an allocation or VMM call's EXIT event ev was written to w: learn
+ * the device's nearest host node (once per device, the driver then sysfs)
+ * and write it as a device item (once per spool); when the call pinned host
+ * memory, write where its pages are (MP_SK_HOST_NUMA events).  w may be NULL.
+ */
+void mp_numa_after_call(struct mp_spool_writer *w, const struct mp_api_desc *d,
+                        const CUpti_CallbackData *cb, const struct mp_spool_event *ev);
+/* A device item's host_node for ordinal as known now (node + 1, 0 unknown): no lookup. */
+uint32_t mp_numa_device_item_node(int32_t ordinal);
+/* The numa_distances meta pair, when sysfs has a node table. */
+void mp_numa_write_meta(struct mp_spool_writer *w);
+
 /* --- modules.c ------------------------------------------------------------- */
 
 /* Write every loaded module not yet written to w; returns how many were new. */

@@ -116,6 +116,7 @@ enum mp_spool_kind {
 	MP_SK_WINDOW_STOP = 19,  /* recording stopped (attach stop) */
 	MP_SK_DROPPED = 20,      /* extra = records lost since the last such event; name = why */
 	MP_SK_DISABLED = 21,     /* the library turned itself off: name = why; nothing after this is recorded */
+	MP_SK_HOST_NUMA = 22,    /* where a pinned host buffer's pages are, asked (move_pages) right after the call that pinned it returned: one event per node holding pages of it; address = buffer start (0 for cuMemCreate, whose correlation names it), bytes = the buffer's bytes estimated on the node from its share of the sampled pages, device = the context's device, extra = node, extra2 = pages sampled on it (0: the node is cuMemCreate's host NUMA location, not sampled), correlation, thread, name (API) and phase = the call's, ts = when the call returned.  Sampled pages not faulted in yet are on no node: a buffer's events may add up to less than its size */
 };
 
 /* Event flags. */
@@ -184,9 +185,14 @@ struct mp_spool_device {
 	int32_t ordinal;
 	uint32_t name;     /* string id */
 	uint32_t uuid;     /* string id, 0 unknown */
-	uint32_t zero;
+	uint32_t host_node; /* the GPU's nearest host NUMA node + 1, 0 unknown (was zero) */
 	uint64_t total_bytes; /* global memory size, 0 unknown */
 };
+/*
+ * Several device items may name one ordinal (the CUPTI record, and the one
+ * the library writes when it learns the GPU's host node, with name, uuid and
+ * total_bytes 0): a reader merges them, the known fields winning.
+ */
 
 /* A key and value (string ids): argv, host, rank variables, environment switches. */
 struct mp_spool_meta {
@@ -218,6 +224,13 @@ struct mp_spool_footer {
  *             PYTORCH_ALLOC_CONF, XLA_PYTHON_CLIENT_ALLOCATOR,
  *             TF_GPU_ALLOCATOR, NCCL_CUMEM_ENABLE that is set
  *   cupti     libcupti path loaded
+ *   numa_distances  the host's NUMA node distances (sysfs nodeN/distance):
+ *             "N:D,D,...;N:D,..." one row per node in increasing order,
+ *             the columns in the rows' order; absent when sysfs has none
+ *
+ * New kinds (HOST_NUMA) and the device item's host_node came without a
+ * version change: an older reader skips an unknown kind (and counts it) and
+ * read host_node as a zero field.
  */
 
 #endif

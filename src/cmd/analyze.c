@@ -5,6 +5,7 @@
  * and its listeners; printed by report/analyze, the timeline written by
  * report/timeline_csv.
  */
+#include "analysis/numa.h"
 #include "analysis/pass.h"
 #include "cmd/cmd.h"
 #include "report/analyze.h"
@@ -230,6 +231,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 {
 	struct mp_pass_opts po;
 	struct mp_pass *p = calloc(1, sizeof(*p));
+	struct mp_numa numa = {0};
 	struct mp_reader *r = NULL;
 	struct memprof_process *procs = NULL;
 	size_t n_procs = 0;
@@ -273,6 +275,8 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		rc = mp_cmd_read_trace(s, r, &p->ms, err);
 	if (rc == 0 && o->timeline)
 		rc = write_timeline(o, &p->timeline, err);
+	if (rc == 0 && (rc = mp_numa_load(s, o->a.device, &numa, err)) == 0)
+		o->a.numa = &numa;
 	if (rc == 0) {
 		o->a.path = mp_store_path(s);
 		o->a.source = source = mp_store_get_meta(s, "source");
@@ -292,6 +296,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 			mp_analyze_print_text(stdout, &o->a);
 	}
 	free(source);
+	mp_numa_free(&numa);
 	mp_reader_close(r);
 	mp_pass_free(p);
 	free(p);

@@ -41,11 +41,19 @@ static void restore(const struct sigaction *old)
 
 /* In the child: the dispositions and mask memprof was started with, the
  * environment, exec; on failure, errno down the pipe. */
-static void child(char *const argv[], char *const env[], const struct sigaction *old,
-                  const sigset_t *mask, int fd)
+static void child(char *const argv[], char *const env[], const struct mp_launch_hooks *hooks,
+                  const struct sigaction *old, const sigset_t *mask, int fd)
 {
 	int e;
 
+	if (hooks && ((hooks->stdin_fd >= 0 && dup2(hooks->stdin_fd, 0) < 0) ||
+	              (hooks->stdout_fd >= 0 && dup2(hooks->stdout_fd, 1) < 0) ||
+	              (hooks->stderr_fd >= 0 && dup2(hooks->stderr_fd, 2) < 0))) {
+		e = errno;
+		if (write(fd, &e, sizeof(e)) < 0)
+			e = errno;
+		_exit(127);
+	}
 	restore(old); /* handlers become SIG_DFL at exec; SIG_IGN stays as we got it */
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	for (; *env; env++)
@@ -57,8 +65,8 @@ static void child(char *const argv[], char *const env[], const struct sigaction 
 	_exit(127);
 }
 
-int mp_launch_run(char *const argv[], char *const env[], int *wait_status, int *err_no,
-                  int *exec_failed)
+int mp_launch_run(char *const argv[], char *const env[], const struct mp_launch_hooks *hooks,
+                  int *wait_status, int *err_no, int *exec_failed)
 {
 	struct sigaction sa, old[N_FORWARDED];
 	sigset_t block, mask;
@@ -84,7 +92,7 @@ int mp_launch_run(char *const argv[], char *const env[], int *wait_status, int *
 		sigaction(forwarded[i], &sa, &old[i]);
 	pid = fork();
 	if (pid == 0)
-		child(argv, env, old, &mask, fds[1]);
+		child(argv, env, hooks, old, &mask, fds[1]);
 	e = errno;
 	close(fds[1]);
 	if (pid > 0)
@@ -99,6 +107,8 @@ int mp_launch_run(char *const argv[], char *const env[], int *wait_status, int *
 	while ((n = read(fds[0], &e, sizeof(e))) < 0 && errno == EINTR)
 		;
 	close(fds[0]);
+	if (n != (ssize_t)sizeof(e) && hooks && hooks->started)
+		hooks->started(hooks->arg);
 	while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
 		;
 	sigprocmask(SIG_BLOCK, &block, NULL);

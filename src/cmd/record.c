@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "cmd/launch.h"
 #include "cmd/record.h"
+#include "cmd/record_live.h"
 #include "import/import.h"
 
 #include <dlfcn.h>
@@ -39,6 +40,14 @@ static void help(FILE *out)
 	        "                           $TMPDIR)\n"
 	        "      --inject=PATH        the injected library (libmemprof-inject.so)\n"
 	        "      --cupti=PATH         the CUPTI library (libcupti.so.13)\n"
+	        "      --live               show live figures while CMD runs: a view that\n"
+	        "                           refreshes every second on a terminal ('q' closes\n"
+	        "                           it), else a line a second on stderr\n"
+	        "      --live-log=FILE      CMD's output goes to FILE (with the view: default\n"
+	        "                           TRACE with .log for .db)\n"
+	        "      --metrics=[ADDR:]PORT  serve the live figures for Prometheus at\n"
+	        "                           http://ADDR:PORT/metrics (ADDR 127.0.0.1 unless\n"
+	        "                           given; PORT 0: any free port, printed)\n"
 	        "  -q, --quiet              print nothing but problems\n"
 	        "  -h, --help               show this help\n\n"
 	        "See memprof-record(1).\n");
@@ -59,6 +68,9 @@ static int parse(int argc, char **argv, struct mp_record_opts *o)
 	        {"spool-dir", required_argument, NULL, 's'},
 	        {"inject", required_argument, NULL, 'I'},
 	        {"cupti", required_argument, NULL, 'C'},
+	        {"live", no_argument, NULL, 'L'},
+	        {"live-log", required_argument, NULL, 'G'},
+	        {"metrics", required_argument, NULL, 'M'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
@@ -110,6 +122,15 @@ static int parse(int argc, char **argv, struct mp_record_opts *o)
 			break;
 		case 'C':
 			o->cupti = optarg;
+			break;
+		case 'L':
+			o->live = 1;
+			break;
+		case 'G':
+			o->live_log = optarg;
+			break;
+		case 'M':
+			o->metrics = optarg;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -248,6 +269,8 @@ static int run(int argc, char **argv)
 {
 	struct mp_record_opts o = {0};
 	struct mp_record_spools sp = {0};
+	struct mp_launch_hooks hooks = {-1, -1, -1, NULL, NULL};
+	struct mp_record_live *live = NULL;
 	char **env = NULL;
 	int rc, ws = 0, err_no = 0, exec_failed = 0;
 
@@ -255,10 +278,21 @@ static int run(int argc, char **argv)
 		return rc;
 	if ((rc = mp_record_prepare(&o, &sp)) != 0)
 		return rc;
-	if (!(env = mp_record_env(&o, sp.dir)))
+	if ((rc = mp_record_live_prepare(&live, &o, &sp)) != 0) {
+		mp_record_live_free(live);
+		mp_record_remove_spools(&sp, 0);
+		mp_record_free(&o, &sp, NULL);
+		return rc;
+	}
+	if (live)
+		mp_record_live_hooks(live, &hooks);
+	if (!(env = mp_record_env(&o, sp.dir))) {
+		mp_record_live_free(live);
 		return mp_cmd_error(&mp_cmd_record, "out of memory");
+	}
 	notices(&o);
-	if (mp_launch_run(o.cmd, env, &ws, &err_no, &exec_failed) < 0) {
+	if (mp_launch_run(o.cmd, env, &hooks, &ws, &err_no, &exec_failed) < 0) {
+		mp_record_live_free(live);
 		mp_record_remove_spools(&sp, 0);
 		mp_record_free(&o, &sp, env);
 		if (!exec_failed)
@@ -268,7 +302,9 @@ static int run(int argc, char **argv)
 		        strerror(err_no));
 		return err_no == ENOENT ? 127 : 126;
 	}
+	mp_record_live_finish(live, 1);
 	rc = finish(&o, &sp, command_status(&o, ws));
+	mp_record_live_free(live);
 	mp_record_free(&o, &sp, env);
 	return rc;
 }

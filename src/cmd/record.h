@@ -3,7 +3,8 @@
  * record.c words the command (options, messages, exit status);
  * record_setup.c checks and prepares what the launch needs (output, the
  * injected library, CUPTI, the spool directory, the environment) and finds
- * the spools afterwards.
+ * the spools afterwards; record_live.c follows the spools while the
+ * command runs (--live, --metrics).
  */
 #ifndef MP_CMD_RECORD_H
 #define MP_CMD_RECORD_H
@@ -17,6 +18,8 @@ struct mp_record_opts {
 	long stack_sample, stack_depth;                /* 0: the library's default */
 	const char *spool_dir, *inject, *cupti;        /* as given, NULL when not */
 	char **cmd;                                    /* the command and its arguments */
+	int live;                      /* --live */
+	const char *live_log, *metrics; /* --live-log, --metrics ([ADDR:]PORT), NULL when not */
 	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
 };
 

@@ -221,6 +221,10 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in, si
 	        .backend = x->backend,
 	        .capacity_bytes = x->a.capacity_bytes,
 	        .verify = x->a.verify,
+	        /* the baseline keeps every request: savings compare with it as it is */
+	        .pool_threshold_bytes = strcmp(x->pools[k]->ops.name, x->a.baseline) == 0
+	                                        ? 0
+	                                        : x->a.pool_threshold_bytes,
 	        .pool_opts = opts,
 	        .n_pool_opts = options_for(x, x->pools[k], opts),
 	        .gpu_set = x->n_gpus > 0,

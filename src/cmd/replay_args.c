@@ -18,6 +18,7 @@ static const struct option longopts[] = {
         {"backend", required_argument, NULL, 'b'},
         {"device", required_argument, NULL, 'd'},
         {"capacity", required_argument, NULL, 'c'},
+        {"pool-threshold", required_argument, NULL, 'T'},
         {"verify", no_argument, NULL, 'V'},
         {"json", no_argument, NULL, 'j'},
         {"no-save", no_argument, NULL, 'n'},
@@ -43,6 +44,10 @@ void mp_replay_args_help(FILE *out)
 	             "      --device=N           only device N of the trace\n"
 	             "      --capacity=BYTES     the backend refuses beyond this: OOMs show\n"
 	             "                           where a smaller GPU would fail\n"
+	             "      --pool-threshold=BYTES\n"
+	             "                           requests smaller than BYTES go straight to\n"
+	             "                           the backend, not to the pool (the baseline\n"
+	             "                           keeps every request)\n"
 	             "      --verify             check no two live allocations overlap\n"
 	             "      --json               print JSON (keys in memprof-replay(1))\n"
 	             "      --no-save            do not store the results in the trace\n"
@@ -154,6 +159,12 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 			return mp_cmd_usage(&mp_cmd_replay,
 			                    "invalid capacity '%s': give bytes, e.g. 40GiB", v);
 		a->capacity_bytes = (uint64_t)n;
+		return 0;
+	case 'T':
+		if (mp_parse_bytes(v, &n) < 0 || n < 0)
+			return mp_cmd_usage(&mp_cmd_replay,
+			                    "invalid pool threshold '%s': give bytes, e.g. 1MiB", v);
+		a->pool_threshold_bytes = (uint64_t)n;
 		return 0;
 	default:
 		return mp_cmd_usage(&mp_cmd_replay, "invalid option");

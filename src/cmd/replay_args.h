@@ -20,6 +20,7 @@ struct replay_args {
 	const char *plugin_dir;
 	int device; /* -1: every device */
 	uint64_t capacity_bytes;
+	uint64_t pool_threshold_bytes; /* 0: every request to the pool */
 	int verify, json, save, list_pools;
 	int mpi; /* --mpi: this process is one MPI rank of the replay */
 	struct memprof_pool_option pool_opts[MP_REPLAY_MAX_POOL_OPTS];

@@ -144,34 +144,70 @@ out:
 	return rc;
 }
 
+/*
+ * The device items of ordinal merged (spool_format.h: the CUPTI record and
+ * the library's node item name one device): the first known name, uuid and
+ * size, and host node.  Returns how many items named it.
+ */
+static size_t merge_device(const struct mp_spool_in *in, int32_t ordinal,
+                           struct mp_spool_device *out)
+{
+	size_t i, n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->ordinal = ordinal;
+	for (i = 0; i < in->n_devices; i++) {
+		const struct mp_spool_device *sd = &in->devices[i];
+
+		if (sd->ordinal != ordinal)
+			continue;
+		n++;
+		out->name = out->name ? out->name : sd->name;
+		out->uuid = out->uuid ? out->uuid : sd->uuid;
+		out->total_bytes = out->total_bytes ? out->total_bytes : sd->total_bytes;
+		out->host_node = out->host_node ? out->host_node : sd->host_node;
+	}
+	return n;
+}
+
+/* One devices row: from the device items of ordinal, or (none) from the events. */
+static int write_device(struct mp_spool_in *in, int32_t ordinal)
+{
+	struct memprof_device d = {in->process_id, ordinal, NULL, NULL, 0};
+	struct mp_spool_device sd;
+	char name[256], uuid[128];
+
+	merge_device(in, ordinal, &sd);
+	d.name = sd.name ? mp_spool_text(in, sd.name, name, sizeof(name)) : NULL;
+	d.uuid = sd.uuid ? mp_spool_text(in, sd.uuid, uuid, sizeof(uuid)) : NULL;
+	d.total_bytes = sd.total_bytes > INT64_MAX ? 0 : (int64_t)sd.total_bytes;
+	if (mp_writer_device(in->c->w, &d) < 0)
+		return mp_err_copy(in->c->err, mp_writer_error(in->c->w));
+	if (sd.host_node > 0 && sd.host_node <= INT32_MAX &&
+	    mp_store_set_device_node(in->c->store, in->process_id, ordinal,
+	                             (int32_t)(sd.host_node - 1)) < 0)
+		return mp_err_copy(in->c->err, mp_store_error(in->c->store));
+	return 0;
+}
+
 /* A devices row for each device item, then for each other device events use. */
 static int write_devices(struct mp_spool_in *in)
 {
 	struct mp_intmap seen;
-	char name[256], uuid[128];
 	size_t i;
 	int rc = 0;
 
 	mp_intmap_init(&seen);
 	for (i = 0; rc == 0 && i < in->n_devices + in->n_events; i++) {
-		struct memprof_device d = {in->process_id, 0, NULL, NULL, 0};
+		int32_t ordinal = i < in->n_devices ? in->devices[i].ordinal
+		                                    : in->events[i - in->n_devices].device;
 
-		if (i < in->n_devices) {
-			const struct mp_spool_device *sd = &in->devices[i];
-
-			d.ordinal = sd->ordinal;
-			d.name = sd->name ? mp_spool_text(in, sd->name, name, sizeof(name)) : NULL;
-			d.uuid = sd->uuid ? mp_spool_text(in, sd->uuid, uuid, sizeof(uuid)) : NULL;
-			d.total_bytes = sd->total_bytes > INT64_MAX ? 0 : (int64_t)sd->total_bytes;
-		} else {
-			d.ordinal = in->events[i - in->n_devices].device;
-		}
-		if (d.ordinal < 0 || mp_intmap_get(&seen, (uint32_t)d.ordinal, NULL))
+		if (ordinal < 0 || mp_intmap_get(&seen, (uint32_t)ordinal, NULL))
 			continue;
-		if (mp_intmap_put(&seen, (uint32_t)d.ordinal, 1) < 0)
+		if (mp_intmap_put(&seen, (uint32_t)ordinal, 1) < 0)
 			rc = mp_err(in->c->err, MP_ENOMEM, "out of memory");
-		else if (mp_writer_device(in->c->w, &d) < 0)
-			rc = mp_err_copy(in->c->err, mp_writer_error(in->c->w));
+		else
+			rc = write_device(in, ordinal);
 	}
 	mp_intmap_free(&seen);
 	return rc;
@@ -226,6 +262,19 @@ static int load_symbols(struct mp_spool_in *in)
 			return mp_err(in->c->err, MP_ENOMEM, "out of memory");
 	}
 	return 0;
+}
+
+/* The host's node distances (the first spool's: one host's processes agree). */
+static int meta_numa(struct mp_spool_in *in)
+{
+	char *had = mp_store_get_meta(in->c->store, "numa_distances");
+	char buf[8192];
+	int rc = 0;
+
+	if (!had && meta(in, "numa_distances", buf, sizeof(buf)) && buf[0])
+		rc = mp_store_set_meta(in->c->store, "numa_distances", buf);
+	free(had);
+	return rc;
 }
 
 /* key += delta in the trace's meta table (several spools add up). */
@@ -298,6 +347,7 @@ static int write_meta(struct mp_spool_in *in)
 	                               ? "cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)"
 	                               : "monotonic_ns") < 0 ||
 	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
+	     meta_add(s, "host_buffers", in->n_host_buffers) < 0 || meta_numa(in) < 0 ||
 	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
 	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
 	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||

@@ -3,7 +3,8 @@
  * time, CUPTI memory records joined to the API calls that made them by
  * correlation id, allocations paired with frees by address, VMM maps with
  * unmaps, NVTX ranges as phases, stacks symbolised.  Each allocation is
- * written once however many records describe it.
+ * written once however many records describe it.  Pinned host buffers stay
+ * out of the events: spool_host.c keeps them, with their NUMA placement.
  */
 #include "import/spool.h"
 
@@ -56,6 +57,7 @@ struct conv {
 	size_t n_stacks, cap_stacks;
 	struct block *blocks;
 	size_t n_blocks, cap_blocks;
+	struct mp_spool_host host;
 	int64_t next_alloc_id, next_segment_id;
 	struct memprof_frame frames[MP_SPOOL_MAX_STACK_DEPTH];
 };
@@ -214,6 +216,50 @@ static enum cls classify(const struct conv *v, unsigned mem_kind, unsigned flags
 	}
 }
 
+/* --- pinned host buffers ------------------------------------------------------------- */
+
+static int is_pinned(const struct mp_spool_event *e)
+{
+	return e->mem_kind == MP_MK_PINNED ||
+	       (e->mem_kind == MP_MK_UNKNOWN && (e->flags & MP_SE_HOST_MEMORY));
+}
+
+/* A pinned host buffer made by e (call, record, preexisting, cuMemCreate) for who. */
+static int host_open(struct conv *v, const struct mp_spool_event *e, const struct who *who,
+                     uint64_t handle)
+{
+	struct memprof_event ids = {0};
+	struct mp_host_buffer b = {0};
+	int rc;
+
+	if ((rc = context(v, who, &ids)) < 0)
+		return rc;
+	if (!ids.api_id && e->kind == MP_SK_VMM_CREATE && (ids.api_id = name_id(v, e->name, 1)) < 0)
+		return (int)ids.api_id;
+	b.process_id = v->in->process_id;
+	b.device = e->device >= 0 ? e->device : who->e->device;
+	b.address = e->address;
+	b.size_bytes = e->bytes > INT64_MAX ? INT64_MAX : (int64_t)e->bytes;
+	b.alloc_ts_ns = e->ts_ns;
+	b.api_id = ids.api_id;
+	b.stack_id = ids.stack_id;
+	b.thread = ids.thread;
+	return mp_spool_host_open(&v->host, &b, e->correlation, handle) < 0 ? nomem(v) : 0;
+}
+
+/* Unpinned: a buffer not seen pinned is a host record skipped. */
+static int host_close(struct conv *v, const struct mp_spool_event *e)
+{
+	if (!mp_spool_host_close(&v->host, e->address, e->ts_ns) && e->address)
+		v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
+	return 0;
+}
+
+static int host_numa(struct conv *v, const struct mp_spool_event *e)
+{
+	return mp_spool_host_numa(&v->host, e) < 0 ? nomem(v) : 0;
+}
+
 /* Close block bi (free or release) at ts by who. */
 static int close_block(struct conv *v, uint64_t address, size_t bi, int64_t ts,
                        const struct who *who)
@@ -296,10 +342,8 @@ static int free_address(struct conv *v, const struct mp_spool_event *e, int host
 	if (mp_intmap_get(&v->live, e->address, &bi) &&
 	    (e->device < 0 || e->device == v->blocks[bi - 1].device))
 		return close_block(v, e->address, bi - 1, e->ts_ns, who);
-	if (host) {
-		v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
-		return 0;
-	}
+	if (host)
+		return host_close(v, e);
 	if (e->address == 0)
 		return 0; /* cudaFree(0) and the like: nothing freed */
 	if (mp_intmap_get(&v->freed, e->address, &bi) &&
@@ -336,6 +380,8 @@ static int mem_record(struct conv *v, const struct mp_spool_event *e)
 	enum cls cls = classify(v, e->mem_kind, e->flags, 0);
 	int32_t device = e->device >= 0 ? e->device : who.e->device;
 
+	if (cls == CLS_HOST && is_pinned(e))
+		return e->kind == MP_SK_MEM_FREE ? host_close(v, e) : host_open(v, e, &who, 0);
 	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
 		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
 		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
@@ -364,6 +410,8 @@ static int api_call(struct conv *v, const struct mp_spool_event *e)
 	if (e->address == 0)
 		return 0;
 	cls = classify(v, e->mem_kind, e->flags, 1);
+	if (cls == CLS_HOST && is_pinned(e))
+		return host_open(v, e, &who, 0);
 	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
 		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
 		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
@@ -383,6 +431,8 @@ static int preexisting(struct conv *v, const struct mp_spool_event *e)
 	if (e->flags & MP_SE_MAPPING)
 		return vmm_map(v, e);
 
+	if (cls == CLS_HOST && is_pinned(e))
+		return host_open(v, e, &who, 0);
 	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
 		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
 		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
@@ -403,6 +453,9 @@ static int vmm_map(struct conv *v, const struct mp_spool_event *e)
 	int rc;
 
 	if (mp_intmap_get(&v->handles, e->extra, &h)) {
+		if ((h & 0xff) == MP_MK_PINNED &&
+		    mp_spool_host_mapped(&v->host, e->extra, e->address))
+			return 0; /* a host buffer's mapping: the buffer is kept */
 		if ((h & 0xff) == MP_MK_PINNED || (h & 0xff) == MP_MK_PAGEABLE) {
 			v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
 			return 0;
@@ -452,13 +505,18 @@ static int vmm(struct conv *v, const struct mp_spool_event *e)
 		return 0;
 	case MP_SK_VMM_CREATE:
 		v->in->n_vmm_create++;
-		return mp_intmap_put(&v->handles, e->extra,
-		                     (uint64_t)(e->device + 1) << 8 | e->mem_kind) < 0
-		               ? nomem(v)
-		               : 0;
+		if (mp_intmap_put(&v->handles, e->extra,
+		                  (uint64_t)(e->device + 1) << 8 | e->mem_kind) < 0)
+			return nomem(v);
+		if (e->mem_kind == MP_MK_PINNED) {
+			struct who who = who_of(v, e);
+			return host_open(v, e, &who, e->extra);
+		}
+		return 0;
 	case MP_SK_VMM_RELEASE:
 		v->in->n_vmm_release++;
 		mp_intmap_del(&v->handles, e->extra);
+		mp_spool_host_release(&v->host, e->extra, e->ts_ns);
 		return 0;
 	case MP_SK_VMM_MAP:
 		return vmm_map(v, e);
@@ -570,6 +628,8 @@ static int one_event(struct conv *v, const struct mp_spool_event *e)
 		return mark(v, e);
 	case MP_SK_PREEXISTING:
 		return preexisting(v, e);
+	case MP_SK_HOST_NUMA:
+		return host_numa(v, e);
 	case MP_SK_DROPPED:
 		v->in->n_dropped_events += (int64_t)e->extra;
 		return 0;
@@ -644,6 +704,7 @@ static void conv_free(struct conv *v)
 		free(v->stacks[i].ids);
 	free(v->stacks);
 	free(v->blocks);
+	mp_spool_host_free(&v->host);
 }
 
 /*
@@ -664,6 +725,7 @@ int mp_spool_convert(struct mp_spool_in *in)
 		return mp_err(in->c->err, MP_ENOMEM, "out of memory");
 	v->in = in;
 	v->c = in->c;
+	mp_spool_host_init(&v->host);
 	if (in->n_events && !(order = malloc(in->n_events * sizeof(*order)))) {
 		rc = nomem(v);
 		goto out;
@@ -675,6 +737,13 @@ int mp_spool_convert(struct mp_spool_in *in)
 	rc = index_events(v);
 	for (i = 0; rc == 0 && i < in->n_events; i++)
 		rc = one_event(v, &in->events[order[i].i]);
+	if (rc == 0) {
+		int64_t n = mp_spool_host_write(&v->host, v->c->store);
+		if (n < 0)
+			rc = mp_err_copy(v->c->err, mp_store_error(v->c->store));
+		else
+			in->n_host_buffers += n;
+	}
 out:
 	free(order);
 	conv_free(v);

@@ -4,7 +4,9 @@
  * devices, names, stacks and events copied.  Under 'memprof merge' it follows
  * the merge plan (mp_import_ctx.shared): job device numbers and the clock
  * shift.  Alone ('memprof import --format=trace x.db') it copies the trace
- * as it is, with any labels given.  Memory grows with names and stacks, not events.
+ * as it is, with any labels given.  Pinned host buffers, their NUMA
+ * placement and the devices' nearest nodes go with it.  Memory grows with
+ * names and stacks, not events.
  */
 #include "import/merge.h"
 #include "store/reader.h"
@@ -168,6 +170,74 @@ static int copy_events(struct copy *k)
 	return rc < 0 ? k->c->err->code : 0;
 }
 
+/* The devices' nearest host NUMA nodes, on the job's device numbers. */
+static int copy_device_nodes(struct copy *k)
+{
+	struct mp_device_node *d;
+	size_t i, n;
+	uint64_t process;
+	int rc = 0;
+
+	if (mp_store_device_nodes(k->in->s, &d, &n) < 0)
+		return mp_err_copy(k->c->err, mp_store_error(k->in->s));
+	for (i = 0; i < n && rc == 0; i++) {
+		int32_t job = mp_merge_job_device(k->in, d[i].process_id, d[i].ordinal);
+
+		if (d[i].node < 0 || job < 0 ||
+		    !mp_intmap_get(&k->procs, (uint64_t)d[i].process_id, &process))
+			continue;
+		if (mp_store_set_device_node(k->c->store, (int64_t)process, job, d[i].node) < 0)
+			rc = mp_err_copy(k->c->err, mp_store_error(k->c->store));
+	}
+	free(d);
+	return rc;
+}
+
+static int copy_host_buffer(void *ctx, const struct mp_host_buffer *b)
+{
+	struct copy *k = ctx;
+	struct mp_host_buffer out = *b;
+	struct memprof_record rec = {.ev = {.stack_id = b->stack_id}, .stack = b->stack};
+	uint64_t process;
+
+	if (!mp_intmap_get(&k->procs, (uint64_t)b->process_id, &process))
+		return mp_err(k->c->err, MP_ENOTTRACE,
+		              "corrupt trace '%s': a pinned host buffer of process %lld, which it "
+		              "does not list",
+		              k->in->path, (long long)b->process_id);
+	out.process_id = (int64_t)process;
+	if (b->device >= 0)
+		out.device = mp_merge_job_device(k->in, b->process_id, b->device);
+	if ((out.api_id = mapped(k, &k->apis, b->api_id, b->api, mp_writer_api)) < 0 ||
+	    (out.stack_id = mapped_stack(k, &rec)) < 0)
+		return k->c->err->code;
+	out.alloc_ts_ns += k->in->shift_ns;
+	if (out.free_ts_ns >= 0)
+		out.free_ts_ns += k->in->shift_ns;
+	if (mp_store_add_host_buffer(k->c->store, &out) < 0)
+		return mp_err_copy(k->c->err, mp_store_error(k->c->store));
+	return 0;
+}
+
+/* Pinned host buffers and where their pages are; the first input's node distances. */
+static int copy_host(struct copy *k)
+{
+	char *had, *v;
+	int rc;
+
+	if ((rc = copy_device_nodes(k)) < 0 ||
+	    (rc = mp_store_each_host_buffer(k->in->s, copy_host_buffer, k)) < 0)
+		return k->c->err->code ? k->c->err->code
+		                       : mp_err_copy(k->c->err, mp_store_error(k->in->s));
+	had = mp_store_get_meta(k->c->store, "numa_distances");
+	v = had ? NULL : mp_store_get_meta(k->in->s, "numa_distances");
+	if (v && mp_store_set_meta(k->c->store, "numa_distances", v) < 0)
+		rc = mp_err(k->c->err, MP_EIO, "cannot write the trace's metadata");
+	free(had);
+	free(v);
+	return rc;
+}
+
 /* Alone (not under merge): the trace's own clock goes with it. */
 static int copy_clock_meta(struct copy *k)
 {
@@ -206,8 +276,9 @@ static int run(struct mp_import_ctx *c)
 	mp_intmap_init(&k.phases);
 	mp_intmap_init(&k.apis);
 	mp_intmap_init(&k.stacks);
-	if ((rc = copy_processes(&k)) == 0 && (rc = copy_devices(&k)) == 0)
-		rc = copy_events(&k);
+	if ((rc = copy_processes(&k)) == 0 && (rc = copy_devices(&k)) == 0 &&
+	    (rc = copy_events(&k)) == 0)
+		rc = copy_host(&k);
 	if (rc == 0 && k.plan == &alone && (rc = copy_clock_meta(&k)) == 0 &&
 	    (rc = mp_merge_carry(k.plan, c->store, c->st)) < 0)
 		rc = mp_err(c->err, rc, "cannot write the trace's metadata");

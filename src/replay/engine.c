@@ -139,6 +139,35 @@ static int pool_failed(struct engine *e, int rc, const char *what, size_t i)
 	return e->err->code ? e->err->code : MP_EIO;
 }
 
+/* --pool-threshold: is a sent straight to the backend? */
+static int below_threshold(const struct engine *e, const struct mp_replay_alloc *a)
+{
+	return a->size_bytes < e->o->pool_threshold_bytes;
+}
+
+/* A block below the threshold: one backend reservation of its own. */
+static int direct_alloc(struct engine *e, const struct mp_replay_alloc *a, struct block *b)
+{
+	struct memprof_region r;
+	int rc = e->host.reserve(e->host.ctx, a->size_bytes ? a->size_bytes : 1, &r);
+
+	if (rc != MEMPROF_POOL_OK)
+		return rc;
+	b->pb = (struct memprof_pool_block){.addr = r.addr, .size_bytes = r.size_bytes,
+	                                    .handle = r.token};
+	b->direct = 1;
+	e->res->n_below_threshold++;
+	return MEMPROF_POOL_OK;
+}
+
+static int direct_free(struct engine *e, const struct block *b)
+{
+	const struct memprof_region r = {
+	        .addr = b->pb.addr, .size_bytes = b->pb.size_bytes, .token = b->pb.handle};
+
+	return e->host.release(e->host.ctx, &r);
+}
+
 static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i,
                     const struct mp_replay_alloc *a, struct trace_state *ts,
                     const struct mp_pool_plugin *pool, struct memprof_pool *p)
@@ -168,7 +197,10 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	e->allocating = (int64_t)i;
 	t0 = mp_engine_now_ns();
-	rc = pool->ops.alloc(p, &req, &b->pb);
+	if (below_threshold(e, a))
+		rc = direct_alloc(e, a, b);
+	else
+		rc = pool->ops.alloc(p, &req, &b->pb);
 	wall = mp_engine_now_ns() - t0;
 	e->allocating = -1;
 	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
@@ -256,7 +288,7 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 		return rc;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	t0 = mp_engine_now_ns();
-	rc = pool->ops.free(p, &b->pb, a->free_stream);
+	rc = b->direct ? direct_free(e, b) : pool->ops.free(p, &b->pb, a->free_stream);
 	wall = mp_engine_now_ns() - t0;
 	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
 	e->res->host_ns += wall;
@@ -351,9 +383,14 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 	snapshot_frag(e);
 	if (pool->ops.plan) {
 		struct memprof_pool_lifetime *items = mp_replay_input_lifetimes(in, d);
+		size_t n = 0;
+
 		if (!items)
 			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		rc = pool->ops.plan(*p, items, d->n_allocs);
+		for (size_t k = 0; k < d->n_allocs; k++) /* the pool sees none below the threshold */
+			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
+				items[n++] = items[k];
+		rc = pool->ops.plan(*p, items, n);
 		free(items);
 		if (rc != MEMPROF_POOL_OK || e->fault)
 			return e->err->code ? e->err->code
@@ -378,6 +415,9 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 	if (p && pool->ops.stats)
 		pool->ops.stats(p, emit_stat, res);
 	e->cleanup = 1; /* what destroy gives back is not the pool's work during the run */
+	for (size_t i = 0; i < e->n_blocks; i++) /* below the threshold, live at the end */
+		if (e->blocks[i].held && e->blocks[i].direct && direct_free(e, &e->blocks[i]) == 0)
+			e->blocks[i].held = 0;
 	if (p)
 		pool->ops.destroy(p);
 	res->total_ns = res->host_ns + res->backend_ns;
@@ -414,6 +454,7 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	res->device = d->ordinal;
 	res->level = d->level;
 	res->time_measured = o->backend->measures_time;
+	res->pool_threshold_bytes = o->pool_threshold_bytes;
 	rc = start(&e, in, d, pool, &p);
 	if (rc == 0)
 		rc = replay_ops(&e, in, d, pool, p, n_ops);

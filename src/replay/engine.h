@@ -25,6 +25,9 @@ struct mp_replay_options {
 	const struct mp_backend_ops *backend;
 	uint64_t capacity_bytes; /* 0: unlimited */
 	int verify;
+	/* Requests of fewer bytes go straight to the backend (one reserve and
+	 * release each, as direct does) and never reach the pool; 0: none. */
+	uint64_t pool_threshold_bytes;
 	const struct memprof_pool_option *pool_opts; /* only those this pool declares */
 	size_t n_pool_opts;
 	/* With gpu_set, the GPU the cuda backend uses for this device (cmd/
@@ -72,6 +75,8 @@ struct mp_replay_result {
 	uint64_t free_at_peak_bytes;
 	double frag_at_peak;
 	uint64_t n_allocs, n_frees;
+	uint64_t pool_threshold_bytes; /* the option this run had, 0: none */
+	uint64_t n_below_threshold;    /* allocations sent straight to the backend */
 	uint64_t backend_calls; /* every service call that reached the backend */
 	uint64_t n_calls[16];   /* by enum mp_cost_call */
 	uint64_t call_ns[16];   /* their time, measured or modelled, by enum mp_cost_call */

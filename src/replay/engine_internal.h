@@ -33,6 +33,7 @@ struct block {
 	uint8_t held;         /* the pool holds it (alloc succeeded, not yet freed) */
 	uint8_t failed;       /* its alloc failed (OOM): its free is skipped */
 	uint8_t clobbered;    /* a sharer reused its bytes: its pattern is not checked */
+	uint8_t direct;       /* below --pool-threshold: a backend reservation of its own */
 };
 
 struct engine {

@@ -15,6 +15,7 @@
 #include "analysis/frag.h"
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
+#include "analysis/numa.h"
 #include "analysis/plan.h"
 #include "analysis/ranks.h"
 
@@ -40,6 +41,7 @@ struct mp_analysis {
 	const struct mp_lifetime *life;
 	const struct mp_ranks *ranks; /* NULL when not computed */
 	const struct mp_plan *plan;   /* NULL when not computed */
+	const struct mp_numa *numa;   /* NULL when not computed */
 };
 
 /* The attribution kinds' names, indexed by enum mp_attr_kind. */
@@ -90,6 +92,9 @@ struct cJSON *mp_analyze_peak_json(const struct mp_mem_peak *p);
  * or JSON null, when a->plan is NULL. */
 void mp_analyze_print_plan_text(FILE *out, const struct mp_analysis *a);
 struct cJSON *mp_analyze_plan_json(const struct mp_analysis *a);
+/* The NUMA section (report/analyze_numa.c): nothing, or JSON null, without a->numa. */
+void mp_analyze_print_numa_text(FILE *out, const struct mp_analysis *a);
+struct cJSON *mp_analyze_numa_json(const struct mp_analysis *a);
 /* Returns 0, or -1 when out of memory. */
 int mp_analyze_print_json(FILE *out, const struct mp_analysis *a);
 

@@ -338,6 +338,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 		cJSON_AddItemToArray(devs, device_json(a, &ms->devices[order[i]]));
 	cJSON_AddItemToObject(root, "ranks", mp_analyze_ranks_json(a));
 	cJSON_AddItemToObject(root, "plan", mp_analyze_plan_json(a));
+	cJSON_AddItemToObject(root, "numa", mp_analyze_numa_json(a));
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)

@@ -300,5 +300,6 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 	}
 	mp_analyze_print_ranks_text(out, a);
 	mp_analyze_print_plan_text(out, a);
+	mp_analyze_print_numa_text(out, a);
 	mp_analyze_notes(a, print_note, &notes);
 }

@@ -88,6 +88,8 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 	put(&l, "backend_calls", (double)r->backend_calls, "count", 0);
 	put(&l, "n_allocs", (double)r->n_allocs, "count", 0);
 	put(&l, "n_frees", (double)r->n_frees, "count", 0);
+	put(&l, "pool_threshold_bytes", (double)r->pool_threshold_bytes, "bytes", 0);
+	put(&l, "n_below_threshold", (double)r->n_below_threshold, "count", 0);
 	put_times(&l, r, b);
 	put(&l, "bytes_copied", (double)r->bytes_copied, "bytes", 0);
 	put(&l, "bytes_set", (double)r->bytes_set, "bytes", 0);

@@ -116,6 +116,8 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 	cJSON_AddItemToObject(o, "calls", calls_json(r));
 	add_u64(o, "n_allocs", r->n_allocs);
 	add_u64(o, "n_frees", r->n_frees);
+	add_u64(o, "pool_threshold_bytes", r->pool_threshold_bytes);
+	add_u64(o, "n_below_threshold", r->n_below_threshold);
 	add_time(o, r, b);
 	add_u64(o, "bytes_copied", r->bytes_copied);
 	add_u64(o, "bytes_set", r->bytes_set);

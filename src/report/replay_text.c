@@ -197,6 +197,10 @@ static void print_memory(FILE *out, const struct mp_replay_result *r)
 	        bytes(b3, sizeof(b3), r->free_at_peak_bytes), r->frag_at_peak);
 	fprintf(out, "  allocs, frees   %llu, %llu\n", (unsigned long long)r->n_allocs,
 	        (unsigned long long)r->n_frees);
+	if (r->pool_threshold_bytes)
+		fprintf(out, "  below %-9s %llu allocations straight to the backend\n",
+		        bytes(b1, sizeof(b1), r->pool_threshold_bytes),
+		        (unsigned long long)r->n_below_threshold);
 	fprintf(out, "  copied, set     %s in %s, %s in %s (%s)\n",
 	        bytes(b1, sizeof(b1), r->bytes_copied),
 	        dur(b3, sizeof(b3), (int64_t)r->call_ns[MP_COST_COPY]),

@@ -46,4 +46,7 @@ int mp_reader_run(struct mp_reader *r);
 
 void mp_reader_close(struct mp_reader *r);
 
+/* Beside the event stream: pinned host buffers and NUMA nodes (not events). */
+#include "store/host_buffers.h"
+
 #endif

@@ -1,11 +1,21 @@
 /*
- * store/schema.c - the current schema (v2) of the trace database and the migrations that
+ * store/schema.c - the current schema (v3) of the trace database and the migrations that
  * bring older traces to it.  The layout is documented in memprof-trace(5):
  * change both together (version bump, migration step, old fixture, man page).
  */
 #include "store/store_internal.h"
 
 #include <stdio.h>
+
+/* Pinned host buffers and where their pages are (NUMA): new in v3. */
+#define HOST_TABLES                                                                                \
+	"CREATE TABLE host_buffers(id INTEGER PRIMARY KEY,"                                        \
+	" process INTEGER NOT NULL REFERENCES processes(id), device INTEGER,"                      \
+	" address INTEGER NOT NULL, size INTEGER NOT NULL, alloc_ts_ns INTEGER NOT NULL,"          \
+	" free_ts_ns INTEGER, api INTEGER, stack INTEGER, thread INTEGER);"                        \
+	"CREATE TABLE host_buffer_nodes(buffer INTEGER NOT NULL REFERENCES host_buffers(id),"      \
+	" node INTEGER NOT NULL, bytes INTEGER NOT NULL, pages INTEGER NOT NULL,"                  \
+	" PRIMARY KEY(buffer, node)) WITHOUT ROWID;"
 
 /* The replay tables: part of the schema since v1, what the v0 -> v1 step adds. */
 #define REPLAY_TABLES                                                                              \
@@ -23,7 +33,7 @@ static const char schema_current[] =
         " command TEXT);"
         "CREATE TABLE devices(process INTEGER NOT NULL REFERENCES processes(id),"
         " ordinal INTEGER NOT NULL, name TEXT, uuid TEXT, total_bytes INTEGER,"
-        " PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
+        " numa_node INTEGER, PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
         "CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
         " file TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0,"
         " UNIQUE(name, file, line));"
@@ -35,7 +45,8 @@ static const char schema_current[] =
         " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-        " api INTEGER, device_free INTEGER, thread INTEGER, duration_ns INTEGER);" REPLAY_TABLES;
+        " api INTEGER, device_free INTEGER, thread INTEGER, duration_ns INTEGER);" REPLAY_TABLES
+                HOST_TABLES;
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
@@ -47,8 +58,13 @@ static const char migrate_v0_v1[] =
 /* v2 added events.thread and operation 11, free_requested. */
 static const char migrate_v1_v2[] = "ALTER TABLE events ADD COLUMN thread INTEGER;";
 
-/* v3 added events.duration_ns, the time inside the call that made the event. */
-static const char migrate_v2_v3[] = "ALTER TABLE events ADD COLUMN duration_ns INTEGER;";
+/*
+ * v3 added events.duration_ns, the time inside the call that made the event;
+ * devices.numa_node, the GPU's nearest host NUMA node; and the pinned host
+ * buffers with their pages per node.
+ */
+static const char migrate_v2_v3[] = "ALTER TABLE events ADD COLUMN duration_ns INTEGER;"
+                                    "ALTER TABLE devices ADD COLUMN numa_node INTEGER;" HOST_TABLES;
 
 /* migrations[v] takes a trace from version v to v + 1 */
 static const char *const migrations[MP_SCHEMA_VERSION] = {

@@ -38,7 +38,8 @@ static const char *const sql[N_ST] = {
         [ST_STACK] = "INSERT INTO stacks(id, parent, frame) VALUES(?1, ?2, ?3);",
         [ST_PROCESS] = "INSERT INTO processes(pid, ppid, host, rank, local_rank, world_size, "
                        "command) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
-        [ST_DEVICE] = "INSERT INTO devices VALUES(?1, ?2, ?3, ?4, ?5);",
+        [ST_DEVICE] = "INSERT INTO devices(process, ordinal, name, uuid, total_bytes) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5);",
 };
 
 struct mp_writer {

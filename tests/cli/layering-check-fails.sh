@@ -42,6 +42,8 @@ file "$CLEAN/report/info.c" '#include "report/info.h"' '#include "analysis/summa
 	'#include "util/format.h"' '#include <cjson/cJSON.h>' '#  include "memprof/trace.h"'
 file "$CLEAN/capture/spool.c" '#include "capture/spool.h"' '#include "util/error.h"' \
 	'#include "memprof/trace.h"'
+file "$CLEAN/live/state.c" '#include "live/state.h"' '#include "capture/spool_format.h"' \
+	'#include "import/symbols.h"' '#include "analysis/summary.h"' '#include "util/intmap.h"'
 
 step "a clean tree passes"
 run "$CHECK" "$CLEAN"
@@ -97,6 +99,8 @@ one cmd-from-report report/y.h '#include "cmd/cmd.h"'
 one capture-store capture/x.c '#include "store/reader.h"'
 one import-capture import/x.c '#include "capture/capture.h"'
 one store-import store/x.c '#include "import/import.h"'
+one live-store live/x.c '#include "store/writer.h"'
+one live-import live/y.c '#include "import/import.h"'
 
 step "an unknown layer is reported"
 UNK=$TMP/unknown/src

@@ -133,6 +133,39 @@ if have_sqlite3; then
 	else
 		say "no $fixture: v0 migration checks skipped"
 	fi
+
+	# A trace of schema v2 (memprof before call durations and pinned host
+	# buffers), made from small.csv: it migrates, keeps its events and
+	# analyzes as the same CSV imported today does.
+	fixture=$top_srcdir/tests/unit/fixtures/trace-v2.sql
+	step "load the v2 fixture"
+	"$SQLITE3_SHELL" v2.db <"$fixture" || die "sqlite3 cannot load $fixture"
+	expect_eq "$(sql v2.db 'PRAGMA user_version;')" 2 "user_version of the v2 fixture"
+	mp info v2.db
+	expect_status 0
+	expect_stdout_match '^schema +v2 \(migrated to v3\)$'
+	step "v2 trace after info"
+	expect_eq "$(sql v2.db 'PRAGMA user_version;')" 3 "user_version after migration"
+	expect_eq "$(sql v2.db "SELECT count(*) FROM pragma_table_info('events') WHERE name = 'duration_ns';")" \
+		1 "events.duration_ns after migration"
+	expect_eq "$(sql v2.db "SELECT count(*) FROM pragma_table_info('devices') WHERE name = 'numa_node';")" \
+		1 "devices.numa_node after migration"
+	expect_eq "$(sql v2.db "SELECT count(*) FROM sqlite_master WHERE name IN ('host_buffers', 'host_buffer_nodes');")" \
+		2 "pinned host buffer tables after migration"
+	expect_eq "$(sql v2.db 'SELECT count(*) FROM events WHERE duration_ns IS NOT NULL;')" 0 \
+		"no durations invented"
+	step "a migrated v2 trace reads as today's import of the same CSV"
+	mp export v2.db
+	expect_status 0
+	expect_same_file "$DATA/small.csv" "$OUT"
+	mp analyze --json v2.db
+	expect_status 0
+	grep -v '"trace":' "$OUT" >v2-analyze.json
+	mp import -q -o small-now.db "$DATA/small.csv"
+	mp analyze --json small-now.db
+	expect_status 0
+	grep -v '"trace":' "$OUT" >now-analyze.json
+	expect_same_file v2-analyze.json now-analyze.json
 else
 	say "SQLITE3_SHELL is empty: checks that need the sqlite3 shell skipped"
 fi

@@ -53,7 +53,7 @@ event kind=api name=cuMemFree_v2 corr=33 thread=78 ts=2510 duration=20 addr=0x7f
 # a failed call makes nothing; cudaFree(0) frees nothing
 event kind=api name=cudaMalloc corr=40 thread=78 ts=2600 addr=0x0 bytes=1 device=0 extra=2
 event kind=api name=cudaFree corr=41 thread=78 ts=2700 addr=0x0 device=0 flags=4
-# host memory: a pinned record and a host API call, skipped and counted
+# pinned host memory: a record and a host API call, kept as host buffers, not events
 event kind=mem_alloc corr=50 ts=2800 addr=0x600000 bytes=4096 device=0 mem_kind=2
 event kind=api name=cudaMallocHost corr=51 thread=78 ts=2900 addr=0x700000 bytes=4096 device=0 flags=8
 # managed memory is GPU memory
@@ -64,7 +64,7 @@ EOF
 mp import -o join.db join.mpt
 expect_status 0
 expect_stdout_contains "wrote 'join.db': 7 events, 4 allocations"
-expect_stderr_contains "2 host memory records (pageable, pinned) skipped"
+expect_stderr_not_contains "host memory records"
 expect_stderr_contains "1 frees of unknown addresses kept as unmatched"
 expect_eq "$(q join.db 'select ts_ns, op, alloc_id, size, requested, address from events order by seq')" \
 	"1010|1|1|1048576|1000000|139637976731648 2000|1|2|4096|4096|139637978824704 2100|1|3|8192|8192|139637979873280 2500|2|3|8192|8192|139637979873280 3010|2|1|1048576|1048576|139637976731648 3100|1|4|65536|65536|139637980921856 3200|2|5|512|512|139637986164736" \
@@ -78,8 +78,11 @@ expect_eq "$(q join.db 'select ordinal, name, uuid, total_bytes from devices')" 
 	"0|Test GPU|GPU-1234|85899345920" "the devices row"
 expect_eq "$(q join.db "select value from meta where key = 'source'")" "spool" "meta source"
 expect_eq "$(q join.db "select value from meta where key = 'clock'")" "monotonic_ns" "meta clock"
-expect_eq "$(q join.db "select value from meta where key = 'host_records_skipped'")" "2" \
+expect_eq "$(q join.db "select value from meta where key = 'host_records_skipped'")" "0" \
 	"meta host_records_skipped"
+expect_eq "$(q join.db "select value from meta where key = 'host_buffers'")" "2" "meta host_buffers"
+expect_eq "$(q join.db "select b.address, b.size, b.alloc_ts_ns, coalesce(b.free_ts_ns, '-'), coalesce(a.name, '-'), coalesce(b.thread, '-') from host_buffers b left join apis a on a.id = b.api order by b.id")" \
+	"6291456|4096|2800|-|-|- 7340032|4096|2900|-|cudaMallocHost|78" "the pinned host buffers"
 expect_eq "$(q join.db "select value from meta where key = 'truncated'")" "0" "meta truncated"
 
 # --- VMM, OOM, phases, marks, preexisting -----------------------------------------------
@@ -106,8 +109,10 @@ mp import -o vmm.db vmm.mpt
 expect_status 0
 expect_eq "$(q vmm.db "select e.ts_ns, e.op, e.size, e.requested, e.device, coalesce(p.name, '') from events e left join phases p on p.id = e.phase order by seq")" \
 	"90|3|4096|4096|1| 120|6|2097152|2097152|0| 150|9|0|0|0|step 160|9|0|0|0|backward 170|8|0|999999999999|0|backward 180|10|0|0|0|backward 185|9|0|0|0|mark: checkpoint 185|10|0|0|0|mark: checkpoint 190|10|0|0|0|step 200|7|2097152|2097152|0|" \
-	"VMM map/unmap (host handle skipped), oom, phases, mark, preexisting"
-for k in vmm_reserve_calls:1 vmm_create_calls:2 vmm_release_calls:1 vmm_address_free_calls:1 host_records_skipped:1; do
+	"VMM map/unmap (host handle kept out), oom, phases, mark, preexisting"
+expect_eq "$(q vmm.db 'select address, size, alloc_ts_ns, coalesce(free_ts_ns, "-") from host_buffers')" \
+	"139775415681024|2097152|130|-" "the host handle is a pinned host buffer at its mapping"
+for k in vmm_reserve_calls:1 vmm_create_calls:2 vmm_release_calls:1 vmm_address_free_calls:1 host_records_skipped:0 host_buffers:1; do
 	expect_eq "$(q vmm.db "select value from meta where key = '${k%%:*}'")" "${k#*:}" "meta ${k%%:*}"
 done
 

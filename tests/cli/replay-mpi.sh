@@ -208,27 +208,29 @@ expect_stderr_contains "trace 'norank.db' has no ranks"
 expect_stderr_contains "memprof import --rank=N"
 
 step "ranks given different options fail together"
-run timeout 120 mpirun -np 2 --oversubscribe sh -c \
+ASAN_OPTIONS=$mpi_asan run timeout 120 mpirun -np 2 --oversubscribe sh -c \
 	'exec "$0" "$@" --capacity=$((1 + OMPI_COMM_WORLD_RANK))GiB' \
 	"$MEMPROF" replay --mpi --backend=sim --pool=caching --no-save job2.db
 expect_status 2
 expect_stderr_contains "the ranks were not given the same replay"
 
-# Rank 1 cannot reserve the bump pool's arena (its address space is limited):
-# its run fails mid-replay while rank 0 goes on to sharded and caching.
+# Rank 1's first pool cannot be created (the test pool envfail fails as a
+# backend fault where MEMPROF_TEST_POOL_FAIL is set, and only rank 1 has it):
+# rank 1 stops while rank 0 goes on to sharded and caching, and every rank
+# must then stop with rank 1's message instead of waiting for it.
 step "a rank whose replay fails stops every rank, with its message"
-run "${CC:-cc}" -std=c11 -shared -fPIC -I"$top_srcdir/include" -o bump.so \
-	"$top_srcdir/tests/plugins/example_bump.c"
-[ "$status" -eq 0 ] || die "cannot build the example pool: $(cat "$ERR")"
-mkdir pl && mv bump.so pl/
+mkdir pl
+run "${CC:-cc}" -std=c11 -shared -fPIC -I"$top_srcdir/include" -o pl/envfail.so \
+	"$top_srcdir/tests/plugins/fail_on_env.c"
+[ "$status" -eq 0 ] || die "cannot build the test pool: $(cat "$ERR")"
 sql job2.db "DELETE FROM replay_metrics; DELETE FROM replay_runs" || die "sql job2.db"
-run timeout 120 mpirun -np 2 --oversubscribe sh -c \
-	'[ "$OMPI_COMM_WORLD_RANK" = 1 ] && ulimit -v 4000000; exec "$0" "$@"' \
-	"$MEMPROF" replay --mpi --backend=host --plugin-dir=pl --pool=bump,sharded,caching \
-	--arena-bytes=8589934592 --world-size=2 job2.db
+ASAN_OPTIONS=$mpi_asan run timeout 120 mpirun -np 2 --oversubscribe sh -c \
+	'[ "$OMPI_COMM_WORLD_RANK" = 1 ] && export MEMPROF_TEST_POOL_FAIL=1; exec "$0" "$@"' \
+	"$MEMPROF" replay --mpi --backend=host --plugin-dir=pl --pool=envfail,sharded,caching \
+	--world-size=2 job2.db
 expect_status 1
 expect_stderr_contains "failed on rank 1"
-expect_stderr_contains "rank 1: memprof replay: device 1: pool 'bump': cannot reserve"
+expect_stderr_contains "rank 1: memprof replay: device 1: pool 'envfail': cannot reserve: MEMPROF_TEST_POOL_FAIL is set"
 expect_stdout_empty
 expect_eq "$(sql job2.db 'SELECT count(*) FROM replay_runs')" 0
 

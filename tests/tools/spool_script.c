@@ -20,16 +20,21 @@
  *   meta KEY VALUE
  *   string TEXT                  interns TEXT (names are interned on use too)
  *   module PATH base=A start=A end=A build_id=HEX id=N   (id default: 1, 2, ...)
- *   device ORDINAL name="..." uuid=TEXT total=BYTES
+ *   device ORDINAL name="..." uuid=TEXT total=BYTES node=N
+ *       node: the GPU's nearest host NUMA node (-1 or absent: unknown)
  *   event kind=K name=TEXT corr=N thread=N ts=NS addr=A bytes=N device=N
  *         duration=NS stack=PC,PC,... phase=TEXT extra=N extra2=N flags=N
  *         mem_kind=N stream=N
  *       K: a number or mem_alloc mem_free pool_created pool_destroyed
  *       pool_trimmed api vmm_reserve vmm_free vmm_create vmm_release vmm_map
  *       vmm_unmap oom phase_push phase_pop mark preexisting window_start
- *       window_stop dropped disabled; device defaults to -1, the rest to 0
+ *       window_stop dropped disabled host_numa; device defaults to -1, the
+ *       rest to 0
  *   dropped N                    counts N records lost (mp_spool_count_dropped)
  *   flush                        waits until everything so far is on disk
+ *   sleep MS                     pauses MS milliseconds (what was appended may
+ *                                be written meanwhile: the writer's own period)
+ *   wait PATH                    pauses until PATH exists (a test says "go on")
  *   kill                         flushes, then SIGKILLs itself: a spool cut short
  *   end [disabled]               closes with the footer (also at end of input)
  */
@@ -65,7 +70,7 @@ static const char *const kind_names[] = {
         "pool_trimmed", "api",       "vmm_reserve", "vmm_free",     "vmm_create",
         "vmm_release",  "vmm_map",   "vmm_unmap",   "oom",          "phase_push",
         "phase_pop",    "mark",      "preexisting", "window_start", "window_stop",
-        "dropped",      "disabled",
+        "dropped",      "disabled",  "host_numa",
 };
 
 static int64_t mono_ns(void)
@@ -74,6 +79,14 @@ static int64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void pause_ms(int64_t ms)
+{
+	struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
 }
 
 static void die(const struct script *s, const char *what, const char *subject)
@@ -260,6 +273,8 @@ static void do_device(struct script *s, const struct word *wd, int n)
 			d.uuid = str_id(s, wd[i].value);
 		else if (!strcmp(k, "total"))
 			d.total_bytes = num(s, wd[i].value);
+		else if (!strcmp(k, "node"))
+			d.host_node = (uint32_t)(num(s, wd[i].value) + 1); /* -1: unknown */
 		else
 			die(s, "unknown device key", wd[i].value);
 	}
@@ -367,6 +382,11 @@ static int do_line(struct script *s, struct word *wd, int n)
 		mp_spool_count_dropped(s->w, num(s, wd[1].value));
 	} else if (!strcmp(cmd, "flush") && n == 1) {
 		mp_spool_flush(s->w, 1);
+	} else if (!strcmp(cmd, "sleep") && n == 2) {
+		pause_ms((int64_t)num(s, wd[1].value));
+	} else if (!strcmp(cmd, "wait") && n == 2) {
+		while (access(wd[1].value, F_OK) != 0)
+			pause_ms(10);
 	} else if (!strcmp(cmd, "kill") && n == 1) {
 		mp_spool_flush(s->w, 1);
 		kill(getpid(), SIGKILL);
