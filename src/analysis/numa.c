@@ -231,7 +231,8 @@ int mp_numa_load(struct mp_store *s, int device, struct mp_numa *out, struct mp_
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	if (rc < 0)
 		return mp_err_copy(err, mp_store_error(s));
-	qsort(out->far, (size_t)out->n_far, sizeof(*out->far), by_stake);
+	if (out->n_far > 1) /* far is NULL when there are none */
+		qsort(out->far, (size_t)out->n_far, sizeof(*out->far), by_stake);
 	set_status(out);
 	return 0;
 }

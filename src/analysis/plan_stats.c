@@ -11,10 +11,11 @@
 
 static size_t bucket_of(int64_t v)
 {
-	int e = 63 - __builtin_clzll((unsigned long long)v);
+	int e;
 
-	if (v < MP_HIST_EXACT_NS)
+	if (v < MP_HIST_EXACT_NS) /* before clz, which is undefined for 0 */
 		return (size_t)v;
+	e = 63 - __builtin_clzll((unsigned long long)v);
 	if (e > MP_HIST_MAX_EXP)
 		return MP_HIST_BUCKETS - 1;
 	return (size_t)(MP_HIST_EXACT_NS + (e - 7) * MP_HIST_SUB +
