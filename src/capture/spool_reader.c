@@ -187,8 +187,7 @@ const struct mp_spool_header *mp_spool_reader_header(const struct mp_spool_reade
 
 /* --- items ------------------------------------------------------------------- */
 
-/* Smallest whole size of an item of a known type; 8 for others. */
-static size_t min_item_bytes(uint16_t type)
+size_t mp_spool_min_item_bytes(uint16_t type)
 {
 	switch (type) {
 	case MP_SI_EVENT:
@@ -290,7 +289,7 @@ static const char *check_items(struct mp_spool_reader *r, uint32_t n_items, size
 
 		memcpy(&ih, r->block + pos, sizeof(ih));
 		*at = pos;
-		if (ih.bytes % 8 != 0 || ih.bytes < min_item_bytes(ih.type))
+		if (ih.bytes % 8 != 0 || ih.bytes < mp_spool_min_item_bytes(ih.type))
 			bad = "bad item size";
 		else if (ih.bytes > r->payload_bytes - pos)
 			bad = "item overruns its block";

@@ -51,6 +51,10 @@ const char *mp_spool_reader_damage(const struct mp_spool_reader *r, uint64_t *of
 /* The footer, NULL when the spool has none. */
 const struct mp_spool_footer *mp_spool_reader_footer(const struct mp_spool_reader *r);
 
+/* Smallest whole size of an item of a known type; 8 for others (readers
+ * that check items themselves, such as the live follower, use it too). */
+size_t mp_spool_min_item_bytes(uint16_t type);
+
 /* Tables: NULL (depth 0) for an unknown id. */
 const char *mp_spool_reader_string(const struct mp_spool_reader *r, uint32_t id, size_t *len);
 const uint64_t *mp_spool_reader_stack(const struct mp_spool_reader *r, uint32_t id,

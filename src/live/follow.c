@@ -6,6 +6,7 @@
  * the per-spool tables; hands items out, never interprets events.
  */
 #include "live/follow.h"
+#include "capture/spool_reader.h"
 #include "util/array.h"
 #include "util/crc32.h"
 #include "util/error.h"
@@ -214,28 +215,6 @@ static int open_header(struct mp_live_spool *s)
 	return 1;
 }
 
-static size_t min_item_bytes(uint16_t type)
-{
-	switch (type) {
-	case MP_SI_EVENT:
-		return sizeof(struct mp_spool_event);
-	case MP_SI_STRING:
-		return sizeof(struct mp_spool_string);
-	case MP_SI_STACK:
-		return sizeof(struct mp_spool_stack);
-	case MP_SI_MODULE:
-		return sizeof(struct mp_spool_module);
-	case MP_SI_DEVICE:
-		return sizeof(struct mp_spool_device);
-	case MP_SI_META:
-		return sizeof(struct mp_spool_meta);
-	case MP_SI_FOOTER:
-		return sizeof(struct mp_spool_footer);
-	default:
-		return sizeof(struct mp_spool_item_head);
-	}
-}
-
 /* Define the string or stack of item p; NULL, or what was wrong. */
 static const char *define(struct mp_live_spool *s, const unsigned char *p, uint32_t bytes,
                           int *nomem)
@@ -285,7 +264,7 @@ static const char *check_items(struct mp_live_spool *s, const unsigned char *b, 
 
 		memcpy(&ih, b + pos, sizeof(ih));
 		*at = pos;
-		if (ih.bytes % 8 || ih.bytes < min_item_bytes(ih.type))
+		if (ih.bytes % 8 || ih.bytes < mp_spool_min_item_bytes(ih.type))
 			return "bad item size";
 		if (ih.bytes > n - pos)
 			return "item overruns its block";
