@@ -4,6 +4,7 @@
  * numbers with signs, and the choice of writer.  Plain text: each writer
  * escapes it for its language.
  */
+#include "report/runs.h"
 #include "report/gate.h"
 
 #include <math.h>
@@ -178,9 +179,11 @@ static void subject(char *buf, size_t n, const struct mp_gate_result *r)
 {
 	const struct mp_gate_pool *p = r->head_pool;
 
+	char where[48];
+
 	if (p)
-		snprintf(buf, n, "pool %s (%s) peak reserved on device %d", p->pool, p->backend,
-		         (int)r->device);
+		snprintf(buf, n, "pool %s (%s) peak reserved on %s", p->pool, p->backend,
+		         mp_report_run_where(where, sizeof(where), r->device, 0));
 	else
 		snprintf(buf, n, "%s on device %d%s", mp_gate_kind_figure(r->limit->kind),
 		         (int)r->device, r->modelled ? " (modelled)" : "");
@@ -352,15 +355,18 @@ static void diff_notes(struct notes *nt, const struct mp_gate_diff *d)
 		const struct mp_gate_pool_change *c = &d->pools[i];
 		const struct mp_gate_pool *p = c->base ? c->base : c->head;
 
+		char where[48];
+
+		mp_report_run_where(where, sizeof(where), p->device, 0);
 		if (!c->base || !c->head)
-			note(nt, "pool %s (%s) on device %d is only replayed in %s: not compared",
-			     p->pool, p->backend, (int)p->device, c->base ? "BASE" : "HEAD");
+			note(nt, "pool %s (%s) on %s is only replayed in %s: not compared", p->pool,
+			     p->backend, where, c->base ? "BASE" : "HEAD");
 		else if (!c->times_comparable && c->base->total_ns >= 0 && c->head->total_ns >= 0)
 			note(nt,
-			     "pool %s (%s) on device %d: the allocator time of BASE is %s and that "
+			     "pool %s (%s) on %s: the allocator time of BASE is %s and that "
 			     "of "
 			     "HEAD %s: times not compared",
-			     p->pool, p->backend, (int)p->device,
+			     p->pool, p->backend, where,
 			     c->base->time_measured ? "measured" : "modelled",
 			     c->head->time_measured ? "measured" : "modelled");
 	}

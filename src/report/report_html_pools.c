@@ -5,6 +5,7 @@
  * (peak live bytes), the ratio, bytes saved against the baseline, times
  * labelled modelled or measured as each stored metric says; and a table.
  */
+#include "report/runs.h"
 #include "report/report_html.h"
 #include "util/format.h"
 
@@ -164,9 +165,11 @@ static void device_pools(struct mp_html_page *pg, const struct mp_report_run *ru
 		top = lb > top ? lb : top;
 	}
 	top = mp_svg_bytes_top(top);
-	fprintf(pg->out, "<h3>Device %d</h3>\n", (int)device);
-	snprintf(label, sizeof(label), "peak reserved bytes of replayed pools, device %d",
-	         (int)device);
+	char where[48];
+
+	fprintf(pg->out, "<h3>%s</h3>\n", mp_report_run_where(where, sizeof(where), device, 1));
+	snprintf(label, sizeof(label), "peak reserved bytes of replayed pools, %s",
+	         mp_report_run_where(where, sizeof(where), device, 0));
 	mp_svg_open(pg->out, "pools", device, MP_HTML_CHART_WIDTH, height, label);
 	mp_svg_axis_bytes_x(pg->out, P_LEFT, w, P_TOP, P_TOP + (double)n * ROW_H, top);
 	for (i = 0; i < n; i++)

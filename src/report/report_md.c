@@ -6,6 +6,7 @@
  * that came from a trace is written by md_text, which escapes Markdown and
  * HTML, so a frame cannot break a table nor put markup on the page.
  */
+#include "report/runs.h"
 #include "report/report.h"
 #include "util/format.h"
 #include "util/stack_text.h"
@@ -108,7 +109,8 @@ static void peak_row(FILE *out, const struct mp_analysis *a, const char *label,
 {
 	char b[32], t[32];
 
-	fprintf(out, "| %s | %s | %s (event %lld) |\n", label, mp_analyze_bytes(b, sizeof(b), p->bytes),
+	fprintf(out, "| %s | %s | %s (event %lld) |\n", label,
+	        mp_analyze_bytes(b, sizeof(b), p->bytes),
 	        mp_analyze_at_time(t, sizeof(t), a, p->ts_ns), (long long)p->seq);
 }
 
@@ -256,7 +258,10 @@ static void run_row(FILE *out, const struct mp_report_run *r)
 	const struct mp_report_metric *ooms = mp_report_run_metric(r, "ooms");
 	char b1[32], b2[32], b3[32], t1[48], t2[48];
 
-	fprintf(out, "| %d | ", r->device);
+	if (r->device == MP_REPORT_JOB_DEVICE)
+		fputs("| job | ", out);
+	else
+		fprintf(out, "| %d | ", r->device);
 	md_text(out, r->pool);
 	fputs(" | ", out);
 	md_text(out, r->backend);

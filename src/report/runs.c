@@ -4,11 +4,12 @@
  */
 #include "report/runs.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
-const struct mp_report_metric *mp_report_run_metric(const struct mp_report_run *r,
-                                                    const char *name)
+const struct mp_report_metric *mp_report_run_metric(const struct mp_report_run *r, const char *name)
 {
 	size_t i;
 
@@ -55,4 +56,13 @@ size_t mp_report_runs_latest(const struct mp_report_runs *runs, size_t *idx)
 	qsort(idx, n, sizeof(*idx), by_key);
 	sort_base = NULL;
 	return n;
+}
+
+const char *mp_report_run_where(char *buf, size_t n, int32_t device, int heading)
+{
+	if (device == MP_REPORT_JOB_DEVICE)
+		snprintf(buf, n, "%s job (all ranks)", heading ? "The" : "the");
+	else
+		snprintf(buf, n, "%s %d", heading ? "Device" : "device", (int)device);
+	return buf;
 }

@@ -15,7 +15,7 @@ struct mp_report_metric {
 	const char *name; /* "peak_reserved_bytes", "lower_bound_bytes", "pool.<stat>", ... */
 	double value;
 	const char *unit; /* "bytes", "count", "ns", "ratio", "state" */
-	int measured;     /* 1 measured (cuda backend times, pool CPU time), 0 modelled or counted */
+	int measured; /* 1 measured (cuda backend times, pool CPU time), 0 modelled or counted */
 };
 
 struct mp_report_run {
@@ -44,5 +44,11 @@ const struct mp_report_metric *mp_report_run_metric(const struct mp_report_run *
  * its older result; results of other pools stay.
  */
 size_t mp_report_runs_latest(const struct mp_report_runs *runs, size_t *idx);
+
+/* The device a stored run was replayed on, as people read it: "device 3",
+ * or "the job (all ranks)" for the job row 'memprof replay --mpi' stores as
+ * device -1; capitalised for a heading.  Returns buf. */
+#define MP_REPORT_JOB_DEVICE (-1)
+const char *mp_report_run_where(char *buf, size_t n, int32_t device, int heading);
 
 #endif

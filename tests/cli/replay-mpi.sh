@@ -177,6 +177,10 @@ step "report and diff read the stored runs, the job's among them"
 mp report --format=md -o report.md job2.db
 expect_status 0
 expect_eq "$(grep -c '| sim |' report.md)" 6
+expect_eq "$(grep -c '^| job | ' report.md)" 2 "the job's rows labelled as such"
+mp report -o report.html job2.db
+expect_status 0
+expect_eq "$(grep -c '<h3>The job (all ranks)</h3>' report.html)" 1 "the job's pools heading"
 mp diff job2.db job2.db
 expect_status 0
 expect_eq "$(grep -c '(sim): peak reserved' "$OUT")" 6
