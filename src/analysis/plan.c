@@ -49,7 +49,13 @@ void mp_plan_free(struct mp_plan *p)
 
 int64_t mp_plan_span_ns(const struct mp_plan *p)
 {
-	return p->ms->n_events ? p->ms->last_ts_ns - p->ms->first_ts_ns : 0;
+	int64_t end = p->ms->last_ts_ns;
+
+	if (!p->ms->n_events)
+		return 0;
+	if (p->overhead.n_with_duration && p->overhead.last_end_ns > end)
+		end = p->overhead.last_end_ns;
+	return end - p->ms->first_ts_ns;
 }
 
 int mp_plan_class_common(const struct mp_plan *p, int k)
@@ -159,7 +165,9 @@ static int add_call(struct mp_plan_overhead *o, const struct memprof_event *ev)
 	o->n_by_kind[kind]++;
 	if (ev->duration_ns <= 0)
 		return 0;
-	o->n_with_duration++;
+	if (o->n_with_duration++ == 0 || ev->ts_ns > o->last_end_ns - ev->duration_ns)
+		o->last_end_ns = ev->ts_ns > INT64_MAX - ev->duration_ns ? INT64_MAX
+		                                                          : ev->ts_ns + ev->duration_ns;
 	o->time_ns =
 	        ev->duration_ns > INT64_MAX - o->time_ns ? INT64_MAX : o->time_ns + ev->duration_ns;
 	size = ev->op == MEMPROF_OP_OOM && ev->requested_bytes > 0 ? ev->requested_bytes

@@ -106,6 +106,7 @@ enum { MP_CALL_ALLOC, MP_CALL_FREE, MP_CALL_KINDS };
 struct mp_plan_overhead {
 	int64_t n_calls, n_with_duration; /* allocation and free calls (events) */
 	int64_t time_ns;                  /* in those calls, summed over threads */
+	int64_t last_end_ns;              /* the latest ts_ns + duration_ns of a call */
 	int64_t n_by_kind[MP_CALL_KINDS];
 	struct mp_hist all[MP_CALL_KINDS];
 	struct mp_hist by_class[MP_CALL_KINDS][MP_PLAN_SIZE_CLASSES];
@@ -137,7 +138,8 @@ int mp_plan_init(struct mp_plan *p, const struct mp_memstate *ms, const struct m
                  const char *step_name, int32_t device, size_t prefix_allocs);
 void mp_plan_free(struct mp_plan *p);
 struct mp_mem_listener mp_plan_listener(struct mp_plan *p);
-/* The wall span of the trace (last - first timestamp). */
+/* The wall span of the trace: from its first timestamp to its last, or to
+ * the end of the last call when a call ends after that. */
 int64_t mp_plan_span_ns(const struct mp_plan *p);
 /* Whether a size class holds MP_PLAN_COMMON_SHARE of the allocation calls with a duration. */
 int mp_plan_class_common(const struct mp_plan *p, int k);

@@ -71,6 +71,7 @@ enum {
 	Q_POOL_SIZE,
 	Q_TID,
 	Q_API,
+	Q_DURATION,
 };
 
 static const char *const required[] = {
@@ -343,15 +344,15 @@ static int write_meta(struct nsys_import *ni)
 /* --- the ordered query -------------------------------------------------------------- */
 
 /* Can rows be joined to their runtime API call (thread) and its name? */
-static int runtime_join(struct nsys_import *ni, int *tid, int *name)
+static int runtime_join(struct nsys_import *ni, int *tid, int *name, int *timed)
 {
 	static const char *const cols[][2] = {
 	        {EVENTS, "correlationId"}, {RUNTIME, "correlationId"}, {RUNTIME, "globalTid"},
 	        {RUNTIME, "nameId"},       {"StringIds", "id"},        {"StringIds", "value"},
 	};
-	int i, rc = 1;
+	int i, rc = 1, end = 0;
 
-	*tid = *name = 0;
+	*tid = *name = *timed = 0;
 	for (i = 0; i < 6 && rc > 0; i++) {
 		if ((rc = has(ni, cols[i][0], cols[i][1])) < 0)
 			return rc;
@@ -359,6 +360,11 @@ static int runtime_join(struct nsys_import *ni, int *tid, int *name)
 			*tid = rc;
 	}
 	*name = rc > 0;
+	if (!*tid)
+		return 0;
+	if ((rc = has(ni, RUNTIME, "start")) <= 0 || (end = has(ni, RUNTIME, "end")) < 0)
+		return rc < 0 ? rc : end < 0 ? end : 0;
+	*timed = end;
 	return 0;
 }
 
@@ -371,7 +377,7 @@ static int runtime_join(struct nsys_import *ni, int *tid, int *name)
  */
 static int query_sql(struct nsys_import *ni, char *sql, size_t size)
 {
-	int stream, pool_address, pool_size, tid, name, rc;
+	int stream, pool_address, pool_size, tid, name, timed, rc;
 	size_t i;
 
 	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
@@ -389,15 +395,15 @@ static int query_sql(struct nsys_import *ni, char *sql, size_t size)
 		return pool_address;
 	if ((pool_size = has(ni, EVENTS, "localMemoryPoolSize")) < 0)
 		return pool_size;
-	if ((rc = runtime_join(ni, &tid, &name)) < 0)
+	if ((rc = runtime_join(ni, &tid, &name, &timed)) < 0)
 		return rc;
 	snprintf(sql, size,
 	         "SELECT e.rowid, e.start, e.globalPid, e.deviceId, e.address, e.bytes, "
-	         "e.memKind, e.memoryOperationType, %s, %s, %s, %s, %s FROM " EVENTS " AS e%s%s "
-	         "ORDER BY e.start, e.rowid%s",
+	         "e.memKind, e.memoryOperationType, %s, %s, %s, %s, %s, %s FROM " EVENTS
+	         " AS e%s%s ORDER BY e.start, e.rowid%s",
 	         stream ? "e.streamId" : "NULL", pool_address ? "e.localMemoryPoolAddress" : "NULL",
 	         pool_size ? "e.localMemoryPoolSize" : "NULL", tid ? "r.globalTid" : "NULL",
-	         name ? "s.value" : "NULL",
+	         name ? "s.value" : "NULL", timed ? "r.\"end\" - r.start" : "NULL",
 	         tid ? " LEFT JOIN " RUNTIME " AS r ON r.correlationId = e.correlationId AND "
 	               "r.globalTid >> 24 = e.globalPid >> 24"
 	             : "",
@@ -472,6 +478,10 @@ static int read_details(struct nsys_import *ni, struct mp_foreign_rows *r, struc
 	row->stream = (uint64_t)v;
 	if (mp_foreign_type(r, Q_TID) == MP_FOREIGN_INT)
 		row->thread = mp_foreign_int(r, Q_TID) & 0xffffff; /* tid: bits 0..23 */
+	/* the runtime call's time; one that ends before it starts is not believed */
+	if (mp_foreign_type(r, Q_DURATION) == MP_FOREIGN_INT &&
+	    (v = mp_foreign_int(r, Q_DURATION)) > 0)
+		row->duration_ns = v;
 	row->api = mp_foreign_text(r, Q_API, &row->api_len);
 	if (!row->api && !mp_foreign_is_null(r, Q_API))
 		return foreign_failed(ni);

@@ -29,9 +29,10 @@ struct mp_nsys_row {
 	int is_alloc;    /* else a deallocation */
 	const char *api; /* runtime function name, else "nsys:<kind>" */
 	size_t api_len;
-	uint64_t stream; /* 0 when NULL or absent */
-	int64_t thread;  /* OS tid from the runtime call's globalTid, else 0 */
-	int has_pool;    /* a local pool address (not 0) and its size are known */
+	uint64_t stream;     /* 0 when NULL or absent */
+	int64_t thread;      /* OS tid from the runtime call's globalTid, else 0 */
+	int64_t duration_ns; /* the runtime call's end - start, else 0 */
+	int has_pool;        /* a local pool address (not 0) and its size are known */
 	uint64_t pool_address;
 	int64_t pool_size; /* >= 0 */
 };

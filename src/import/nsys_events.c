@@ -197,5 +197,6 @@ int mp_nsys_events_row(struct mp_nsys_events *e, const struct mp_nsys_row *row)
 	ev.size_bytes = ev.requested_bytes = row->bytes;
 	if (row->has_pool && (rc = pool_change(e, s, row, ev)) < 0)
 		return rc;
+	ev.duration_ns = row->duration_ns; /* the call's, on its allocation or free only */
 	return row->is_alloc ? alloc(e, s, row, ev) : dealloc(e, s, row, ev);
 }

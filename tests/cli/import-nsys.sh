@@ -76,6 +76,21 @@ imported() {
 imported basic 6 4 5120 '{"alloc": 4, "free": 2}' \
 	"2 host memory records (pageable, pinned) skipped"
 json_check pids '[p["pid"] for p in j["processes"]]' '[4242]'
+step "basic: the runtime calls' durations (end - start: 9, 40, 2, 5, 1000 ns)"
+expect_eq "$(sql basic.db "SELECT group_concat(coalesce(duration_ns, '-'), ' ') FROM
+	(SELECT duration_ns FROM events ORDER BY seq)")" "9 40 2 5 - 1000" "durations"
+if command -v python3 >/dev/null 2>&1; then
+	mp analyze --json basic.db
+	expect_status 0
+	cp "$OUT" "$W/analyze.json"
+	check_json "$W/analyze.json" '
+o = j["plan"]["overhead"]
+assert o["calls_with_duration"] == 5 and o["calls_without_duration"] == 1, o
+# the free at 700 returned at 700 + 1000: the span runs from 100 to 1700
+assert o["time_in_calls_ns"] == 1056 and o["wall_span_ns"] == 1600, o
+assert abs(o["share"] - 1056 / 1600) < 1e-9, o
+'
+fi
 
 # multi: 100, +200 (other process, same address), +300 on device 1 = 600.
 imported multi 6 3 600 '{"alloc": 3, "free": 3}'

@@ -58,7 +58,7 @@ class Trace:
         self.durations = durations
         self.blocks, self.segments = {}, {}  # id -> (device, address, size)
         self.next_id = 1
-        self.calls = []  # (kind, size, duration or None)
+        self.calls = []  # (kind, size, duration or None, ts)
         self.marks = {}  # label -> (seq, ts) of an event
         self.snap = {}  # seq -> {device: state before the event}
         self.ooms = []
@@ -86,7 +86,7 @@ class Trace:
             self.snap[self.seq + 1] = {d: self.state(d) for d in (0, 1)}
         self.seq += 1
         if op in CALL_KIND:
-            self.calls.append((CALL_KIND[op], req if op == "oom" else size, dur))
+            self.calls.append((CALL_KIND[op], req if op == "oom" else size, dur, self.ts))
         fields = [self.ts, op, id_, size, size if req is None else req, "0x%x" % addr, dev, 7,
                   self.pid, phase, "", dfree, 11, stack]
         if self.durations:
@@ -167,7 +167,9 @@ class Trace:
 
     def overhead_expected(self):
         timed = [c for c in self.calls if c[2] is not None and c[2] > 0]
-        span = self.ts - 1000 - 1000  # last ts - first ts
+        # from the first ts to the last, or to the end of a call that returns later
+        end = max([self.ts - 1000] + [c[3] + c[2] for c in timed])
+        span = end - 1000
         out = {"calls": len(self.calls), "calls_with_duration": len(timed),
                "calls_without_duration": len(self.calls) - len(timed),
                "durations": bool(timed), "wall_span_ns": span}

@@ -9,15 +9,16 @@ INSERT INTO StringIds VALUES
 	(3, 'cudaMallocManaged_v6000'),
 	(4, 'cudaMallocHost_v3020'),
 	(5, 'cudaFreeHost_v3020');
--- start, end, eventClass, globalTid (pid << 24 | tid), correlationId, nameId, returnValue
+-- start, end (the call's duration is end - start: 9, 40, 2, 5, 1000 ns for the
+-- device calls), eventClass, globalTid (pid << 24 | tid), correlationId, nameId, returnValue
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,
 		nameId, returnValue) VALUES
 	(90, 99, 0, (4242 << 24) | 4250, 11, 1, 0),
-	(190, 199, 0, (4242 << 24) | 4251, 12, 1, 0),
-	(290, 299, 0, (4242 << 24) | 4250, 13, 2, 0),
+	(190, 230, 0, (4242 << 24) | 4251, 12, 1, 0),
+	(290, 292, 0, (4242 << 24) | 4250, 13, 2, 0),
 	(390, 399, 0, (4242 << 24) | 4250, 14, 4, 0),
-	(490, 499, 0, (4242 << 24) | 4251, 15, 3, 0),
-	(690, 699, 0, (4242 << 24) | 4251, 16, 2, 0),
+	(490, 495, 0, (4242 << 24) | 4251, 15, 3, 0),
+	(690, 1690, 0, (4242 << 24) | 4251, 16, 2, 0),
 	(790, 799, 0, (4242 << 24) | 4250, 17, 5, 0);
 INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, address, pc,
 		bytes, memKind, memoryOperationType, name, correlationId, streamId) VALUES
