@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <glob.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -299,4 +300,38 @@ Test(numa_sysfs, a_malformed_table_is_unknown)
 		cr_assert_eq(mp_numa_distance(&n, 0, 0), -1, "'%s'", bad[i]);
 	}
 	mp_numa_free(&n);
+}
+
+/* This machine's own table, against the files read here by other means
+ * (glob and one fscanf per number): whatever the topology is. */
+Test(numa_sysfs, this_machines_distances)
+{
+	char buf[4096], want[4096] = "";
+	size_t len = 0;
+	glob_t g;
+	int n_nodes = 0;
+
+	if (glob("/sys/devices/system/node/node[0-9]*/distance", 0, NULL, &g) != 0)
+		cr_skip_test("no NUMA nodes in /sys on this machine");
+	/* glob sorts by name: node10 before node2, so order by number first */
+	for (int node = 0; node < 4096 && (size_t)n_nodes < g.gl_pathc; node++) {
+		char path[96];
+		FILE *f;
+		int d, k = 0;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", node);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%d:", n_nodes ? ";" : "",
+		                        node);
+		while (fscanf(f, "%d", &d) == 1)
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%d",
+			                        k++ ? "," : "", d);
+		fclose(f);
+		n_nodes++;
+	}
+	globfree(&g);
+	cr_assert_eq(mp_numa_read_distances("/sys", buf, sizeof(buf)), n_nodes);
+	cr_assert_str_eq(buf, want);
+	cr_log_info("this machine: %d node(s), distances %s", n_nodes, buf);
 }
