@@ -6,7 +6,9 @@
 # callback events: shared/notes/cupti.md section 9), tests/gpu/record-torch.sh,
 # bench/record-overhead.sh and (issue 9) tests/gpu/multi-gpu.sh: a 2-rank merged trace on
 # the GPUs there are, the sharded pool's NCCL collectives in one process, and mpirun
-# --mpi --backend=cuda when mpirun and 2 GPUs are there (skipped with a line otherwise).
+# --mpi --backend=cuda when mpirun and 2 GPUs are there (skipped with a line otherwise);
+# (issue 10) tests/gpu/live-numa.sh: call durations, NUMA nodes of pinned memory,
+# --metrics scraped and --live's summary lines on real samples.
 # Everything raw goes to OUTDIR; a summary is printed.  Each part has a time limit (15 s
 # per plain sample run, 120 + 90 + 120 + 240 s for the four scripts); the multi-GPU part
 # may be run alone with PARTS=multi-gpu.
@@ -61,7 +63,7 @@ NVTX_INJECTION64_PATH=${MEMPROF_CUPTI:-/usr/local/cuda/lib64/libcupti.so.13} tim
 	"$top_builddir/samples/cuda/alloc_runtime" >"$OUTDIR/alone-nvtx-cupti.log" 2>&1
 echo "alone alloc_runtime with NVTX_INJECTION64_PATH=libcupti: exit $?" >>"$OUTDIR/summary.txt"
 
-PARTS=${PARTS:-record-samples record-torch record-overhead multi-gpu}
+PARTS=${PARTS:-record-samples record-torch record-overhead multi-gpu live-numa}
 want() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 want record-samples && part record-samples 120 "$top_srcdir/tests/gpu/record-samples.sh"
 want record-torch && part record-torch 90 "$top_srcdir/tests/gpu/record-torch.sh"
@@ -70,6 +72,8 @@ want record-overhead && OUT_DIR=$OUTDIR/record-overhead REPS=${REPS:-3} LOOP=${L
 	part record-overhead 120 "$top_srcdir/bench/record-overhead.sh"
 # Issue 9: NCCL in one process and under mpirun (multi-gpu/ holds the raw output)
 want multi-gpu && part multi-gpu 240 "$top_srcdir/tests/gpu/multi-gpu.sh"
+# Issue 10: call durations, pinned memory's NUMA nodes, --metrics and --live on real samples
+want live-numa && part live-numa 180 "$top_srcdir/tests/gpu/live-numa.sh"
 
 # Section 9: per sample, which calls gave MEMORY2 records and which only callbacks
 {
@@ -88,5 +92,5 @@ rm -f "$OUTDIR"/record-overhead/*-[2-9].db "$OUTDIR"/record-overhead/*-1[0-9].db
 echo "== total $(($(date +%s) - start))s; raw output in $OUTDIR" | tee -a "$OUTDIR/summary.txt"
 cat "$OUTDIR/summary.txt"
 grep -E "^(ok|not ok)" "$OUTDIR"/record-samples.txt "$OUTDIR"/record-torch.txt \
-	"$OUTDIR"/multi-gpu.txt 2>/dev/null
+	"$OUTDIR"/multi-gpu.txt "$OUTDIR"/live-numa.txt 2>/dev/null
 tail -n 8 "$OUTDIR/record-overhead.txt" 2>/dev/null
