@@ -134,6 +134,17 @@ static void notes(struct page *pg, const struct mp_live_state *st)
 			     (long long)st->procs[i]->pid, st->procs[i]->disabled);
 }
 
+/* Allocation calls that failed for lack of memory, on every device. */
+static int64_t n_ooms(const struct mp_live_state *st)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < st->n_procs; i++)
+		for (size_t k = 0; st->procs[i] && k < st->procs[i]->n_devices; k++)
+			n += st->procs[i]->devices[k].n_ooms;
+	return n;
+}
+
 int mp_live_render_view(const struct mp_live_state *st, const struct mp_live_view_opts *o,
                         struct mp_live_text *out)
 {
@@ -141,11 +152,15 @@ int mp_live_render_view(const struct mp_live_state *st, const struct mp_live_vie
 	size_t n_procs = mp_live_state_n_processes(st), i, first;
 	int64_t el = st->now_ns - st->start_ns;
 
+	char ooms[32] = "";
+
+	if (n_ooms(st))
+		snprintf(ooms, sizeof(ooms), "%lld OOMs   ", (long long)n_ooms(st));
 	line(&pg,
 	     "memprof record --live   %lld.%lld s   %zu process%s   %lld events dropped   "
-	     "q: close this view",
+	     "%sq: close this view",
 	     (long long)(el / 1000000000), (long long)(el / 100000000 % 10), n_procs,
-	     n_procs == 1 ? "" : "es", (long long)mp_live_state_n_dropped(st));
+	     n_procs == 1 ? "" : "es", (long long)mp_live_state_n_dropped(st), ooms);
 	table(&pg, st);
 	sites(&pg, st);
 	notes(&pg, st);
@@ -193,6 +208,8 @@ int mp_live_render_line(const struct mp_live_state *st, struct mp_live_text *out
 	        duration(p99, sizeof(p99), have, q99), mp_live_state_n_processes(st),
 	        mp_live_state_n_processes(st) == 1 ? "" : "es",
 	        (long long)mp_live_state_n_dropped(st));
+	if (n_ooms(st))
+		mp_live_printf(out, ", %lld OOMs", (long long)n_ooms(st));
 	return out->failed ? MP_ENOMEM : 0;
 }
 

@@ -308,3 +308,35 @@ Test(render, log_lines)
 	cr_assert_eq(mp_live_log_lines(buf, strlen(buf), 1, lines, 3), 2);
 	cr_assert_str_eq(lines[0], "first");
 }
+
+/* OOMs appear in the view's first line and at the end of the summary line
+ * once there are some (the state of setup has none: no mention there). */
+Test(render, ooms_once_there_are_some)
+{
+	struct mp_live_state st2;
+	struct mp_live_follow *f2;
+	struct mp_live_text t = {0};
+	struct mp_live_view_opts o = {120, 40, NULL, NULL, 0};
+	struct lh_spool s;
+	char *d = th_mkdtemp(), *path = th_path(d, "h-4001-1.mpt"), b[256];
+
+	lh_open(&s, path, 4001);
+	lh_alloc(&s, "cudaMalloc", 0x1000, 1 << 20, 2000, 0);
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_OOM, .device = 0, .bytes = 1 << 30});
+	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_OOM, .device = 1, .bytes = 1 << 30});
+	lh_close(&s);
+	f2 = lh_follow_all(d, &st2);
+	mp_live_state_tick(&st2, 1000000000);
+	cr_assert_eq(mp_live_render_view(&st2, &o, &t), 0);
+	cr_assert_str_eq(nth_line(t.p, 0, b, sizeof(b)),
+	                 "memprof record --live   1.0 s   1 process   0 events dropped   2 OOMs   "
+	                 "q: close this view");
+	mp_live_text_clear(&t);
+	cr_assert_eq(mp_live_render_line(&st2, &t), 0);
+	cr_assert(strstr(t.p, ", 1 process, 0 dropped, 2 OOMs") != NULL, "%s", t.p);
+	mp_live_text_free(&t);
+	mp_live_state_free(&st2);
+	mp_live_follow_free(f2);
+	free(path);
+	th_rmdir(d);
+}
