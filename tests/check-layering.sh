@@ -12,7 +12,8 @@
 #   util      nothing else
 #   store     util
 #   import    store, util, and of capture only the spool (capture/spool_format.h,
-#             capture/spool_reader.h: a spool is a file memprof imports)
+#             capture/spool_reader.h, capture/spool_labels.h: a spool is a file
+#             memprof imports)
 #   analysis  util, and of store only the reader (store/reader.h, store/store.h)
 #   replay    util, analysis, and of store only the reader
 #   report    analysis, replay, util (never store: reports receive results)
@@ -116,8 +117,9 @@ function check(path, shown,    target, base) {
 		return violation(shown, "store/ depends on util/ only")
 	if (layer == "import") {
 		if (target == "capture") {
-			if (path != "capture/spool_format.h" && path != "capture/spool_reader.h")
-				violation(shown, "import/ reads spools through capture/spool_reader.h and capture/spool_format.h only")
+			if (path != "capture/spool_format.h" && path != "capture/spool_reader.h" &&
+			    path != "capture/spool_labels.h")
+				violation(shown, "import/ reads spools through capture/spool_reader.h, capture/spool_format.h and capture/spool_labels.h only")
 			return
 		}
 		if (target != "store")

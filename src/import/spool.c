@@ -6,6 +6,7 @@
  * themselves are converted by spool_events.c.
  */
 #include "import/spool.h"
+#include "capture/spool_labels.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,31 +95,23 @@ static const char *meta(const struct mp_spool_in *in, const char *key, char *buf
 	return NULL;
 }
 
-/* The first of the env:NAME keys that holds a number >= 0, else -1. */
-static int64_t env_number(const struct mp_spool_in *in, const char *const *names)
+/* The labels its meta pairs and modules give the spool's process. */
+static void read_labels(const struct mp_spool_in *in, struct mp_spool_labels *l)
 {
-	char key[64], buf[32], *end;
-	long long v;
+	char key[64], value[1024];
+	size_t i, n = mp_spool_reader_n_modules(in->r);
 
-	for (; *names; names++) {
-		snprintf(key, sizeof(key), "env:%s", *names);
-		if (!meta(in, key, buf, sizeof(buf)) || !buf[0])
-			continue;
-		v = strtoll(buf, &end, 10);
-		if (*end == '\0' && v >= 0)
-			return v;
-	}
-	return -1;
+	mp_spool_labels_init(l);
+	for (i = 0; i < in->n_meta; i++)
+		mp_spool_labels_meta(l, mp_spool_text(in, in->meta[i].key, key, sizeof(key)),
+		                     mp_spool_text(in, in->meta[i].value, value, sizeof(value)));
+	for (i = 0; i < n; i++)
+		mp_spool_labels_module(l, mp_spool_text(in, mp_spool_reader_module(in->r, i)->path,
+		                                        value, sizeof(value)));
 }
 
-static int write_process(struct mp_spool_in *in)
+static int write_process(struct mp_spool_in *in, const struct mp_spool_labels *l)
 {
-	static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-	                                   "SLURM_PROCID", NULL};
-	static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-	                                    "SLURM_LOCALID", NULL};
-	static const char *const size[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-	                                   "SLURM_NTASKS", NULL};
 	const struct mp_spool_header *h = mp_spool_reader_header(in->r);
 	char *host = malloc(256), *argv = malloc(MP_SPOOL_MAX_STRING + 1);
 	struct memprof_process p = {0};
@@ -132,9 +125,9 @@ static int write_process(struct mp_spool_in *in)
 	p.ppid = h->ppid;
 	p.host = meta(in, "host", host, 256);
 	p.command = meta(in, "argv", argv, MP_SPOOL_MAX_STRING + 1);
-	p.rank = env_number(in, rank);
-	p.local_rank = env_number(in, local);
-	p.world_size = env_number(in, size);
+	p.rank = l->rank;
+	p.local_rank = l->local_rank;
+	p.world_size = l->world_size;
 	if (mp_writer_process(in->c->w, &p) < 0)
 		rc = mp_err_copy(in->c->err, mp_writer_error(in->c->w));
 	in->process_id = p.id;
@@ -211,33 +204,6 @@ static int write_devices(struct mp_spool_in *in)
 	}
 	mp_intmap_free(&seen);
 	return rc;
-}
-
-/*
- * PyTorch's caching allocator is on when libc10_cuda is loaded and neither
- * PYTORCH_NO_CUDA_MEMORY_CACHING=1 nor the cudaMallocAsync backend (which
- * hands each tensor to cudaMallocAsync) was chosen.
- */
-static int torch_caching(const struct mp_spool_in *in)
-{
-	static const char *const conf[] = {"env:PYTORCH_CUDA_ALLOC_CONF", "env:PYTORCH_ALLOC_CONF"};
-	size_t i, n = mp_spool_reader_n_modules(in->r);
-	char buf[1024];
-	int torch = 0;
-
-	for (i = 0; i < n && !torch; i++)
-		torch = strstr(mp_spool_text(in, mp_spool_reader_module(in->r, i)->path, buf,
-		                             sizeof(buf)),
-		               "libc10_cuda") != NULL;
-	if (!torch)
-		return 0;
-	if (meta(in, "env:PYTORCH_NO_CUDA_MEMORY_CACHING", buf, sizeof(buf)) &&
-	    strcmp(buf, "1") == 0)
-		return 0;
-	for (i = 0; i < 2; i++)
-		if (meta(in, conf[i], buf, sizeof(buf)) && strstr(buf, "cudaMallocAsync"))
-			return 0;
-	return 1;
 }
 
 /* The modules, for symbolising stacks (only when some event has one). */
@@ -409,15 +375,19 @@ static void spool_in_free(struct mp_spool_in *in)
 static int run(struct mp_import_ctx *c)
 {
 	struct mp_spool_in in = {0};
+	struct mp_spool_labels labels;
 	int rc;
 
 	in.c = c;
 	if ((rc = mp_spool_reader_open(&in.r, c->in, c->path, c->err)) < 0)
 		return rc;
-	if ((rc = read_all(&in)) < 0 || (rc = write_process(&in)) < 0 ||
-	    (rc = write_devices(&in)) < 0 || (rc = load_symbols(&in)) < 0)
+	if ((rc = read_all(&in)) < 0)
 		goto out;
-	in.torch_segments = torch_caching(&in);
+	read_labels(&in, &labels);
+	if ((rc = write_process(&in, &labels)) < 0 || (rc = write_devices(&in)) < 0 ||
+	    (rc = load_symbols(&in)) < 0)
+		goto out;
+	in.torch_segments = mp_spool_labels_torch_caching(&labels);
 	if ((rc = mp_spool_convert(&in)) < 0)
 		goto out;
 	account_losses(&in);

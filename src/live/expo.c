@@ -68,8 +68,8 @@ static void labels(char *buf, size_t n, const struct mp_live_process *p,
 	if (d)
 		k = snprintf(buf, n, "device=\"%d\",", d->device);
 	k += snprintf(buf + k, n - (size_t)k, "pid=\"%lld\"", (long long)p->pid);
-	if (p->rank >= 0)
-		snprintf(buf + k, n - (size_t)k, ",rank=\"%lld\"", (long long)p->rank);
+	if (p->labels.rank >= 0)
+		snprintf(buf + k, n - (size_t)k, ",rank=\"%lld\"", (long long)p->labels.rank);
 }
 
 /* The value of family w for device d, 0 when the sample is left out. */

@@ -54,8 +54,7 @@ int mp_live_sites_module(struct mp_live_process *p)
 
 		path = path ? path : "";
 		p->tool_module[p->n_modules_seen] = (uint8_t)is_tool(path);
-		if (strstr(base_name(path), "libc10_cuda"))
-			p->torch_lib = 1;
+		mp_spool_labels_module(&p->labels, path);
 	}
 	return 0;
 }

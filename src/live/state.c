@@ -66,8 +66,7 @@ static struct mp_live_process *process_of(struct mp_live_state *st,
 		return NULL;
 	p->spool = spool;
 	p->pid = h ? h->pid : 0;
-	p->rank = -1;
-	p->rank_prio = 99;
+	mp_spool_labels_init(&p->labels);
 	mp_intmap_init(&p->live);
 	mp_intmap_init(&p->mapped);
 	mp_intmap_init(&p->handles);
@@ -112,32 +111,13 @@ static const char *text(const struct mp_live_process *p, uint32_t id, char *buf,
 	return buf;
 }
 
-/* The rank variables, in the importer's order of preference. */
+/* A meta pair: the labels it gives (capture/spool_labels.h, as the importer reads them). */
 static void meta(struct mp_live_process *p, const struct mp_spool_meta *m)
 {
-	static const char *const rank[] = {"env:RANK", "env:OMPI_COMM_WORLD_RANK", "env:PMI_RANK",
-	                                   "env:SLURM_PROCID"};
-	char key[64], value[1024], *end;
-	long long v;
-	int i;
+	char key[64], value[1024];
 
-	text(p, m->key, key, sizeof(key));
-	text(p, m->value, value, sizeof(value));
-	for (i = 0; i < 4; i++) {
-		if (strcmp(key, rank[i]) || i >= p->rank_prio)
-			continue;
-		v = strtoll(value, &end, 10);
-		if (value[0] && !*end && v >= 0) {
-			p->rank = v;
-			p->rank_prio = i;
-		}
-	}
-	if (!strcmp(key, "env:PYTORCH_NO_CUDA_MEMORY_CACHING") && !strcmp(value, "1"))
-		p->torch_no_cache = 1;
-	if ((!strcmp(key, "env:PYTORCH_CUDA_ALLOC_CONF") ||
-	     !strcmp(key, "env:PYTORCH_ALLOC_CONF")) &&
-	    strstr(value, "cudaMallocAsync"))
-		p->torch_async = 1;
+	mp_spool_labels_meta(&p->labels, text(p, m->key, key, sizeof(key)),
+	                     text(p, m->value, value, sizeof(value)));
 }
 
 /* --- totals over all devices ------------------------------------------------------------ */
@@ -228,7 +208,7 @@ static void close_slot(struct mp_live_state *st, struct mp_live_process *p, stru
 
 static int torch_segments(const struct mp_live_process *p)
 {
-	return p->torch_lib && !p->torch_no_cache && !p->torch_async;
+	return mp_spool_labels_torch_caching(&p->labels);
 }
 
 static int host_memory(const struct mp_spool_event *e)

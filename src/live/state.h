@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/spool_labels.h"
 #include "live/follow.h"
 #include "util/intmap.h"
 
@@ -64,12 +65,11 @@ struct mp_symbols;
 
 struct mp_live_process {
 	const struct mp_live_spool *spool;
-	int64_t pid, rank; /* rank -1: unknown */
-	int rank_prio;     /* which variable gave the rank (lower wins) */
-	int torch_lib, torch_no_cache, torch_async;
-	int ended;          /* its footer was read */
-	char disabled[256]; /* why the library turned itself off, "" when it did not */
-	int64_t n_dropped;  /* events the spool says were lost */
+	int64_t pid;
+	struct mp_spool_labels labels; /* rank (-1 unknown), PyTorch's allocator settings */
+	int ended;                     /* its footer was read */
+	char disabled[256];            /* why the library turned itself off, "" when it did not */
+	int64_t n_dropped;             /* events the spool says were lost */
 	struct mp_live_device *devices;
 	size_t n_devices, cap_devices;
 	struct mp_intmap live;    /* address -> slot index + 1 (blocks and segments) */

@@ -79,7 +79,7 @@ static void row(struct page *pg, const struct mp_live_state *st, const struct mp
 	int live_shown = d->live_known || !d->reserved_known;
 
 	snprintf(pid, sizeof(pid), "%lld", (long long)p->pid);
-	snprintf(rank, sizeof(rank), p->rank >= 0 ? "%lld" : "-", (long long)p->rank);
+	snprintf(rank, sizeof(rank), p->labels.rank >= 0 ? "%lld" : "-", (long long)p->labels.rank);
 	snprintf(dev, sizeof(dev), "%d", d->device);
 	snprintf(na, sizeof(na), "%lld", (long long)d->n_allocs);
 	snprintf(nf, sizeof(nf), "%lld", (long long)d->n_frees);

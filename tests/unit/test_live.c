@@ -398,10 +398,10 @@ Test(live, ranks_losses_and_several_processes)
 	f = lh_follow_all(dir, &st);
 	cr_assert_eq(mp_live_state_n_processes(&st), 2);
 	cr_assert_eq(st.procs[0]->pid, 100);
-	cr_assert_eq(st.procs[0]->rank, 1);
+	cr_assert_eq(st.procs[0]->labels.rank, 1);
 	cr_assert_str_eq(st.procs[0]->disabled, "write error");
 	cr_assert_eq(st.procs[1]->pid, 200);
-	cr_assert_eq(st.procs[1]->rank, -1, "not a number: unknown");
+	cr_assert_eq(st.procs[1]->labels.rank, -1, "not a number: unknown");
 	cr_assert_eq(mp_live_state_n_dropped(&st), 7);
 	mp_live_state_free(&st);
 	mp_live_follow_free(f);
