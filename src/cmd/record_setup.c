@@ -6,6 +6,7 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/record.h"
+#include "util/libfind.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -171,22 +172,49 @@ static int find_inject(struct mp_record_opts *o)
 	return MP_EXIT_ERROR;
 }
 
-/* --cupti, MEMPROF_CUPTI, the toolkit memprof was built with; NULL: the
- * library looks for libcupti.so.13 itself. */
+/* The python the command runs (its argv[0] when that is a python), else python3 on PATH. */
+static const char *workload_python(const struct mp_record_opts *o)
+{
+	const char *given = getenv("MEMPROF_PYTHON");
+	const char *a0 = o->cmd && o->cmd[0] ? o->cmd[0] : "";
+	const char *base = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
+
+	if (given && *given)
+		return given;
+	return strncmp(base, "python", 6) == 0 ? a0 : "python3";
+}
+
+/*
+ * CUPTI (util/libfind.h has the order): --cupti or MEMPROF_CUPTI; for a
+ * PyTorch workload the copy PyTorch loads; CUDA_HOME, CUDA_PATH, the toolkit
+ * memprof was built with; a wheel's.  NULL: the library tries libcupti.so.13
+ * itself.  The injected library uses a CUPTI already in the process first,
+ * and the trace's meta 'cupti' names the file used.
+ */
 static int find_cupti(struct mp_record_opts *o)
 {
 	const char *given = o->cupti ? o->cupti : getenv("MEMPROF_CUPTI");
+	struct mp_libfind_roots roots = {0};
+	struct mp_libfind_query q = {.explicit_path = given,
+	                             .cuda_home = getenv("CUDA_HOME"),
+	                             .cuda_path = getenv("CUDA_PATH"),
+	                             .roots = &roots};
+	struct mp_libfind_hit hit;
+	int python = o->cmd && mp_libfind_runs_python(o->cmd[0]);
 
-	if (given && *given) {
-		if ((o->cupti_path = found(given, NULL)))
-			return 0;
+#ifdef MEMPROF_CUDA_DIR
+	q.cuda_dir = MEMPROF_CUDA_DIR;
+#endif
+	if (given && *given && access(given, R_OK) != 0)
 		return mp_cmd_error(&mp_cmd_record, "no CUPTI library '%s': %s", given,
 		                    strerror(errno));
-	}
-#ifdef MEMPROF_CUDA_DIR
-	if (!(o->cupti_path = found(MEMPROF_CUDA_DIR "/lib64", "libcupti.so.13")))
-		o->cupti_path = found(MEMPROF_CUDA_DIR "/extras/CUPTI/lib64", "libcupti.so.13");
-#endif
+	if (!(given && *given))
+		(void)mp_libfind_python_roots(workload_python(o), 10000, &roots);
+	q.torch_workload = python && mp_libfind_torch_root(&roots) >= 0;
+	mp_libfind_cupti(&q, &hit);
+	mp_libfind_roots_free(&roots);
+	o->cupti_path = hit.path;
+	o->cupti_source = hit.source;
 	return 0;
 }
 
