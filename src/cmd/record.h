@@ -21,7 +21,6 @@ struct mp_record_opts {
 	int live;                      /* --live */
 	const char *live_log, *metrics; /* --live-log, --metrics ([ADDR:]PORT), NULL when not */
 	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
-	const char *cupti_source; /* where cupti_path was found (static text), NULL when not */
 };
 
 struct mp_record_spools {

@@ -214,7 +214,6 @@ static int find_cupti(struct mp_record_opts *o)
 	mp_libfind_cupti(&q, &hit);
 	mp_libfind_roots_free(&roots);
 	o->cupti_path = hit.path;
-	o->cupti_source = hit.source;
 	return 0;
 }
 
