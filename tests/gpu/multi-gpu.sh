@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/gpu/multi-gpu.sh - issue 9's NCCL paths on the GPUs there are (run by
-# run-on-gpu.sh; raw output under $GPU_OUT/multi-gpu/ for docs/gpu-runs/).  Prints TAP.
+# tests/gpu/oneshot.sh (part nccl); raw output under $GPU_OUT/multi-gpu/ for docs/gpu-runs/).  Prints TAP.
 #  1. a generated 2-rank trace (make_rank_traces.py, import --rank, merge) replayed on
 #     the cuda backend in one process: the trace's devices in turn on the visible GPUs;
 #  2. the sharded pool's collectives in one process (ncclCommInitAll over the visible
