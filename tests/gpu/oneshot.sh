@@ -89,15 +89,20 @@ cp "$O/probe.txt" "$W/probe.txt"
 
 # --- the parts ---------------------------------------------------------------------------
 part_smoke() { # memprof runs from the pack: pools, import, analyze, replay (no GPU needed)
-	local db=$GPU_OUT/smoke/demo.db n=0 fail=0 c
-	mkdir -p "$GPU_OUT/smoke"
-	for c in "--version" "replay --list-pools" "import -q -f -o $db $C/samples/traces/demo.csv" \
-		"info $db" "analyze --top=3 $db" "replay --backend=sim --no-save $db"; do
+	local d=$GPU_OUT/smoke n=0 fail=0
+	mkdir -p "$d"
+	# smoke_one WORDS...: one memprof command (paths may hold spaces: no word splitting)
+	smoke_one() {
 		n=$((n + 1))
-		# shellcheck disable=SC2086 # the words of c are the arguments
-		if "$MEMPROF" $c >"$GPU_OUT/smoke/$n.txt" 2>&1; then echo "ok $n - memprof $c"
-		else echo "not ok $n - memprof $c: $(tail -n 1 "$GPU_OUT/smoke/$n.txt")"; fail=1; fi
-	done
+		if "$MEMPROF" "$@" >"$d/$n.txt" 2>&1; then echo "ok $n - memprof $*"
+		else echo "not ok $n - memprof $*: $(tail -n 1 "$d/$n.txt")"; fail=1; fi
+	}
+	smoke_one --version
+	smoke_one replay --list-pools
+	smoke_one import -q -f -o "$d/demo.db" "$C/samples/traces/demo.csv"
+	smoke_one info "$d/demo.db"
+	smoke_one analyze --top=3 "$d/demo.db"
+	smoke_one replay --backend=sim --no-save "$d/demo.db"
 	echo "1..$n"
 	return $fail
 }
