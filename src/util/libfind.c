@@ -73,7 +73,8 @@ static int run_python(const char *python, int timeout_ms, char *buf, size_t cap)
 	int status;
 
 	posix_spawn_file_actions_t fa;
-	char *const argv[] = {(char *)python, "-I", "-c", (char *)roots_program, NULL};
+	/* no -I or -E: PYTHONPATH and the user's site count, as they will for the workload */
+	char *const argv[] = {(char *)python, "-c", (char *)roots_program, NULL};
 	int spawned;
 
 	if (pipe2(fds, O_CLOEXEC) != 0)
