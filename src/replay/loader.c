@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "replay/loader.h"
+#include "util/suggest.h"
 
 /* Set on libmemprof-core's command line to $(pkglibdir); empty: not searched. */
 #ifndef MEMPROF_PLUGIN_DIR
@@ -306,19 +307,52 @@ fail:
 
 /* --- the interface ---------------------------------------------------------------------- */
 
+/* The closest NAME of the NAME.so files in the search path to name (a typo), copied to buf, or
+ * NULL. */
+static const char *closest_pool(const char *name, const struct search_path *sp, char *buf,
+                                size_t size)
+{
+	char *stems[256];
+	size_t n = 0;
+	const char *best;
+
+	for (size_t i = 0; i < sp->n; i++) {
+		DIR *d = opendir(sp->dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) && n < sizeof stems / sizeof stems[0]) {
+			size_t len = strlen(de->d_name);
+
+			if (len > 3 && strcmp(de->d_name + len - 3, ".so") == 0 &&
+			    (stems[n] = strndup(de->d_name, len - 3)))
+				n++;
+		}
+		if (d)
+			closedir(d);
+	}
+	best = mp_suggest(name, (const char *const *)stems, n);
+	if (best)
+		snprintf(buf, size, "%s", best);
+	for (size_t i = 0; i < n; i++)
+		free(stems[i]);
+	return best ? buf : NULL;
+}
+
 static int not_found(const char *name, const struct search_path *sp, struct mp_error *err)
 {
-	char dirs[700] = "";
+	char dirs[700] = "", guess[256], mean[300] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < sp->n && len < sizeof dirs; i++)
 		len += (size_t)snprintf(dirs + len, sizeof dirs - len, "%s%s", i ? ", " : "",
 		                        sp->dirs[i]);
+	if (closest_pool(name, sp, guess, sizeof guess))
+		snprintf(mean, sizeof mean, "did you mean '%s'? ", guess);
 	return mp_err(err, MP_EINVAL,
-	              "cannot find pool '%s': no file %s.so in %s\nhint: 'memprof replay "
+	              "cannot find pool '%s': %sno file %s.so in %s\nhint: 'memprof replay "
 	              "--list-pools' lists the pools found; --plugin-dir=DIR or "
 	              "MEMPROF_PLUGIN_PATH adds directories, --pool=PATH loads a file",
-	              name, name, sp->n ? dirs : "(no plugin directories)");
+	              name, mean, name, sp->n ? dirs : "(no plugin directories)");
 }
 
 int mp_loader_open(const char *name, const char *plugin_dir, struct mp_pool_plugin **out,

@@ -4,6 +4,7 @@
  * free_requested against free, reserved bytes, pre-existing pending blocks.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/memstate.h"
