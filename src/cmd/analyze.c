@@ -328,6 +328,10 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_analyze, &err);
+	if ((rc = mp_cmd_check_device(&mp_cmd_analyze, s, argv[optind], o.a.device)) != 0) {
+		mp_store_close(s);
+		return rc;
+	}
 	rc = analyze(s, &o, &err);
 	mp_store_close(s);
 	if (rc < 0)

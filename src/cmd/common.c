@@ -120,6 +120,52 @@ int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_m
 	return rc;
 }
 
+int mp_cmd_device_list(struct mp_store *s, const char *path, int32_t device, char *list,
+                       size_t size, struct mp_error *err)
+{
+	struct mp_store *mine = NULL;
+	int32_t have[16];
+	size_t n = 0, i, len = 0;
+	int found = 0;
+
+	if (!s && mp_store_open(&mine, path, err) < 0)
+		return -1;
+	if (mp_store_event_devices(s ? s : mine, have, 16, &n) < 0) {
+		mp_err_copy(err, mp_store_error(s ? s : mine));
+		mp_store_close(mine);
+		return -1;
+	}
+	mp_store_close(mine);
+	list[0] = '\0';
+	for (i = 0; i < n && i < 16; i++) {
+		found |= have[i] == device;
+		if (len < size)
+			len += (size_t)snprintf(list + len, size - len, "%s%d", i ? ", " : "",
+			                        (int)have[i]);
+	}
+	if (n > 16 && len < size)
+		snprintf(list + len, size - len, ", ...");
+	if (n == 0)
+		snprintf(list, size, "none (no events)");
+	return found;
+}
+
+int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *path,
+                        int32_t device)
+{
+	struct mp_error err = {0};
+	char list[200];
+	int found;
+
+	if (device < 0)
+		return MP_EXIT_OK;
+	if ((found = mp_cmd_device_list(s, path, device, list, sizeof(list), &err)) < 0)
+		return mp_cmd_fail(c, &err);
+	if (found)
+		return MP_EXIT_OK;
+	return mp_cmd_error(c, "no device %d in '%s': its devices: %s", (int)device, path, list);
+}
+
 int mp_cmd_meta_flag(struct mp_store *s, const char *key)
 {
 	char *v = mp_store_get_meta(s, key);
@@ -158,7 +204,8 @@ int mp_cmd_load_runs(const char *path, struct mp_cmd_runs *out, struct mp_error 
 		};
 		for (j = 0; j < r->n_metrics; j++)
 			*m++ = (struct mp_report_metric){r->metrics[j].name, r->metrics[j].value,
-			                                 r->metrics[j].unit, r->metrics[j].measured};
+			                                 r->metrics[j].unit,
+			                                 r->metrics[j].measured};
 	}
 	out->view.runs = out->runs;
 	out->view.n = out->set.n_runs;

@@ -259,6 +259,10 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_store_open(&s, o.trace, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_report, &err);
+	if ((rc = mp_cmd_check_device(&mp_cmd_report, s, o.trace, o.device)) != 0) {
+		mp_store_close(s);
+		return rc;
+	}
 	rc = report(s, &o, &err);
 	mp_store_close(s);
 	if (rc < 0)

@@ -109,13 +109,18 @@ else
 	say "no sqlite3 shell: out-of-order timestamps not tested"
 fi
 
-step "a device with no events"
+step "a device that does not exist: an error naming those that do (as report, check, diff)"
 mp analyze --json --device=5 order.db
-expect_status 0
-cp "$OUT" nodev.json
-check_json nodev.json '
-assert j["devices"] == [] and "device 5 has no events in this trace" in notes, notes
-'
+expect_status 1
+expect_stdout_empty
+expect_stderr_contains "memprof analyze: no device 5 in 'order.db': its devices: 0"
+mp report --device=5 -o nodev.html order.db
+expect_status 1
+expect_stderr_contains "memprof report: no device 5 in 'order.db': its devices: 0"
+[ ! -e nodev.html ] || fail "report wrote a page for a device that does not exist"
+mp check --device=5 order.db
+expect_status 1
+expect_stderr_contains "memprof check: no device 5 in 'order.db': its devices: 0"
 
 step "no addresses"
 trace noaddr "10,alloc,1,100,100,0x0,0,0,1,,,,,"
