@@ -430,7 +430,7 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_export, &err);
-	if (mp_outfile_open(&of, out, force, &err) < 0) {
+	if (mp_outfile_open(&of, out, force, (const char *const *)argv + optind, &err) < 0) {
 		mp_store_close(s);
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	}

@@ -75,6 +75,9 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 			        arg);
 		o->granularity = (uint64_t)v;
 		return 0;
+	case MP_GATE_OPT_FORCE:
+		o->force = 1;
+		return 0;
 	case MP_GATE_OPT_FORMAT:
 		if ((o->format = mp_gate_format_parse(arg)) < 0)
 			return mp_cmd_usage(
@@ -101,14 +104,27 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
 	                    arg, name);
 }
 
-/* One pass of the analyses over the trace at s. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
-                      const struct option *longopts, struct mp_gate_cmd_opts *o)
+/* Every output file by the rule of util/outfile, before any work. */
+static int check_outputs(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o)
+{
+	struct mp_error err = {0};
+	int f;
+
+	for (f = 0; f < MP_GATE_N_FORMATS; f++)
+		if (o->files[f] && mp_outfile_check(o->files[f], o->force, o->inputs, &err) < 0)
+			return mp_cmd_fail(c, &err);
+	if (o->output && mp_outfile_check(o->output, o->force, o->inputs, &err) < 0)
+		return mp_cmd_fail(c, &err);
+	return 0;
+}
+
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
+                      struct mp_gate_cmd_opts *o)
 {
 	int ch, rc, idx;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, (idx = -1, &idx))) != -1) {
 		if (idx >= 0 && ch != '?' && ch != ':' &&
 		    (rc = mp_gate_cmd_exact(c, argv, longopts, idx)) != 0)
 			return rc;
@@ -124,9 +140,11 @@ int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
 				return rc;
 		}
 	}
-	return 0;
+	o->inputs = (const char *const *)argv + optind; /* argv[argc] is NULL */
+	return check_outputs(c, o);
 }
 
+/* One pass of the analyses over the trace at s. */
 static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
                     struct mp_error *err)
 {
@@ -224,13 +242,13 @@ int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_g
 	return MP_EXIT_OK;
 }
 
-static int write_file(const struct mp_cmd *c, const char *path, int format,
-                      const struct mp_gate_report *r)
+static int write_file(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o, const char *path,
+                      int format, const struct mp_gate_report *r)
 {
 	struct mp_error err = {0};
 	struct mp_outfile of;
 
-	if (mp_outfile_open(&of, path, 1, &err) < 0)
+	if (mp_outfile_open(&of, path, o->force, o->inputs, &err) < 0)
 		return mp_cmd_fail(c, &err);
 	if (mp_gate_write(of.f, format, r) < 0) {
 		mp_outfile_abort(&of);
@@ -259,10 +277,10 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	r->device = o->device;
 	r->top = o->top;
 	for (f = 0; f < MP_GATE_N_FORMATS; f++)
-		if (o->files[f] && write_file(c, o->files[f], f, r) != MP_EXIT_OK)
+		if (o->files[f] && write_file(c, o, o->files[f], f, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
 	if (o->output) {
-		if (write_file(c, o->output, o->format, r) != MP_EXIT_OK)
+		if (write_file(c, o, o->output, o->format, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
 	} else if ((rc = mp_gate_write(stdout, o->format, r)) < 0) {
 		status = mp_cmd_error(c, "cannot write %s to standard output: %s",

@@ -20,7 +20,7 @@
 
 struct report_opts {
 	const char *trace, *output;
-	int md;
+	int md, force;
 	int32_t device;
 	int top;
 	int64_t points;
@@ -37,6 +37,7 @@ static void help(FILE *out)
 	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
 	        "options:\n"
 	        "  -o, --output=FILE    write to FILE (default: standard output)\n"
+	        "  -f, --force          replace FILE if it exists (never the trace)\n"
 	        "      --format=FORMAT  html (default) or md\n"
 	        "      --device=N       only device N\n"
 	        "      --top=N          rows per table (default 10)\n"
@@ -53,7 +54,7 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 'f':
+	case 'm':
 		if (strcmp(arg, "html") != 0 && strcmp(arg, "md") != 0)
 			return mp_cmd_usage(&mp_cmd_report,
 			                    "invalid --format '%s': give html or md", arg);
@@ -82,22 +83,22 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"format", required_argument, NULL, 'f'},
-	        {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},
-	        {"points", required_argument, NULL, 'p'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+	        {"format", required_argument, NULL, 'm'}, {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},    {"points", required_argument, NULL, 'p'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	int ch, rc;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			help(stdout);
 			return -1;
+		case 'f':
+			o->force = 1;
+			break;
 		case '?':
 		case ':':
 			return mp_cmd_bad_option(&mp_cmd_report, argv, ch);
@@ -218,12 +219,13 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 {
 	struct report_state *st = calloc(1, sizeof(*st));
 	struct mp_reader *r = NULL;
+	const char *inputs[] = {o->trace, NULL};
 	struct mp_outfile of;
 	int rc;
 
 	if (!st)
 		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_outfile_open(&of, o->output, 1, err) < 0) {
+	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0) {
 		free(st);
 		return err->code;
 	}
@@ -269,7 +271,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_report = {
         .name = "report",
         .summary = "charts of a trace in one HTML file, or a Markdown summary",
-        .usage = "memprof report [-o FILE] [--format=html|md] [--device=N] [--top=N] "
+        .usage = "memprof report [-o FILE] [-f] [--format=html|md] [--device=N] [--top=N] "
                  "[--points=N] TRACE",
         .help = help,
         .run = run,

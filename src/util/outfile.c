@@ -33,7 +33,33 @@ static int open_direct(struct mp_outfile *o, const char *path, struct mp_error *
 	return 0;
 }
 
-int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err)
+int mp_outfile_check(const char *path, int overwrite, const char *const *inputs,
+                     struct mp_error *err)
+{
+	struct stat st, in;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return mp_err(err, MP_EIO, "cannot write '%s': it is a directory", path);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	for (; inputs && *inputs; inputs++)
+		if (stat(*inputs, &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+			return mp_err(err, MP_EINVAL,
+			              "output is an input '%s': it would be overwritten, even with "
+			              "--force; name another file",
+			              path);
+	if (!overwrite)
+		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
+		              path);
+	return 0;
+}
+
+int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite,
+                    const char *const *inputs, struct mp_error *err)
 {
 	struct stat st;
 	int fd;
@@ -44,13 +70,10 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struc
 		o->f = stdout;
 		return 0;
 	}
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return mp_err(err, MP_EIO, "cannot write '%s': it is a directory", path);
+	if ((fd = mp_outfile_check(path, overwrite, inputs, err)) < 0)
+		return fd;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return open_direct(o, path, err);
-	if (!overwrite && access(path, F_OK) == 0)
-		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
-		              path);
 	o->overwrite = overwrite;
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->temp_path, "%s.tmp-XXXXXX", path) < 0) {

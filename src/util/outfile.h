@@ -25,8 +25,15 @@ struct mp_outfile {
  * less the umask.  Reads the umask by setting it: not thread-safe. */
 int mp_file_default_mode(int fd);
 
-/* Open path for writing; MP_EEXIST when it exists and overwrite is 0. */
-int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite, struct mp_error *err);
+/* The rule of every output file, checked before any work is done: MP_EEXIST
+ * when path exists and overwrite is 0; MP_EINVAL when path is one of inputs
+ * (the same file by any name: a link, a symbolic link), even with overwrite.
+ * inputs ends with NULL and may be NULL.  "-" and devices pass. */
+int mp_outfile_check(const char *path, int overwrite, const char *const *inputs,
+                     struct mp_error *err);
+/* Open path for writing after mp_outfile_check. */
+int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite,
+                    const char *const *inputs, struct mp_error *err);
 /* Flush, sync and rename into place; on failure the temporary file is removed. */
 int mp_outfile_commit(struct mp_outfile *o, struct mp_error *err);
 /* Close and remove the temporary file. */
