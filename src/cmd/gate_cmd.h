@@ -84,8 +84,8 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
  * printing the help (c->help), or an exit status.  Leaves optind at the
  * first operand; refuses (MP_EXIT_ERROR) an output that exists without
  * --force or that is one of the traces, before any trace is read. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
-                      struct mp_gate_cmd_opts *o);
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct option *longopts, struct mp_gate_cmd_opts *o);
 /* Load path's gate figures into t (which the caller frees either way).
  * Returns MP_EXIT_OK or MP_EXIT_ERROR after saying why. */
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,

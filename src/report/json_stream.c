@@ -222,7 +222,11 @@ static const char *ascii_escape(unsigned char c, char tmp[7])
 	return tmp;
 }
 
-void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
+/* s written with the escapes JSON strings need (json_text 0), or only those
+ * that JSON text made elsewhere may lack (json_text 1: its other escapes are
+ * done, and bytes >= 0x7f can only be inside its strings): the one place
+ * where memprof's JSON is made valid UTF-8. */
+static void escaped(struct mp_jstream *j, const char *s, size_t n, int json_text)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
 	char tmp[7];
@@ -233,7 +237,8 @@ void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
 		int valid;
 
 		if (*p < 0x80) {
-			esc = ascii_escape(*p, tmp);
+			if (!json_text || *p == 0x7f)
+				esc = ascii_escape(*p, tmp);
 		} else {
 			len = utf8_seq(p, (size_t)(end - p), &valid);
 			esc = valid ? NULL : "\\ufffd";
@@ -248,6 +253,16 @@ void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
 		run = p;
 	}
 	mp_jstream_raw(j, (const char *)run, (size_t)(p - run));
+}
+
+void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
+{
+	escaped(j, s, n, 0);
+}
+
+void mp_jstream_json(struct mp_jstream *j, const char *text, size_t n)
+{
+	escaped(j, text, n, 1);
 }
 
 void mp_jstream_str_begin(struct mp_jstream *j)
