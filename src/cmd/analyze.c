@@ -13,6 +13,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -235,6 +236,19 @@ static int write_timeline(const struct analyze_opts *o, const struct mp_timeline
 	return mp_outfile_commit(&of, err);
 }
 
+/* The text report, its trace strings made visible (util/visible). */
+static int print_text(const struct analyze_opts *o, struct mp_error *err)
+{
+	FILE *v = mp_visible_open(stdout);
+
+	if (!v)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	mp_analyze_print_text(v, &o->a);
+	if (fclose(v) != 0)
+		return mp_err(err, MP_EIO, "cannot write to standard output");
+	return 0;
+}
+
 static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
 {
 	struct mp_pass_opts po;
@@ -301,7 +315,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
 			rc = mp_err(err, MP_ENOMEM, "out of memory");
 		else if (!o->json)
-			mp_analyze_print_text(stdout, &o->a);
+			rc = print_text(o, err);
 	}
 	free(source);
 	mp_numa_free(&numa);

@@ -8,6 +8,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,23 @@ int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_g
 	return MP_EXIT_OK;
 }
 
+/* mp_gate_write, with the text and Markdown made visible (util/visible):
+ * no terminal escape from a trace reaches a terminal or a CI log. */
+static int gate_write(FILE *out, int format, const struct mp_gate_report *r)
+{
+	FILE *v;
+	int rc;
+
+	if (format != MP_GATE_FORMAT_TEXT && format != MP_GATE_FORMAT_MD)
+		return mp_gate_write(out, format, r);
+	if (!(v = mp_visible_open(out)))
+		return MP_ENOMEM;
+	rc = mp_gate_write(v, format, r);
+	if (fclose(v) != 0 && rc == 0)
+		rc = MP_EIO;
+	return rc;
+}
+
 static int write_file(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o, const char *path,
                       int format, const struct mp_gate_report *r)
 {
@@ -250,7 +268,7 @@ static int write_file(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o, 
 
 	if (mp_outfile_open(&of, path, o->force, o->inputs, &err) < 0)
 		return mp_cmd_fail(c, &err);
-	if (mp_gate_write(of.f, format, r) < 0) {
+	if (gate_write(of.f, format, r) < 0) {
 		mp_outfile_abort(&of);
 		return mp_cmd_error(c, "cannot write %s '%s': out of memory or disk",
 		                    mp_gate_format_name(format), path);
@@ -282,7 +300,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	if (o->output) {
 		if (write_file(c, o, o->output, o->format, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
-	} else if ((rc = mp_gate_write(stdout, o->format, r)) < 0) {
+	} else if ((rc = gate_write(stdout, o->format, r)) < 0) {
 		status = mp_cmd_error(c, "cannot write %s to standard output: %s",
 		                      mp_gate_format_name(o->format),
 		                      rc == MP_ENOMEM ? "out of memory" : "write error");

@@ -13,6 +13,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -215,6 +216,20 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	return 0;
 }
 
+/* The Markdown, its trace strings made visible (util/visible). */
+static int write_md(FILE *out, const struct mp_report_input *in)
+{
+	FILE *v = mp_visible_open(out);
+	int rc;
+
+	if (!v)
+		return MP_ENOMEM;
+	rc = mp_report_write_md(v, in);
+	if (fclose(v) != 0 && rc == 0)
+		rc = MP_EIO;
+	return rc;
+}
+
 static int report(struct mp_store *s, const struct report_opts *o, struct mp_error *err)
 {
 	struct report_state *st = calloc(1, sizeof(*st));
@@ -234,8 +249,7 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 	else if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
 		rc = mp_err_copy(err, mp_store_error(s));
 	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
-		rc = o->md ? mp_report_write_md(of.f, &st->in)
-		           : mp_report_write_html(of.f, &st->in);
+		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
 		if (rc < 0)
 			mp_err(err, rc, "cannot write report '%s'", o->output);
 	}

@@ -73,4 +73,60 @@ mp export --format=perfetto h.db
 expect_status 0
 json_ok "$OUT" "export --format=perfetto"
 
+# text_ok FILE WHAT: no byte a terminal obeys (C0 but newline and tab, DEL,
+# C1 as UTF-8, bytes that are not UTF-8), and the hostile strings are there,
+# made visible.
+text_ok() {
+	if msg=$(python3 - "$1" "$3" <<'PY' 2>&1
+import re, sys
+raw = open(sys.argv[1], "rb").read()
+bad = re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", raw)
+assert not bad, "a raw control byte 0x%02x at %d" % (raw[bad.start()], bad.start())
+text = raw.decode("utf-8")  # strict: every byte is UTF-8
+c1 = re.search("[\x80-\x9f\u202a-\u202e\u2066-\u2069]", text)
+assert not c1, "a raw C1 or bidi control at %d" % c1.start()
+want = sys.argv[2]
+assert want in text, "'%s' is not shown" % want
+PY
+); then pass; else fail "$2: $(printf '%s' "$msg" | tail -1)"; fi
+}
+
+FRAME_SHOWN='f\xed\xa0\x80x\x1b]8;;http://e.example'
+PHASE_SHOWN='ph\xff\xc3(\x1b[2J\x1b]0;pwned\x07\x0dend @team'
+
+step "analyze (text)"
+mp analyze --by=all h.db
+expect_status 0
+text_ok "$OUT" "analyze" "$FRAME_SHOWN"
+text_ok "$OUT" "analyze phases" "$PHASE_SHOWN"
+
+step "check and diff (text and Markdown)"
+mp check --md=check.md --text=check.txt h.db
+expect_status 0
+text_ok "$OUT" "check" "$FRAME_SHOWN"
+text_ok check.txt "check --text=FILE" "$FRAME_SHOWN"
+text_ok check.md "check --md=FILE" "\\xc2\\x9b \\@team"
+mp diff --format=md clean.db h.db
+expect_status 0
+text_ok "$OUT" "diff --format=md" "\\xc2\\x9b \\@team"
+if grep -q '[^\]@team' "$OUT"; then fail "diff --format=md: '@team' is not escaped"; else pass; fi
+mp diff clean.db h.db
+expect_status 0
+text_ok "$OUT" "diff" "$FRAME_SHOWN"
+
+step "report --format=md"
+mp report --format=md h.db
+expect_status 0
+text_ok "$OUT" "report --format=md" "\\xc2\\x9b \\@team"
+
+step "info (text)"
+mp info h.db
+expect_status 0
+text_ok "$OUT" "info" 'h\x1b]0;title\x07\xff.csv'
+
+step "an error message naming a hostile file"
+mp analyze "nothere$CSV"
+expect_status 1
+text_ok "$ERR" "the message" 'nothereh\x1b]0;title\x07\xff.csv'
+
 finish

@@ -10,7 +10,7 @@ the end (a leak), so every report lists its stack.
 import sys
 
 PHASE = b"ph\xff\xc3(\x1b[2J\x1b]0;pwned\x07\rend @team"
-FUNC = b"f\xed\xa0\x80x\x1b]8;;http://e.example\x1b\\click\x1b]8;;\x1b\\\x7f"
+FUNC = b"f\xed\xa0\x80x\x1b]8;;http://e.example\x1b\\click\x1b]8;;\x1b\\\x7f\xc2\x9b @team"
 FILE = b"mod\xfe\x1b[31m.py"
 
 
