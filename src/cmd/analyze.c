@@ -226,12 +226,14 @@ static int write_timeline(const struct analyze_opts *o, const struct mp_timeline
 {
 	const char *inputs[] = {o->trace, NULL};
 	struct mp_outfile of;
+	int rc;
 
 	if (mp_outfile_open(&of, o->timeline, o->force, inputs, err) < 0)
 		return err->code;
-	if (mp_timeline_csv_write(of.f, t, o->a.device) < 0) {
+	if ((rc = mp_timeline_csv_write(of.f, t, o->a.device)) < 0) {
+		rc = mp_outfile_write_error(&of, rc, "timeline", err);
 		mp_outfile_abort(&of);
-		return mp_err(err, MP_EIO, "cannot write timeline '%s'", o->timeline);
+		return rc;
 	}
 	return mp_outfile_commit(&of, err);
 }

@@ -265,13 +265,14 @@ static int write_file(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o, 
 {
 	struct mp_error err = {0};
 	struct mp_outfile of;
+	int rc;
 
 	if (mp_outfile_open(&of, path, o->force, o->inputs, &err) < 0)
 		return mp_cmd_fail(c, &err);
-	if (gate_write(of.f, format, r) < 0) {
+	if ((rc = gate_write(of.f, format, r)) < 0) {
+		mp_outfile_write_error(&of, rc, mp_gate_format_name(format), &err);
 		mp_outfile_abort(&of);
-		return mp_cmd_error(c, "cannot write %s '%s': out of memory or disk",
-		                    mp_gate_format_name(format), path);
+		return mp_cmd_fail(c, &err);
 	}
 	if (mp_outfile_commit(&of, &err) < 0)
 		return mp_cmd_fail(c, &err);

@@ -251,7 +251,7 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
 		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
 		if (rc < 0)
-			mp_err(err, rc, "cannot write report '%s'", o->output);
+			rc = mp_outfile_write_error(&of, rc, "report", err);
 	}
 	if (rc == 0)
 		rc = mp_outfile_commit(&of, err);
