@@ -3,7 +3,7 @@
 # output that exists is refused without --force, and an output that is one of
 # the input traces (by any name: the same path, a hard link, a symbolic link)
 # is refused even with --force.  Covers report -o, analyze --timeline,
-# check/diff -o/--text/--md/--json/--junit and export -o.
+# check/diff -o/--text/--md/--json/--junit, export -o and import -o.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -85,6 +85,15 @@ done
 
 step "export -o the trace itself, --force"
 refuses_input "$W/a.db" export --force -o "$W/a.db" "$W/a.db"
+
+step "import -o its own input, --force"
+cp "$DATA/small.csv" "$W/in.csv" || die "cp"
+cp "$W/in.csv" "$W/in.orig" || die "cp"
+mp import --force -o "$W/in.csv" "$W/in.csv"
+expect_status 1
+expect_stderr_contains "output is an input '$W/in.csv'"
+expect_same_file "$W/in.orig" "$W/in.csv"
+expect_no_temp_files "$W"
 
 step "devices are written to, never refused"
 mp report -o /dev/null "$W/a.db"
