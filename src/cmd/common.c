@@ -4,6 +4,7 @@
  */
 #include "cmd/cmd.h"
 #include "store/store.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -12,15 +13,26 @@
 
 static char command_line[4096];
 
+/* A message on stderr, its subjects made visible (util/visible): a name
+ * from a trace may hold terminal escapes. */
+static void say(const char *msg)
+{
+	mp_visible_write(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
 int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)
 {
 	va_list ap;
+	char *msg = NULL;
+	int n;
 
 	fprintf(stderr, "memprof %s: ", c->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	say(n < 0 ? "out of memory" : msg);
+	free(msg);
 	return MP_EXIT_ERROR;
 }
 
@@ -42,7 +54,8 @@ int mp_cmd_fail(const struct mp_cmd *c, const struct mp_error *e)
 {
 	const char *hint = hint_for(e);
 
-	fprintf(stderr, "memprof %s: %s\n", c->name, e->msg[0] ? e->msg : "unknown error");
+	fprintf(stderr, "memprof %s: ", c->name);
+	say(e->msg[0] ? e->msg : "unknown error");
 	if (hint)
 		fprintf(stderr, "hint: %s\n", hint);
 	return MP_EXIT_ERROR;

@@ -318,7 +318,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	const struct mp_memstate *ms = a->ms;
 	cJSON *root = cJSON_CreateObject(), *devs;
 	int order[MP_MEM_MAX_DEVICES], n, i;
-	char *text;
+	int rc;
 
 	mp_json_add_int(root, "memprof_analyze_version", MP_ANALYZE_JSON_VERSION);
 	cJSON_AddStringToObject(root, "trace", a->path);
@@ -339,12 +339,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	cJSON_AddItemToObject(root, "ranks", mp_analyze_ranks_json(a));
 	cJSON_AddItemToObject(root, "plan", mp_analyze_plan_json(a));
 	cJSON_AddItemToObject(root, "numa", mp_analyze_numa_json(a));
-	text = cJSON_Print(root);
+	rc = mp_json_write(out, root);
 	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
