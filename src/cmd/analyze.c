@@ -306,6 +306,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.source = source = mp_store_get_meta(s, "source");
 		o->a.truncated = mp_cmd_meta_flag(s, "truncated");
 		o->a.lossy = mp_cmd_meta_flag(s, "lossy");
+		o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
 		o->a.ms = &p->ms;
 		o->a.frag = &p->frag;
 		o->a.attr = &p->attr;

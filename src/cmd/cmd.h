@@ -65,6 +65,8 @@ int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_m
 
 /* 1 when the trace's meta key is set to anything but "0" (truncated, lossy). */
 int mp_cmd_meta_flag(struct mp_store *s, const char *key);
+/* A meta value as a count: 0 when absent or not a number. */
+int64_t mp_cmd_meta_int(struct mp_store *s, const char *key);
 /*
  * Every command that takes --device=N says the same when the trace has no
  * device N: "no device N in 'T': its devices: 0, 1" (or "none (no events)"),

@@ -179,6 +179,17 @@ int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *
 	return mp_cmd_error(c, "no device %d in '%s': its devices: %s", (int)device, path, list);
 }
 
+int64_t mp_cmd_meta_int(struct mp_store *s, const char *key)
+{
+	char *v = mp_store_get_meta(s, key), *end = NULL;
+	long long n = v ? strtoll(v, &end, 10) : 0;
+
+	if (!v || end == v || *end != '\0' || n < 0)
+		n = 0;
+	free(v);
+	return (int64_t)n;
+}
+
 int mp_cmd_meta_flag(struct mp_store *s, const char *key)
 {
 	char *v = mp_store_get_meta(s, key);

@@ -263,8 +263,12 @@ class Writer:
                      e.get("device_free", -1))
 
 
+MODELLED = [0]  # allocations whose granted size import_events modelled (freed in the window)
+
+
 def import_events(snap):
-    """Every event of the imported trace, in seq order."""
+    """Every event of the imported trace, in seq order.  Counts in MODELLED[0] the
+    allocations whose granted size is modelled (no survivor gives it)."""
     traces = snap.get("device_traces") or []
     anns = snap.get("external_annotations") or []
     devs = device_order(snap)
@@ -292,6 +296,7 @@ def import_events(snap):
                 size = survivors[i]
             else:
                 size = sf.granted(size)
+                MODELLED[0] += e["action"] == "alloc"
             refs.append((ts, 1, di, i, dev, e, size))
     for j, a in enumerate(anns):
         rank = 0 if a["stage"] == "START" else 2
@@ -719,6 +724,7 @@ def public(frag):
 
 
 def analyze(snap, top):
+    MODELLED[0] = 0
     events = import_events(snap)
     devices, _, _ = replay(events)
     at = {}
@@ -731,6 +737,7 @@ def analyze(snap, top):
     _, taken, tw = replay(events, at, weighted=True)
     last_ts = events[-1][7] if events else 0
     out = {"memprof_analyze_version": 1, "events": len(events),
+           "modelled_granted_blocks": MODELLED[0],
            "span_ns": last_ts - events[0][7] if events else 0, "devices": []}
     for dev in sorted(devices):
         d = devices[dev]
