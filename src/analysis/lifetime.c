@@ -306,7 +306,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 /* Churn: freed within the window, or before the next allocation on its stream. */
 static int is_churn(const struct mp_lifetime *l, const struct mp_mem_block *b, int64_t life)
 {
-	if (life <= l->opts.churn_window_ns)
+	if (!l->opts.no_timestamps && life <= l->opts.churn_window_ns)
 		return 1;
 	return l->ms && b->stream_ordinal == mp_memstate_stream_allocs(l->ms, b->process_id,
 	                                                               b->device, b->stream);
@@ -397,7 +397,9 @@ static int leak_cb(void *ctx, const struct mp_mem_block *b)
 /* The teardown frees that remain candidates qualify when long enough. */
 static void settle_idle(struct mp_lifetime *l)
 {
-	int64_t span = l->have_ts ? life_ns(l->first_ts_ns, l->last_ts_ns) : 0, life;
+	int64_t span = l->have_ts && !l->opts.no_timestamps ? life_ns(l->first_ts_ns, l->last_ts_ns)
+	                                                    : 0,
+	        life;
 	double least = l->opts.idle_min_share * (double)span;
 	size_t i, j;
 

@@ -55,6 +55,7 @@ enum mp_lifetime_kind {
 struct mp_lifetime_opts {
 	int64_t churn_window_ns; /* >= 0; a block freed this soon or sooner is churn */
 	double idle_min_share;   /* in [0, 1]: least lifetime of an idle block, share of the span */
+	int no_timestamps; /* the trace has none (meta timestamps=none): nothing from durations */
 };
 
 /* One finding: a (device, call site) group, or (device, call site, size) for reuse. */

@@ -276,6 +276,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	po.at_relative = o->at_text && o->at_text[0] == '+';
 	po.life.churn_window_ns = o->a.churn_window_ns;
 	po.life.idle_min_share = o->a.idle_min_share;
+	po.life.no_timestamps = o->a.no_timestamps = mp_cmd_no_timestamps(s);
 	po.timeline_points = o->timeline ? o->points : 0;
 	po.ranks = 1;
 	po.ranks_device = o->a.device;

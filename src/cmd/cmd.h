@@ -65,6 +65,8 @@ int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_m
 
 /* 1 when the trace's meta key is set to anything but "0" (truncated, lossy). */
 int mp_cmd_meta_flag(struct mp_store *s, const char *key);
+/* 1 when the trace has no timestamps (meta timestamps=none: only the order of events). */
+int mp_cmd_no_timestamps(struct mp_store *s);
 /* A meta value as a count: 0 when absent or not a number. */
 int64_t mp_cmd_meta_int(struct mp_store *s, const char *key);
 /*

@@ -179,6 +179,15 @@ int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *
 	return mp_cmd_error(c, "no device %d in '%s': its devices: %s", (int)device, path, list);
 }
 
+int mp_cmd_no_timestamps(struct mp_store *s)
+{
+	char *v = mp_store_get_meta(s, "timestamps");
+	int none = v && strcmp(v, "none") == 0;
+
+	free(v);
+	return none;
+}
+
 int64_t mp_cmd_meta_int(struct mp_store *s, const char *key)
 {
 	char *v = mp_store_get_meta(s, key), *end = NULL;

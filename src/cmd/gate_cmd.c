@@ -119,8 +119,8 @@ static int check_outputs(const struct mp_cmd *c, const struct mp_gate_cmd_opts *
 	return 0;
 }
 
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
-                      const struct option *longopts, struct mp_gate_cmd_opts *o)
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
+                      struct mp_gate_cmd_opts *o)
 {
 	int ch, rc, idx;
 

@@ -163,7 +163,8 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 	case 'T':
 		if (mp_parse_bytes(v, &n) < 0 || n < 0)
 			return mp_cmd_usage(&mp_cmd_replay,
-			                    "invalid pool threshold '%s': give bytes, e.g. 1MiB", v);
+			                    "invalid pool threshold '%s': give bytes, e.g. 1MiB",
+			                    v);
 		a->pool_threshold_bytes = (uint64_t)n;
 		return 0;
 	default:

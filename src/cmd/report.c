@@ -160,6 +160,7 @@ static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_
 	mp_pass_opts_default(&po);
 	po.timeline_points = o->points;
 	po.kinds |= 1u << MP_ATTR_API;
+	po.life.no_timestamps = mp_cmd_no_timestamps(s);
 	rc = mp_pass_init(st->pass, &po);
 	if (rc == 0)
 		rc = mp_frag_series_init(&st->series, &st->pass->frag, o->points);
@@ -197,6 +198,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->granularity = st->pass->opts.granularity;
 	a->churn_window_ns = st->pass->opts.life.churn_window_ns;
 	a->idle_min_share = st->pass->opts.life.idle_min_share;
+	a->no_timestamps = st->pass->opts.life.no_timestamps;
 	a->ms = &st->pass->ms;
 	a->frag = &st->pass->frag;
 	a->attr = &st->pass->attr;

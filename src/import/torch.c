@@ -37,6 +37,8 @@ struct torch_import {
 	/* allocations freed inside the window: the snapshot has their request only, so their
 	 * granted size is modelled (mp_torch_round_size); kept in meta modelled_granted_blocks */
 	int64_t n_modelled_granted;
+	int64_t n_entries, n_timed; /* entries that change memory, and those with a time_us */
+	int64_t first_time_us, last_time_us; /* the least and most time_us of those */
 };
 
 /* --- checking the document ------------------------------------------------------- */
@@ -148,6 +150,14 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 		return bad(t, where, "has no 'action'");
 	if (tv && get_int(t, e, "time_us", where, 0, INT64_MAX / 1000, &time_us) < 0)
 		return MP_EFORMAT;
+	if (out->action != TP_SNAPSHOT && out->action != TP_OTHER) { /* memory changes */
+		t->n_entries++;
+		if (tv && (t->n_timed == 0 || time_us < t->first_time_us))
+			t->first_time_us = time_us;
+		if (tv && (t->n_timed == 0 || time_us > t->last_time_us))
+			t->last_time_us = time_us;
+		t->n_timed += tv != NULL;
+	}
 	out->ts_ns = time_us * 1000 < prev_ts ? prev_ts : time_us * 1000;
 	out->granted = -1;
 	out->device_free = -1;
@@ -838,6 +848,12 @@ static int write_meta(struct torch_import *t)
 	int rc = 0;
 
 	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0)
+		return MP_EIO;
+	/* No time_us on any memory entry (older PyTorch), or all at one instant (a state-only
+	 * snapshot: every event is the state at one moment): only the order of events is
+	 * known.  Never unset by a later snapshot of the trace. */
+	if ((t->n_timed == 0 || t->first_time_us == t->last_time_us) &&
+	    mp_store_set_meta(s, "timestamps", "none") < 0)
 		return MP_EIO;
 	if (t->n_modelled_granted > 0) { /* several snapshots in one trace add up */
 		char *had = mp_store_get_meta(s, "modelled_granted_blocks"), buf[24];

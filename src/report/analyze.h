@@ -28,6 +28,9 @@ struct mp_analysis {
 	/* allocations whose granted size the importer modelled (meta modelled_granted_blocks:
 	 * a snapshot's blocks freed inside its window); 0: every size is as recorded */
 	int64_t modelled_granted_blocks;
+	/* the trace has no timestamps (meta timestamps=none: a snapshot without time_us):
+	 * times are unknown, only event order is known, nothing is computed from durations */
+	int no_timestamps;
 	/* options as run */
 	int device; /* -1: every device */
 	int top;

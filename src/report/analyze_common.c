@@ -84,6 +84,12 @@ static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const ch
 	if (a->source && strcmp(a->source, "torch") == 0)
 		NOTE("a PyTorch snapshot records a window of the program: leaks are blocks never "
 		     "freed within the window, and blocks live before it are preexisting");
+	if (a->no_timestamps)
+		NOTE("the trace has no timestamps (a PyTorch snapshot without time_us, or whose "
+		     "events are all the state at one moment): only the "
+		     "order of events is known, so times are unknown, churn is only 'freed before "
+		     "the next allocation on its stream', and no lifetime, idle block or "
+		     "time-weighted figure is computed");
 	if (a->modelled_granted_blocks > 0)
 		NOTE("peak live bytes and internal fragmentation are partly modelled: %lld "
 		     "allocations freed inside the window have only their request in the trace, "
@@ -193,7 +199,11 @@ const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a,
 {
 	char d[32];
 
-	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - a->ms->first_ts_ns));
+	if (a->no_timestamps)
+		snprintf(buf, n, "an unknown time");
+	else
+		snprintf(buf, n, "+%s",
+		         mp_format_duration(d, sizeof(d), ts_ns - a->ms->first_ts_ns));
 	return buf;
 }
 

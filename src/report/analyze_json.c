@@ -207,7 +207,7 @@ static cJSON *attribution_json(const struct mp_analysis *a, int32_t device)
 	return o;
 }
 
-static cJSON *finding_json(const struct mp_lifetime_finding *f)
+static cJSON *finding_json(const struct mp_lifetime_finding *f, int no_timestamps)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -216,7 +216,9 @@ static cJSON *finding_json(const struct mp_lifetime_finding *f)
 	mp_json_add_int(o, "bytes", f->bytes);
 	mp_json_add_int(o, "first_seq", f->first_seq);
 	mp_json_add_int(o, "site_allocs", f->site_allocs);
-	if (f->kind == MP_LIFETIME_CHURN || f->kind == MP_LIFETIME_IDLE)
+	if ((f->kind == MP_LIFETIME_CHURN || f->kind == MP_LIFETIME_IDLE) && no_timestamps)
+		cJSON_AddNullToObject(o, "mean_lifetime_ns");
+	else if (f->kind == MP_LIFETIME_CHURN || f->kind == MP_LIFETIME_IDLE)
 		mp_json_add_int(o, "mean_lifetime_ns", f->mean_lifetime_ns);
 	if (f->kind == MP_LIFETIME_REUSE) {
 		mp_json_add_int(o, "size_bytes", f->size_bytes);
@@ -248,7 +250,7 @@ static cJSON *lifetime_json(const struct mp_analysis *a, int32_t device)
 
 		for (i = 0; i < n && shown < a->top; i++)
 			if (f[i].device == device) {
-				cJSON_AddItemToArray(arr, finding_json(&f[i]));
+				cJSON_AddItemToArray(arr, finding_json(&f[i], a->no_timestamps));
 				shown++;
 			}
 		cJSON_AddItemToObject(o, mp_lifetime_kind_name(k), arr);
@@ -334,6 +336,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	cJSON_AddBoolToObject(root, "lossy", a->lossy);
 	cJSON_AddNumberToObject(root, "modelled_granted_blocks",
 	                        (double)a->modelled_granted_blocks);
+	cJSON_AddBoolToObject(root, "timestamps", !a->no_timestamps);
 	cJSON_AddItemToObject(root, "options", options_json(a));
 	mp_json_add_int(root, "events", ms->n_events);
 	mp_json_add_int(root, "span_ns", ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0);

@@ -236,7 +236,8 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 		        (long long)f[i].count, label[0] ? label : "(no call stack)");
 		if (kind == MP_LIFETIME_REUSE)
 			fprintf(out, " [%s each]", mp_format_bytes(d, sizeof(d), f[i].size_bytes));
-		else if (kind == MP_LIFETIME_CHURN || kind == MP_LIFETIME_IDLE)
+		else if ((kind == MP_LIFETIME_CHURN || kind == MP_LIFETIME_IDLE) &&
+		         !a->no_timestamps)
 			fprintf(out, " [mean life %s]",
 			        mp_format_duration(d, sizeof(d), f[i].mean_lifetime_ns));
 		fputc('\n', out);
@@ -253,9 +254,13 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	fprintf(out, "\n  lifetime patterns\n");
 	print_findings(out, a, device, MP_LIFETIME_LEAK, "leaks (never freed)",
 	               &t.kind[MP_LIFETIME_LEAK]);
-	snprintf(title, sizeof(title),
-	         "churn (freed within %s, or before the next allocation on its stream)",
-	         mp_format_duration(w, sizeof(w), a->churn_window_ns));
+	if (a->no_timestamps)
+		snprintf(title, sizeof(title),
+		         "churn (freed before the next allocation on its stream; no timestamps)");
+	else
+		snprintf(title, sizeof(title),
+		         "churn (freed within %s, or before the next allocation on its stream)",
+		         mp_format_duration(w, sizeof(w), a->churn_window_ns));
 	print_findings(out, a, device, MP_LIFETIME_CHURN, title, &t.kind[MP_LIFETIME_CHURN]);
 	print_findings(out, a, device, MP_LIFETIME_REUSE,
 	               "reuse candidates (same site and size, lifetimes disjoint; bytes of "
@@ -295,9 +300,13 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 	fprintf(out, "trace  %s", a->path);
 	if (a->source)
 		fprintf(out, " (%s)", a->source);
-	fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
-	        mp_format_duration(d, sizeof(d),
-	                           ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
+	if (a->no_timestamps)
+		fprintf(out, "\nevents %lld (no timestamps: in event order only)\n",
+		        (long long)ms->n_events);
+	else
+		fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
+		        mp_format_duration(d, sizeof(d),
+		                           ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++) {
 		const struct mp_mem_device *dev = &ms->devices[order[i]];

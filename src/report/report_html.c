@@ -93,7 +93,10 @@ const char *mp_html_at(const struct mp_html_page *pg, char *buf, size_t n, int64
 {
 	char d[32];
 
-	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - pg->t0_ns));
+	if (pg->in->a->no_timestamps)
+		snprintf(buf, n, "an unknown time");
+	else
+		snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - pg->t0_ns));
 	return buf;
 }
 
@@ -195,9 +198,16 @@ static void header(struct mp_html_page *pg, const int *order, int n)
 			fputc(')', out);
 		}
 	}
-	fprintf(out, "%s</dd>\n<dt>events</dt><dd>%lld over %s</dd>\n</dl>\n</header>\n",
-	        n ? "" : "none", (long long)a->ms->n_events,
-	        mp_format_duration(d, sizeof(d), a->ms->n_events ? pg->t1_ns - pg->t0_ns : 0));
+	if (a->no_timestamps)
+		fprintf(out,
+		        "%s</dd>\n<dt>events</dt><dd>%lld (no timestamps: in event order "
+		        "only)</dd>\n</dl>\n</header>\n",
+		        n ? "" : "none", (long long)a->ms->n_events);
+	else
+		fprintf(out, "%s</dd>\n<dt>events</dt><dd>%lld over %s</dd>\n</dl>\n</header>\n",
+		        n ? "" : "none", (long long)a->ms->n_events,
+		        mp_format_duration(d, sizeof(d),
+		                           a->ms->n_events ? pg->t1_ns - pg->t0_ns : 0));
 }
 
 struct notes {
@@ -240,8 +250,15 @@ static void device_section(struct mp_html_page *pg, const struct mp_mem_device *
 	}
 	fputs("</h2>\n", out);
 	device_summary(pg, d);
-	mp_html_memory_chart(pg, d->device);
-	mp_html_frag_chart(pg, d->device);
+	if (pg->in->a->no_timestamps) /* one instant: a chart over time would be one line */
+		fputs("<p class=\"sub\">No charts over time: the trace has no timestamps, only the "
+		      "order of its events (a snapshot without time_us, or the state at one "
+		      "moment).</p>\n",
+		      out);
+	else {
+		mp_html_memory_chart(pg, d->device);
+		mp_html_frag_chart(pg, d->device);
+	}
 	mp_html_peak_chart(pg, d->device);
 	mp_html_groups_tables(pg, d->device);
 	mp_html_findings_table(pg, d->device);

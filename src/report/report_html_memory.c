@@ -114,8 +114,7 @@ static double memory_top(const struct mp_mem_device *d)
 }
 
 /* A legend entry for each thing the chart draws, and only those. */
-static void memory_legend(FILE *out, const struct mp_mem_device *d, int64_t n_ooms,
-                          int64_t n_spans)
+static void memory_legend(FILE *out, const struct mp_mem_device *d, int64_t n_ooms, int64_t n_spans)
 {
 	const char *cls[6], *lab[6];
 	int n = 0;

@@ -89,7 +89,8 @@ static void bar_row(struct mp_html_page *pg, const struct mp_report_run *r, int 
 		double lx = P_LEFT + w * lb / top;
 
 		mp_html_text_reset(&pg->tip);
-		mp_html_text_add(&pg->tip, "lower bound: %s (peak requested bytes; no pool holds less)",
+		mp_html_text_add(&pg->tip,
+		                 "lower bound: %s (peak requested bytes; no pool holds less)",
 		                 mp_format_bytes(b, sizeof(b), (int64_t)lb));
 		fprintf(pg->out,
 		        "<line class=\"lower-bound\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
@@ -196,7 +197,8 @@ void mp_html_pools(struct mp_html_page *pg)
 			fputs("<p class=\"sub\">The newest replay of each pool stored in the "
 			      "trace: bars "
 			      "of peak reserved bytes; the black line is the lower bound, peak "
-			      "requested bytes, which no pool can go below. Times are modelled unless marked "
+			      "requested bytes, which no pool can go below. Times are modelled "
+			      "unless marked "
 			      "measured (memprof-replay(1)).</p>\n",
 			      pg->out);
 		device_pools(pg, runs->runs, idx + i, j - i);

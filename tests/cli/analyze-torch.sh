@@ -58,6 +58,34 @@ for f in "$W"/gen/*.pickle; do
 	same_analysis "$(basename "$f" .pickle)" "$f"
 done
 
+# --- no timestamps: a trace without time_us, and the state at one moment --------------
+for name in no-time state-only; do
+	step "$name: no timestamps, event order only, nothing from durations"
+	mp analyze "$name.db"
+	expect_status 0
+	expect_stdout_contains "(no timestamps: in event order only)"
+	expect_stdout_contains "at an unknown time, event"
+	expect_stdout_not_contains "[mean life"
+	expect_stdout_not_contains " over 0 ns"
+	expect_stdout_contains "the trace has no timestamps"
+	mp analyze --json "$name.db"
+	expect_status 0
+	cp "$OUT" "$name.nots.json"
+	check_json "$name.nots.json" '
+assert j["timestamps"] is False, j["timestamps"]
+for d in j["devices"]:
+    for f in d["lifetime"]["churn"] + d["lifetime"]["idle"]:
+        assert f["mean_lifetime_ns"] is None, f
+'
+	mp report "$name.db" -o "$name.html"
+	expect_status 0
+	grep -qF "(no timestamps: in event order only)" "$name.html" && pass || fail "$name.html: no 'no timestamps' in the header"
+	grep -qF "No charts over time: the trace has no timestamps" "$name.html" && pass || fail "$name.html: time charts drawn"
+done
+mp analyze --json two-devices.db
+cp "$OUT" timed.json
+check_json timed.json 'assert j["timestamps"] is True'
+
 # --- random snapshots: a model of the caching allocator, the trace cut to a window ------
 mkdir "$W/random" || die "mkdir $W/random"
 for seed in 1 2 3; do

@@ -6,7 +6,7 @@ section 2.3).  Every case a real snapshot can hold, at a size a person can
 check by hand: two devices, segments and blocks live before the window,
 blocks freed by the program but still pending at the start and at the end,
 expandable segments, OOM, annotations, C++ frames, 64-bit unsigned streams,
-the older 'free' action, a state-only list of segments.
+the older 'free' action, a state-only list of segments, a trace without time_us.
 
 usage: make_snapshots.py OUTDIR     (writes OUTDIR/*.pickle)
 """
@@ -124,6 +124,15 @@ def old_free_action():
     return {"segments": [seg], "device_traces": [trace]}
 
 
+def no_time():
+    """An older PyTorch: the same trace without any time_us (only the order is known)."""
+    snap = two_devices()
+    for trace in snap["device_traces"]:
+        for e in trace:
+            e.pop("time_us", None)
+    return snap
+
+
 def state_only():
     """torch.cuda.memory_snapshot(): a list of segments, no trace."""
     return [segment(0, 0x70000000, 2 * MiB, [(1024, 1000, "active_allocated", FWD),
@@ -135,7 +144,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     cases = {"two-devices": two_devices(), "expandable": expandable(),
-             "old-free": old_free_action(), "state-only": state_only()}
+             "old-free": old_free_action(), "state-only": state_only(), "no-time": no_time()}
     for name, snap in cases.items():
         with open(os.path.join(out, name + ".pickle"), "wb") as f:
             pickle.dump(snap, f, protocol=4)
