@@ -4,6 +4,7 @@
  * to a temporary file that only mp_store_commit renames into place.
  */
 #include "store/store_internal.h"
+#include "util/temp_name.h"
 #include "util/cleanup.h"
 #include "util/outfile.h"
 
@@ -187,7 +188,8 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 		return mp_err(err, MP_EEXIST, "output exists '%s': use --force to replace it",
 		              path);
 	s = store_new(path);
-	if (!s || asprintf(&s->temp_path, "%s.tmp-XXXXXX", path) < 0) {
+	(void)mp_temp_sweep(path); /* what a memprof killed while writing path left */
+	if (!s || !(s->temp_path = mp_temp_template(path))) {
 		if (s)
 			s->temp_path = NULL;
 		if (s)

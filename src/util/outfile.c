@@ -2,6 +2,7 @@
  * util/outfile.c - temporary file, then rename: no half-written outputs.
  */
 #include "util/outfile.h"
+#include "util/temp_name.h"
 #include "util/cleanup.h"
 
 #include <errno.h>
@@ -169,7 +170,8 @@ int mp_outfile_open(struct mp_outfile *o, const char *path, int overwrite,
 		return open_direct(o, path, err);
 	o->overwrite = overwrite;
 	o->path = strdup(path);
-	if (!o->path || asprintf(&o->temp_path, "%s.tmp-XXXXXX", path) < 0) {
+	(void)mp_temp_sweep(path); /* what a killed memprof left while writing path */
+	if (!o->path || !(o->temp_path = mp_temp_template(path))) {
 		free(o->path);
 		o->path = NULL;
 		o->temp_path = NULL;

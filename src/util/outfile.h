@@ -2,7 +2,7 @@
  * util/outfile.h - output files that appear whole or not at all: written to
  * an unnamed file in the destination's directory (O_TMPFILE), linked into
  * place on commit, so a process killed even by SIGKILL leaves nothing; where
- * the file system has no unnamed files, to a temporary NAME.tmp-XXXXXX
+ * the file system has no unnamed files, to a temporary NAME.tmp-HOST-PID-XXXXXX
  * renamed into place (removed on the signals of util/cleanup).
  * "-" means standard output (no rename).  A destination that exists and is
  * not a regular file (/dev/null, /dev/stdout, a FIFO) is written to directly:

@@ -1,6 +1,7 @@
 #!/bin/bash
 # signal-cleanup.sh - an import or export killed by SIGINT or SIGTERM leaves
-# no temporary file and no output behind.
+# no temporary file and no output behind; after SIGKILL, the next import of the
+# same output removes what the killed one left.
 set -u
 MEMPROF=${MEMPROF:?MEMPROF must name the memprof binary}
 dir=$(mktemp -d)
@@ -44,6 +45,39 @@ status=$?
 [ "$status" -gt 128 ] || fail "export killed by SIGTERM exited $status"
 left=$(ls -A "$dir/exp")
 [ -z "$left" ] || fail "export killed by SIGTERM left: $left"
+
+# SIGKILL cannot be caught: the import's temporary trace stays, named for its host and
+# process; the next import of the same output removes it (its process is gone), and
+# leaves the temporary of a process still running, and one made on another host.
+mkdir "$dir/kill"
+"$MEMPROF" import -q -o "$dir/kill/t.db" "$dir/big.csv" &
+pid=$!
+for _ in $(seq 100); do
+	ls "$dir/kill"/*.tmp-* >/dev/null 2>&1 && break
+	sleep 0.05
+done
+kill -KILL "$pid"
+wait "$pid"
+left=$(ls "$dir/kill")
+case $left in
+t.db.tmp-*-"$pid"-??????) ;;
+*) fail "a SIGKILLed import left '$left', expected t.db.tmp-HOST-$pid-XXXXXX" ;;
+esac
+sleep 30 &
+alive=$!
+host=${left#t.db.tmp-}
+host=${host%-"$pid"-??????}
+: >"$dir/kill/t.db.tmp-$host-$alive-abcdef"
+: >"$dir/kill/t.db.tmp-otherhost-$pid-abcdef"
+: >"$dir/kill/u.db.tmp-$host-$pid-abcdef"
+printf 'ts_ns,op,id,size\n1,alloc,1,512\n' >"$dir/small.csv"
+"$MEMPROF" import -q -o "$dir/kill/t.db" "$dir/small.csv" || fail "the import after the kill failed"
+kill "$alive" 2>/dev/null
+[ ! -e "$dir/kill/$left" ] || fail "the next import of t.db left the killed import's $left"
+[ -e "$dir/kill/t.db.tmp-$host-$alive-abcdef" ] || fail "a running process's temporary was removed"
+[ -e "$dir/kill/t.db.tmp-otherhost-$pid-abcdef" ] || fail "another host's temporary was removed"
+[ -e "$dir/kill/u.db.tmp-$host-$pid-abcdef" ] || fail "another output's temporary was removed"
+[ -f "$dir/kill/t.db" ] || fail "no t.db after the second import"
 
 [ "$failures" -eq 0 ] || exit 1
 echo "signal-cleanup: ok"
