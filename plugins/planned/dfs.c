@@ -247,7 +247,7 @@ static void rank_part(struct dfs *s, uint32_t *v, size_t n)
 
 	for (i = 0; i < n; i++) {
 		const struct planned_buf *b = &pb->bufs[v[i]];
-		double w = (double)((uint64_t)b->end - (uint64_t)b->start), t = 0;
+		double w = b->width, t = 0;
 		uint32_t sec;
 		for (sec = b->s_lo; sec < b->s_hi; sec++)
 			t = (double)s->left[sec] > t ? (double)s->left[sec] : t;

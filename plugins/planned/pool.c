@@ -7,6 +7,7 @@
  * planned above that fail with ENOMEM.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,8 +125,31 @@ static int planned_create(const struct memprof_pool_host *host,
 	return MEMPROF_POOL_OK;
 }
 
+/*
+ * The items as this plugin's struct, whatever the host's: its stride is
+ * lifetime_size (1.0's without it), and the fields it lacks read as no time.
+ */
+static struct memprof_pool_lifetime *copy_items(const struct memprof_pool_host *h,
+                                                const struct memprof_pool_lifetime *items, size_t n)
+{
+	size_t stride = MEMPROF_POOL_LIFETIME_SIZE_1_0, k;
+	struct memprof_pool_lifetime *v = malloc((n + 1) * sizeof *v);
+
+	if (h->struct_size >=
+	            offsetof(struct memprof_pool_host, lifetime_size) + sizeof h->lifetime_size &&
+	    h->lifetime_size >= MEMPROF_POOL_LIFETIME_SIZE_1_0)
+		stride = h->lifetime_size;
+	for (k = 0; v && k < n; k++) {
+		v[k].alloc_ts = v[k].free_ts = MEMPROF_POOL_NO_TIME;
+		memcpy(&v[k], (const char *)items + k * stride,
+		       stride < sizeof *v ? stride : sizeof *v);
+	}
+	return v;
+}
+
 static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n)
 {
+	struct memprof_pool_lifetime *copy;
 	char why[256] = "";
 	int rc;
 
@@ -133,7 +157,11 @@ static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifeti
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "plan called twice");
 		return MEMPROF_POOL_EINVAL;
 	}
-	rc = planned_plan_build(&p->plan, items, n, &p->cfg, why, sizeof why);
+	copy = copy_items(p->host, items, n);
+	if (!copy)
+		return MEMPROF_POOL_ENOMEM;
+	rc = planned_plan_build(&p->plan, copy, n, &p->cfg, why, sizeof why);
+	free(copy);
 	if (rc != MEMPROF_POOL_OK) {
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "cannot plan: %s",
 		             why[0] ? why : "out of memory");

@@ -354,6 +354,19 @@ static void emit_stat(void *ctx, const char *name, double value, const char *uni
 	s->value = value;
 }
 
+/*
+ * A plugin built for a minor below 2 reads lifetimes of the 1.0 size: the
+ * first MEMPROF_POOL_LIFETIME_SIZE_1_0 bytes of each, packed in place.
+ */
+static void pack_lifetimes_1_0(struct memprof_pool_lifetime *items, size_t n)
+{
+	char *to = (char *)items;
+
+	for (size_t k = 0; k < n; k++)
+		memmove(to + k * MEMPROF_POOL_LIFETIME_SIZE_1_0, &items[k],
+		        MEMPROF_POOL_LIFETIME_SIZE_1_0);
+}
+
 static int start(struct engine *e, const struct mp_replay_input *in,
                  const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
                  struct memprof_pool **p)
@@ -387,9 +400,12 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 
 		if (!items)
 			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		for (size_t k = 0; k < d->n_allocs; k++) /* the pool sees none below the threshold */
+		/* the pool sees none below the threshold */
+		for (size_t k = 0; k < d->n_allocs; k++)
 			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
 				items[n++] = items[k];
+		if (pool->ops.abi_minor < 2)
+			pack_lifetimes_1_0(items, n);
 		rc = pool->ops.plan(*p, items, n);
 		free(items);
 		if (rc != MEMPROF_POOL_OK || e->fault)
