@@ -26,7 +26,7 @@ struct memprof_pool {
 
 static const struct memprof_pool_option_spec planned_options[] = {
         {"plan_time", "SECONDS",
-         "time for better placements after the first greedy pass (default 2; 0: greedy only)"},
+         "time for better placements after the first greedy pass (default 5; 0: greedy only)"},
         {"plan_nodes", "N",
          "stop the search after N nodes, for results that do not depend on the machine "
          "(default 0: no limit but plan_time)"},
@@ -115,7 +115,7 @@ static int planned_create(const struct memprof_pool_host *host,
 		return MEMPROF_POOL_ENOMEM;
 	p->host = host;
 	p->cfg = (struct planned_config){
-	        .plan_time_ns = 2000000000ull, .order = PLANNED_ORDER_ALL, .align_bytes = 1};
+	        .plan_time_ns = 5000000000ull, .order = PLANNED_ORDER_ALL, .align_bytes = 1};
 	for (i = 0; i < n_opts; i++)
 		if (parse_option(p, &opts[i]) != MEMPROF_POOL_OK) {
 			free(p);

@@ -701,7 +701,7 @@ static void top_of_input12(void)
  */
 Test(planned, minimalloc_instances_fit_their_capacity, .timeout = 600)
 {
-	const char *opts[] = {"plan_time", "600", "plan_nodes", "2000000", NULL};
+	const char *opts[] = {"plan_time", "600", "plan_nodes", "600000", NULL};
 	static const char *const names[] = {"A.1048576.csv", "B.1048576.csv", "C.1048576.csv",
 	                                    "D.1048576.csv", "E.1048576.csv"};
 	char probe[1024];
