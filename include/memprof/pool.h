@@ -134,6 +134,13 @@ struct memprof_pool_host {
 	 * plugin built for a minor below 2.
 	 */
 	uint32_t lifetime_size;
+	/*
+	 * Nonzero: the host will replay the same allocations again under this
+	 * key (memprof runs the start of a replay a second time to measure the
+	 * fragmentation at the peak), and a pool that plans may reuse the plan
+	 * it made under the same key instead of planning again.  0: no reuse.
+	 */
+	uint64_t plan_key;
 };
 
 /* Whether host (of any minor) offers the service member: MEMPROF_POOL_HOST_HAS(h, collective). */

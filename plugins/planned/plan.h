@@ -30,6 +30,7 @@ struct planned_plan {
 	uint64_t makespan_bytes, lower_bound_bytes, proven_bound_bytes;
 	uint64_t plan_ns, n_runs, n_nodes, n_pairs;
 	int optimal, swept; /* proved optimal; placed by the time-ordered sweep */
+	int out_of_budget;  /* the search stopped at plan_time or plan_nodes: the best so far */
 };
 
 /*

@@ -118,6 +118,7 @@ struct planned_budget {
 struct planned_search_stats {
 	uint64_t n_nodes;
 	uint64_t proven_bound_bytes; /* no placement below this exists (proved) */
+	int out_of_budget;           /* stopped by the deadline or the node budget, gap left */
 };
 
 /*

@@ -73,6 +73,7 @@ static uint64_t next_cap(uint64_t lo, uint64_t hi, uint64_t given_up, uint64_t *
  * placements just below a loose best are found in few nodes, while a
  * bisection's midpoint is often neither found nor proved impossible.  Each
  * question gets half the time and half the nodes left, the last all.
+ * 0; 1 when the budget ran out with a gap left; MEMPROF_POOL_ENOMEM.
  */
 static int descend_caps(struct dfs *s, const struct planned_budget *budget, uint64_t *best_off,
                         uint64_t *best, uint64_t *proven)
@@ -106,7 +107,7 @@ static int descend_caps(struct dfs *s, const struct planned_budget *budget, uint
 			step = was_first ? step : step > 1 ? step / 2 : 1;
 		}
 	}
-	return MEMPROF_POOL_OK;
+	return lo < hi ? 1 : MEMPROF_POOL_OK; /* 1: the budget ran out first */
 }
 
 int planned_search(const struct planned_problem *pb, const struct planned_budget *budget,
@@ -123,6 +124,8 @@ int planned_search(const struct planned_problem *pb, const struct planned_budget
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
 	rc = descend_caps(&s, budget, best_off, best, &proven);
+	st->out_of_budget = rc == 1;
+	rc = rc == 1 ? MEMPROF_POOL_OK : rc;
 	if (proven * g > st->proven_bound_bytes)
 		st->proven_bound_bytes = proven * g;
 	st->n_nodes += s.n_nodes;

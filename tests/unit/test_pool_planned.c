@@ -432,6 +432,92 @@ Test(planned, plan_nodes_bounds_the_search_and_repeats_itself)
 	}
 }
 
+/* A plan whose search the node budget stops says so, in a stat and a warning. */
+Test(planned, a_plan_out_of_budget_says_so)
+{
+	const char *opts[] = {"plan_nodes", "40", "plan_time", "100", NULL};
+	const char *enough[] = {"plan_nodes", "1000000", "plan_time", "600", NULL};
+	struct memprof_pool_lifetime it[256];
+	struct memprof_pool *p;
+	size_t n;
+	int round;
+
+	rng_state = 12345;
+	for (round = 0; round < 18; round++) /* a packing the greedy misses, 40 nodes too */
+		n = guillotine(it, 0, 0, 64, 0, 100, 6);
+	p = make(0, opts);
+	plan_and_check(p, it, n);
+	cr_assert_eq(stat(p, "optimal"), 0);
+	cr_assert_eq(stat(p, "plan_out_of_budget"), 1);
+	cr_assert(strstr(fh.last_log, "stopped at its budget") != NULL, "log: %s", fh.last_log);
+	ops->destroy(p);
+	p = make(0, enough); /* a budget that reaches the bound: nothing to say */
+	plan_and_check(p, it, n);
+	cr_assert_eq(stat(p, "optimal"), 1);
+	cr_assert_eq(stat(p, "plan_out_of_budget"), 0);
+	ops->destroy(p);
+}
+
+/* Plan offsets of each item, after a plan, for comparing two plans. */
+static void offsets_of(struct memprof_pool *p, const struct memprof_pool_lifetime *it, size_t n,
+                       uint64_t *off)
+{
+	struct memprof_pool_block *blk = calloc(n + 1, sizeof *blk);
+	size_t i;
+
+	replay(p, it, n, blk);
+	for (i = 0; i < n; i++)
+		off[i] = blk[i].addr - fh.regions[0].addr;
+	free(blk);
+}
+
+/*
+ * The host's second pass over the same replay (the same plan_key) gets the
+ * first pass's plan, with every slot free again; another key, other items
+ * or no key plan afresh.
+ */
+Test(planned, a_second_pass_with_the_same_key_reuses_the_plan)
+{
+	const char *opts[] = {"plan_nodes", "40", "plan_time", "100", NULL};
+	struct memprof_pool_lifetime it[256];
+	uint64_t first[256], again[256];
+	struct memprof_pool *p;
+	size_t n;
+	int round;
+
+	rng_state = 777;
+	for (round = 0; round < 3; round++)
+		n = guillotine(it, 0, 0, 64, 0, 100, 6);
+	p = make(0, opts);
+	fh.host.plan_key = 42;
+	cr_assert_eq(ops->plan(p, it, n), 0);
+	cr_assert_eq(stat(p, "plan_reused"), 0);
+	offsets_of(p, it, n, first);
+	ops->destroy(p);
+	p = make(0, opts);
+	fh.host.plan_key = 42;
+	cr_assert_eq(ops->plan(p, it, n), 0);
+	cr_assert_eq(stat(p, "plan_reused"), 1);
+	offsets_of(p, it, n, again);
+	cr_assert_arr_eq(first, again, n * sizeof *first);
+	ops->destroy(p);
+	p = make(0, opts); /* another key: plans again */
+	fh.host.plan_key = 43;
+	cr_assert_eq(ops->plan(p, it, n), 0);
+	cr_assert_eq(stat(p, "plan_reused"), 0);
+	ops->destroy(p);
+	p = make(0, opts); /* the same key, other items: plans again */
+	fh.host.plan_key = 43;
+	it[0].size_bytes++;
+	cr_assert_eq(ops->plan(p, it, n), 0);
+	cr_assert_eq(stat(p, "plan_reused"), 0);
+	ops->destroy(p);
+	p = make(0, opts); /* no key: never reused */
+	cr_assert_eq(ops->plan(p, it, n), 0);
+	cr_assert_eq(stat(p, "plan_reused"), 0);
+	ops->destroy(p);
+}
+
 Test(planned, bad_options_are_refused)
 {
 	static const char *const bad[][2] = {
