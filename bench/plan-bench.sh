@@ -89,7 +89,7 @@ for csv in "$@"; do
 	printf '%-9s %8d %8d %7.4f %8s %7.3f %7.3f %8d %8.3f %7.1f %s\n' "$name" "$bound" "$bytes" \
 		"$(awk -v a="$bytes" -v b="$bound" 'BEGIN { print a / b }')" \
 		"$([ "$optimal" = 1 ] && echo yes || echo no)" "$plan_s" "$wall" "$fbytes" "$fwall" \
-		"$(awk -v a="$wall" -v b="$fwall" 'BEGIN { print b > 0 ? a / b : 0 }')" "$goal"
+		"$(awk -v a="$wall" -v b="$fwall" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$goal"
 	[ -n "${KEEP:-}" ] || rm -f "$db"
 done
 echo "planned: the largest makespan and the lowest 'optimal' over the runs; floor: the greedy" \
