@@ -1,7 +1,7 @@
 /*
  * plugins/planned/dfs.h - the depth-first search behind planned_search: is
  * there a placement within cap bytes?  Shared by dfs.c (the search) and
- * search.c (orderings, node limits, bisection over cap).
+ * search.c (orderings, node limits, the capacities asked about).
  */
 #ifndef MEMPROF_PLUGIN_PLANNED_DFS_H
 #define MEMPROF_PLUGIN_PLANNED_DFS_H

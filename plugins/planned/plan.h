@@ -13,7 +13,7 @@
 #include "memprof/pool.h"
 
 struct planned_config {
-	uint64_t plan_time_ns; /* budget after the first greedy pass */
+	uint64_t plan_time_ns; /* budget of the whole plan (the first greedy pass always ends) */
 	uint64_t plan_nodes;   /* the search's node budget; 0: none (plan_time only) */
 	int order;             /* enum planned_order */
 	uint64_t align_bytes;  /* sizes rounded up to this (a power of two) */

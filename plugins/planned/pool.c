@@ -29,7 +29,7 @@ struct memprof_pool {
 
 static const struct memprof_pool_option_spec planned_options[] = {
         {"plan_time", "SECONDS",
-         "time for better placements after the first greedy pass (default 5; 0: greedy only)"},
+         "time for the whole plan, greedy passes and search (default 5; 0: one greedy pass)"},
         {"plan_nodes", "N",
          "stop the search after N nodes, for results that do not depend on the machine "
          "(default 0: no limit but plan_time)"},
