@@ -17,7 +17,7 @@
 
 /* A newer major breaks old plugins; a newer minor only appended fields. */
 #define MEMPROF_POOL_ABI_MAJOR 1
-#define MEMPROF_POOL_ABI_MINOR 1
+#define MEMPROF_POOL_ABI_MINOR 2
 
 #define MEMPROF_POOL_INIT_SYMBOL "memprof_pool_init"
 
@@ -125,6 +125,22 @@ struct memprof_pool_host {
 	 */
 	int (*collective)(void *ctx, int kind, uint64_t addr, uint64_t n_bytes,
 	                  uint32_t world_size, uint64_t stream, uint64_t *elapsed_ns);
+	/* --- ABI 1.2 --- */
+	/*
+	 * The size of each item plan() gets: the array's stride.  Read
+	 * min(lifetime_size, sizeof(struct memprof_pool_lifetime)) of each.  A
+	 * host whose struct_size does not reach this field passes items of
+	 * MEMPROF_POOL_LIFETIME_SIZE_1_0 bytes, and so does any host to a
+	 * plugin built for a minor below 2.
+	 */
+	uint32_t lifetime_size;
+	/*
+	 * Nonzero: the host will replay the same allocations again under this
+	 * key (memprof runs the start of a replay a second time to measure the
+	 * fragmentation at the peak), and a pool that plans may reuse the plan
+	 * it made under the same key instead of planning again.  0: no reuse.
+	 */
+	uint64_t plan_key;
 };
 
 /* Whether host (of any minor) offers the service member: MEMPROF_POOL_HOST_HAS(h, collective). */
@@ -153,6 +169,9 @@ struct memprof_pool_block {
 	uint64_t handle;     /* the pool's own; returned unchanged at free */
 };
 
+/* alloc_ts and free_ts when the trace has no times that can order the lifetimes. */
+#define MEMPROF_POOL_NO_TIME INT64_MIN
+
 /*
  * One allocation of the whole trace, for pools that plan offline (plan):
  * held on the half-open interval [alloc_at, free_at) of replay steps, where
@@ -167,7 +186,21 @@ struct memprof_pool_lifetime {
 	uint64_t stream;
 	const char *site;
 	const char *phase;
+	/* --- ABI 1.2 (see lifetime_size in the host) --- */
+	/*
+	 * The same lifetime in the trace's own time: the timestamps of the alloc
+	 * and the free (ns), or the logical time an imported MiniMalloc CSV
+	 * carries.  They never go back in the order of the events, so they order
+	 * and weigh the lifetimes (how long each is live, for a planner's
+	 * orderings), but ties do not say whether two overlap: alloc_at and
+	 * free_at do.  free_ts is INT64_MAX for one never freed; both are
+	 * MEMPROF_POOL_NO_TIME in every item when the trace has no usable times.
+	 */
+	int64_t alloc_ts, free_ts;
 };
+
+/* The size of a lifetime in pool ABI 1.0 and 1.1 (and the stride of their plan arrays). */
+#define MEMPROF_POOL_LIFETIME_SIZE_1_0 offsetof(struct memprof_pool_lifetime, alloc_ts)
 
 /* An option the pool accepts (--pool-opt=NAME=VALUE, or --NAME=VALUE). */
 struct memprof_pool_option_spec {

@@ -13,7 +13,7 @@
 #include "dfs.h"
 
 static enum dfs_result node(struct dfs *s, uint32_t p_lo, uint32_t p_hi, const uint32_t *in,
-                            size_t n_in, uint64_t last_off, uint32_t last_rank);
+                            size_t n_in, int sorted, uint64_t last_off, uint32_t last_rank);
 
 static int push(struct dfs_undo *u, uint32_t id, uint64_t old)
 {
@@ -36,8 +36,8 @@ static int before(const struct dfs *s, uint32_t a, uint32_t b)
 	return s->rank[a] < s->rank[b];
 }
 
-/* The unplaced buffers of in[], by (lowest offset, rank); in[] is nearly in that order. */
-static uint32_t *order(const struct dfs *s, const uint32_t *in, size_t n_in, size_t *n_out)
+/* The unplaced buffers of in[], by (lowest offset, rank), by insertion: in[] is nearly in order. */
+static uint32_t *order_all(const struct dfs *s, const uint32_t *in, size_t n_in, size_t *n_out)
 {
 	uint32_t *v = malloc((n_in + 1) * sizeof *v);
 	size_t i, n = 0;
@@ -57,6 +57,45 @@ static uint32_t *order(const struct dfs *s, const uint32_t *in, size_t n_in, siz
 		n++;
 	}
 	*n_out = n;
+	return v;
+}
+
+/*
+ * The same when in[] is the parent's order: only the neighbours the last
+ * placement lifted have new keys.  The others keep their order; the lifted
+ * ones are sorted apart and merged in from the back.  O(n + d^2), d lifted.
+ */
+static uint32_t *order(const struct dfs *s, const uint32_t *in, size_t n_in, int sorted,
+                       size_t *n_out)
+{
+	uint32_t *v, *side;
+	size_t i, n = 0, m = 0, k;
+
+	if (!sorted)
+		return order_all(s, in, n_in, n_out);
+	v = malloc(2 * (n_in + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	side = v + n_in + 1;
+	for (i = 0; i < n_in; i++) {
+		uint32_t b = in[i];
+		size_t j = m;
+		if (s->off[b] != PLANNED_UNPLACED)
+			continue;
+		if (s->lifted[b] != s->n_placed) {
+			v[n++] = b;
+			continue;
+		}
+		while (j > 0 && before(s, b, side[j - 1])) {
+			side[j] = side[j - 1];
+			j--;
+		}
+		side[j] = b;
+		m++;
+	}
+	*n_out = n + m;
+	for (k = n + m, i = n; m > 0;) /* merge from the back: v has room for both */
+		v[--k] = i > 0 && before(s, side[m - 1], v[i - 1]) ? v[--i] : side[--m];
 	return v;
 }
 
@@ -112,7 +151,7 @@ static void keep_member(struct dfs *s, uint32_t b, uint32_t sec)
  * Raise b's unplaced neighbours above it; their sections are marked in
  * s->cover.  1 when b has none ("hatless"), 0, or -1 out of memory.
  */
-static int lift_neighbours(struct dfs *s, uint32_t b, uint64_t top)
+static int lift_neighbours(struct dfs *s, uint32_t b, uint64_t top, uint32_t *c_lo, uint32_t *c_hi)
 {
 	const struct planned_problem *pb = s->pb;
 	int hatless = 1;
@@ -128,33 +167,38 @@ static int lift_neighbours(struct dfs *s, uint32_t b, uint64_t top)
 		if (push(&s->undo_min, c, s->min_off[c]))
 			return -1;
 		s->min_off[c] = top;
+		s->lifted[c] = s->n_placed;
 		s->cover[pb->bufs[c].s_lo]++;
 		s->cover[pb->bufs[c].s_hi]--;
+		*c_lo = pb->bufs[c].s_lo < *c_lo ? pb->bufs[c].s_lo : *c_lo;
+		*c_hi = pb->bufs[c].s_hi > *c_hi ? pb->bufs[c].s_hi : *c_hi;
 	}
 	return hatless;
 }
 
 /*
  * Place b at its lowest offset, recording every change for unplace, and check
- * the sections whose floors rose: 0, 1 when one can no longer hold its
+ * the sections whose floors rose (only those of the neighbours it lifted,
+ * which lie inside its part): 0, 1 when one can no longer hold its
  * unplaced bytes within cap, -1 out of memory.  The sections it did not
  * touch were checked by room_at before.  *hatless: b had no unplaced
  * neighbour, so no other choice here can do better if this one fails.
  */
-static int place(struct dfs *s, uint32_t b, uint32_t p_lo, uint32_t p_hi, int *hatless)
+static int place(struct dfs *s, uint32_t b, int *hatless)
 {
 	const struct planned_buf *bb = &s->pb->bufs[b];
 	uint64_t o = s->min_off[b], top = o + bb->size_bytes;
 	int32_t covered = 0;
-	uint32_t sec;
+	uint32_t sec, c_lo = UINT32_MAX, c_hi = 0;
 	int rc = 0;
 
 	s->off[b] = s->sol[b] = o;
+	s->n_placed++;
 	for (sec = bb->s_lo; sec < bb->s_hi; sec++) {
 		s->left[sec] -= bb->size_bytes;
 		drop_member(s, b, sec);
 	}
-	*hatless = lift_neighbours(s, b, top);
+	*hatless = lift_neighbours(s, b, top, &c_lo, &c_hi);
 	if (*hatless < 0)
 		rc = -1;
 	for (sec = bb->s_lo; sec < bb->s_hi && rc == 0; sec++) {
@@ -163,7 +207,7 @@ static int place(struct dfs *s, uint32_t b, uint32_t p_lo, uint32_t p_hi, int *h
 		else
 			s->floor[sec] = top;
 	}
-	for (sec = p_lo; sec <= p_hi; sec++) { /* cover must be left all zero */
+	for (sec = c_lo; sec <= c_hi; sec++) { /* cover must be left all zero */
 		covered += s->cover[sec];
 		s->cover[sec] = 0;
 		if (covered <= 0 || rc != 0)
@@ -247,7 +291,7 @@ static void rank_part(struct dfs *s, uint32_t *v, size_t n)
 
 	for (i = 0; i < n; i++) {
 		const struct planned_buf *b = &pb->bufs[v[i]];
-		double w = (double)((uint64_t)b->end - (uint64_t)b->start), t = 0;
+		double w = b->width, t = 0;
 		uint32_t sec;
 		for (sec = b->s_lo; sec < b->s_hi; sec++)
 			t = (double)s->left[sec] > t ? (double)s->left[sec] : t;
@@ -277,7 +321,7 @@ static enum dfs_result solve_part(struct dfs *s, uint32_t lo, uint32_t hi, uint3
 	for (i = 0; i < n; i++)
 		saved[i] = (struct dfs_change){.id = v[i], .old = s->rank[v[i]]};
 	rank_part(s, v, n);
-	rc = node(s, lo, hi, v, n, 0, 0);
+	rc = node(s, lo, hi, v, n, 0, 0, 0);
 	for (i = 0; i < n; i++)
 		s->rank[saved[i].id] = (uint32_t)saved[i].old;
 	free(saved);
@@ -336,7 +380,7 @@ static enum dfs_result descend(struct dfs *s, uint32_t p_lo, uint32_t p_hi, cons
 	if (oom)
 		rc = DFS_FAILED;
 	else if (n_cut == 0)
-		rc = node(s, p_lo, p_hi, ord, n, s->off[b], s->rank[b]);
+		rc = node(s, p_lo, p_hi, ord, n, 1, s->off[b], s->rank[b]);
 	else
 		rc = solve_parts(s, p_lo, p_hi, cut, n_cut, ord, n);
 	for (sec = bb->s_lo; sec + 1 < bb->s_hi; sec++)
@@ -350,7 +394,7 @@ static enum dfs_result try_place(struct dfs *s, uint32_t p_lo, uint32_t p_hi, co
 {
 	size_t min_mark = s->undo_min.n, floor_mark = s->undo_floor.n;
 	enum dfs_result rc = DFS_NONE;
-	int placed = place(s, b, p_lo, p_hi, hatless);
+	int placed = place(s, b, hatless);
 
 	if (placed < 0)
 		rc = DFS_FAILED;
@@ -361,7 +405,7 @@ static enum dfs_result try_place(struct dfs *s, uint32_t p_lo, uint32_t p_hi, co
 }
 
 static enum dfs_result node(struct dfs *s, uint32_t p_lo, uint32_t p_hi, const uint32_t *in,
-                            size_t n_in, uint64_t last_off, uint32_t last_rank)
+                            size_t n_in, int sorted, uint64_t last_off, uint32_t last_rank)
 {
 	uint64_t min_top = PLANNED_UNPLACED, roomy = PLANNED_UNPLACED;
 	enum dfs_result rc = DFS_NONE;
@@ -374,7 +418,7 @@ static enum dfs_result node(struct dfs *s, uint32_t p_lo, uint32_t p_hi, const u
 	if (++s->n_nodes >= s->node_deadline ||
 	    ((s->n_nodes & 63) == 0 && planned_now_ns() > s->deadline_ns))
 		return DFS_EXPIRED;
-	ord = order(s, in, n_in, &n);
+	ord = order(s, in, n_in, sorted, &n);
 	if (!ord)
 		return DFS_FAILED;
 	for (i = 0; i < n; i++)
@@ -417,8 +461,10 @@ int dfs_init(struct dfs *s, const struct planned_problem *pb)
 	s->live = malloc((pb->sec_start[pb->n_sections] + 1) * sizeof *s->live);
 	s->where = malloc((pb->sec_start[pb->n_sections] + 1) * sizeof *s->where);
 	s->span_start = malloc(m * sizeof *s->span_start);
-	if (!s->off || !s->min_off || !s->sol || !s->floor || !s->left || !s->cuts || !s->cover ||
-	    !s->rank || !s->keys || !s->n_live || !s->live || !s->where || !s->span_start) {
+	s->lifted = calloc(m, sizeof *s->lifted);
+	if (!s->lifted || !s->off || !s->min_off || !s->sol || !s->floor || !s->left || !s->cuts ||
+	    !s->cover || !s->rank || !s->keys || !s->n_live || !s->live || !s->where ||
+	    !s->span_start) {
 		dfs_free(s);
 		return MEMPROF_POOL_ENOMEM;
 	}
@@ -429,7 +475,7 @@ void dfs_free(struct dfs *s)
 {
 	free(s->off), free(s->min_off), free(s->sol), free(s->floor), free(s->left);
 	free(s->cuts), free(s->cover), free(s->rank), free(s->keys);
-	free(s->n_live), free(s->live), free(s->where), free(s->span_start);
+	free(s->n_live), free(s->live), free(s->where), free(s->span_start), free(s->lifted);
 	free(s->undo_min.v), free(s->undo_floor.v);
 	*s = (struct dfs){0};
 }
@@ -474,7 +520,7 @@ static int reset(struct dfs *s)
 	reset_members(s);
 	for (i = 0; i < pb->n_bufs && rc == 0; i++)
 		if (pb->dominant[i])
-			rc = place(s, i, 0, n_sec, &hatless);
+			rc = place(s, i, &hatless);
 	s->undo_min.n = s->undo_floor.n = 0; /* the base state: nothing to undo */
 	for (i = 0; i < pb->n_bufs; i++)
 		if (s->off[i] == PLANNED_UNPLACED)

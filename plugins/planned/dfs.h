@@ -1,7 +1,7 @@
 /*
  * plugins/planned/dfs.h - the depth-first search behind planned_search: is
  * there a placement within cap bytes?  Shared by dfs.c (the search) and
- * search.c (orderings, node limits, bisection over cap).
+ * search.c (orderings, node limits, the capacities asked about).
  */
 #ifndef MEMPROF_PLUGIN_PLANNED_DFS_H
 #define MEMPROF_PLUGIN_PLANNED_DFS_H
@@ -50,6 +50,8 @@ struct dfs {
 	struct dfs_undo undo_min, undo_floor;
 	int64_t nodes_left;     /* this run's node limit */
 	uint64_t n_nodes;       /* nodes visited since dfs_init */
+	uint64_t n_placed;      /* placements made since dfs_init */
+	uint64_t *lifted;       /* per buffer: the placement that last raised its min_off */
 	uint64_t deadline_ns;   /* EXPIRED past this time ... */
 	uint64_t node_deadline; /* ... or once n_nodes reaches this */
 };

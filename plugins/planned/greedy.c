@@ -99,7 +99,7 @@ static void order_keys(const struct planned_problem *pb, int order, struct key *
 	for (i = 0; i < pb->n_bufs; i++) {
 		const struct planned_buf *b = &pb->bufs[i];
 		double size = (double)b->size_bytes;
-		double len = (double)((uint64_t)b->end - (uint64_t)b->start);
+		double len = b->width;
 		double start = -(double)b->start;
 		double deg = (double)(pb->adj_start[i + 1] - pb->adj_start[i]);
 		double k[PLANNED_N_ORDERS][3] = {

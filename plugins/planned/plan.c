@@ -130,6 +130,7 @@ static int place(struct planned_plan *pl, const struct planned_problem *pb,
 	pl->n_nodes = st.n_nodes;
 	pl->n_pairs = pb->n_pairs;
 	pl->optimal = best <= st.proven_bound_bytes;
+	pl->out_of_budget = st.out_of_budget && !pl->optimal;
 	return rc;
 }
 

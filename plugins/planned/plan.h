@@ -13,7 +13,7 @@
 #include "memprof/pool.h"
 
 struct planned_config {
-	uint64_t plan_time_ns; /* budget after the first greedy pass */
+	uint64_t plan_time_ns; /* budget of the whole plan (the first greedy pass always ends) */
 	uint64_t plan_nodes;   /* the search's node budget; 0: none (plan_time only) */
 	int order;             /* enum planned_order */
 	uint64_t align_bytes;  /* sizes rounded up to this (a power of two) */
@@ -30,6 +30,7 @@ struct planned_plan {
 	uint64_t makespan_bytes, lower_bound_bytes, proven_bound_bytes;
 	uint64_t plan_ns, n_runs, n_nodes, n_pairs;
 	int optimal, swept; /* proved optimal; placed by the time-ordered sweep */
+	int out_of_budget;  /* the search stopped at plan_time or plan_nodes: the best so far */
 };
 
 /*

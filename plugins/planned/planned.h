@@ -31,6 +31,11 @@
 struct planned_buf {
 	uint64_t size_bytes; /* rounded up to the pool's alignment */
 	int64_t start, end;  /* [start, end); a never-freed end is clamped past the last event */
+	/*
+	 * How long it is live, for the orderings' keys: in the trace's own time
+	 * when every item has usable times (alloc_ts, free_ts), else end - start.
+	 */
+	double width;
 	uint32_t s_lo, s_hi; /* the sections it is live in: [s_lo, s_hi) */
 	uint32_t item;       /* its position in the plan's item array */
 };
@@ -48,6 +53,7 @@ struct planned_problem {
 	uint64_t lower_bound_bytes; /* max of section_bytes */
 	uint64_t gcd_bytes;         /* gcd of all sizes: every canonical makespan is a multiple */
 	uint64_t n_pairs;           /* time-overlapping pairs */
+	int timed;                  /* widths are in the trace's own time */
 	/* Overlap lists (CSR), built only when n_pairs <= PLANNED_PAIR_LIMIT. */
 	uint32_t *adj_start, *adj;
 	/*
@@ -112,6 +118,7 @@ struct planned_budget {
 struct planned_search_stats {
 	uint64_t n_nodes;
 	uint64_t proven_bound_bytes; /* no placement below this exists (proved) */
+	int out_of_budget;           /* stopped by the deadline or the node budget, gap left */
 };
 
 /*

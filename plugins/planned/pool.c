@@ -4,12 +4,15 @@
  * hands out base + the allocation's planned offset, free only marks it idle.
  * One backend reservation of the plan's makespan is made at the first alloc;
  * under a smaller capacity it holds what the capacity allows and requests
- * planned above that fail with ENOMEM.
+ * planned above that fail with ENOMEM.  A plan made under the host's
+ * plan_key is kept after destroy for the host's next pass (cache.c).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "plan.h"
 #include "planned.h"
 
@@ -17,15 +20,16 @@ struct memprof_pool {
 	const struct memprof_pool_host *host;
 	struct planned_config cfg;
 	struct planned_plan plan;
-	int planned;
-	int reserve_state; /* 0: not tried, 1: held, -1: refused */
+	int planned, reused;      /* reused: the plan came from the cache */
+	uint64_t key, items_hash; /* what the plan is filed under in the cache */
+	int reserve_state;        /* 0: not tried, 1: held, -1: refused */
 	struct memprof_region region;
 	uint64_t n_refused; /* allocs refused: planned beyond the reservation */
 };
 
 static const struct memprof_pool_option_spec planned_options[] = {
         {"plan_time", "SECONDS",
-         "time for better placements after the first greedy pass (default 2; 0: greedy only)"},
+         "time for the whole plan, greedy passes and search (default 5; 0: one greedy pass)"},
         {"plan_nodes", "N",
          "stop the search after N nodes, for results that do not depend on the machine "
          "(default 0: no limit but plan_time)"},
@@ -114,7 +118,7 @@ static int planned_create(const struct memprof_pool_host *host,
 		return MEMPROF_POOL_ENOMEM;
 	p->host = host;
 	p->cfg = (struct planned_config){
-	        .plan_time_ns = 2000000000ull, .order = PLANNED_ORDER_ALL, .align_bytes = 1};
+	        .plan_time_ns = 5000000000ull, .order = PLANNED_ORDER_ALL, .align_bytes = 1};
 	for (i = 0; i < n_opts; i++)
 		if (parse_option(p, &opts[i]) != MEMPROF_POOL_OK) {
 			free(p);
@@ -124,8 +128,56 @@ static int planned_create(const struct memprof_pool_host *host,
 	return MEMPROF_POOL_OK;
 }
 
+/*
+ * The items as this plugin's struct, whatever the host's: its stride is
+ * lifetime_size (1.0's without it), and the fields it lacks read as no time.
+ */
+static struct memprof_pool_lifetime *copy_items(const struct memprof_pool_host *h,
+                                                const struct memprof_pool_lifetime *items, size_t n)
+{
+	size_t stride = MEMPROF_POOL_LIFETIME_SIZE_1_0, k;
+	struct memprof_pool_lifetime *v = malloc((n + 1) * sizeof *v);
+
+	if (h->struct_size >=
+	            offsetof(struct memprof_pool_host, lifetime_size) + sizeof h->lifetime_size &&
+	    h->lifetime_size >= MEMPROF_POOL_LIFETIME_SIZE_1_0)
+		stride = h->lifetime_size;
+	for (k = 0; v && k < n; k++) {
+		v[k].alloc_ts = v[k].free_ts = MEMPROF_POOL_NO_TIME;
+		memcpy(&v[k], (const char *)items + k * stride,
+		       stride < sizeof *v ? stride : sizeof *v);
+	}
+	return v;
+}
+
+static uint64_t plan_key_of(const struct memprof_pool_host *h)
+{
+	if (h->struct_size < offsetof(struct memprof_pool_host, plan_key) + sizeof h->plan_key)
+		return 0;
+	return h->plan_key;
+}
+
+/* Say so when the budget stopped the search short of the bound: the best so far is used. */
+static void say_out_of_budget(const struct memprof_pool *p)
+{
+	const struct planned_plan *pl = &p->plan;
+
+	if (!pl->out_of_budget)
+		return;
+	p->host->log(
+	        p->host->ctx, MEMPROF_POOL_LOG_WARN,
+	        "the plan stopped at its budget (plan_time %.3g s%s) with the best placement "
+	        "found so far: %llu bytes, %.2f%% above the lower bound, not proved optimal",
+	        (double)p->cfg.plan_time_ns / 1e9, p->cfg.plan_nodes ? ", or plan_nodes" : "",
+	        (unsigned long long)pl->makespan_bytes,
+	        pl->lower_bound_bytes
+	                ? 100.0 * ((double)pl->makespan_bytes / (double)pl->lower_bound_bytes - 1.0)
+	                : 0.0);
+}
+
 static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n)
 {
+	struct memprof_pool_lifetime *copy;
 	char why[256] = "";
 	int rc;
 
@@ -133,13 +185,23 @@ static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifeti
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "plan called twice");
 		return MEMPROF_POOL_EINVAL;
 	}
-	rc = planned_plan_build(&p->plan, items, n, &p->cfg, why, sizeof why);
+	copy = copy_items(p->host, items, n);
+	if (!copy)
+		return MEMPROF_POOL_ENOMEM;
+	p->key = plan_key_of(p->host);
+	p->items_hash = p->key ? planned_cache_hash(copy, n) : 0;
+	p->reused = p->key && planned_cache_take(p->key, p->items_hash, &p->cfg, &p->plan);
+	rc = p->reused ? MEMPROF_POOL_OK
+	               : planned_plan_build(&p->plan, copy, n, &p->cfg, why, sizeof why);
+	free(copy);
 	if (rc != MEMPROF_POOL_OK) {
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "cannot plan: %s",
 		             why[0] ? why : "out of memory");
 		return rc;
 	}
 	p->planned = 1;
+	if (!p->reused)
+		say_out_of_budget(p);
 	return MEMPROF_POOL_OK;
 }
 
@@ -229,12 +291,16 @@ static void planned_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, voi
 	emit(ctx, "overlap_pairs", (double)pl->n_pairs, "count");
 	emit(ctx, "swept", pl->swept ? 1.0 : 0.0, "count");
 	emit(ctx, "refused_beyond_capacity", (double)p->n_refused, "count");
+	emit(ctx, "plan_out_of_budget", pl->out_of_budget ? 1.0 : 0.0, "count");
+	emit(ctx, "plan_reused", p->reused ? 1.0 : 0.0, "count");
 }
 
 static void planned_destroy(struct memprof_pool *p)
 {
 	if (p->reserve_state == 1)
 		p->host->release(p->host->ctx, &p->region);
+	if (p->planned && p->key)
+		planned_cache_put(p->key, p->items_hash, &p->cfg, &p->plan);
 	planned_plan_free(&p->plan);
 	free(p);
 }

@@ -44,10 +44,43 @@ static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
 	return lo;
 }
 
+/*
+ * The latest time the items name (ts: their own times, else steps), and
+ * whether their own times are usable: every item has them, none ends before
+ * it starts, and not all are equal.
+ */
+static int items_timed(const struct memprof_pool_lifetime *items, size_t n, int64_t *ts_max)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct memprof_pool_lifetime *it = &items[i];
+		if (it->alloc_ts == MEMPROF_POOL_NO_TIME || it->free_ts == MEMPROF_POOL_NO_TIME ||
+		    it->free_ts < it->alloc_ts)
+			return 0;
+		lo = it->alloc_ts < lo ? it->alloc_ts : lo;
+		hi = it->alloc_ts > hi ? it->alloc_ts : hi;
+		if (it->free_ts != INT64_MAX && it->free_ts > hi)
+			hi = it->free_ts;
+	}
+	*ts_max = hi;
+	return n > 0 && hi > lo && hi < INT64_MAX;
+}
+
+static double width_of(const struct memprof_pool_lifetime *it, const struct planned_buf *b,
+                       int timed, int64_t ts_max)
+{
+	if (!timed)
+		return (double)((uint64_t)b->end - (uint64_t)b->start);
+	return (double)((uint64_t)(it->free_ts == INT64_MAX ? ts_max + 1 : it->free_ts) -
+	                (uint64_t)it->alloc_ts);
+}
+
 static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_lifetime *items,
                         size_t n_items, uint64_t align_bytes)
 {
-	int64_t t_max = INT64_MIN;
+	int64_t t_max = INT64_MIN, ts_max = 0;
 	size_t i, m = 0;
 
 	for (i = 0; i < n_items; i++) {
@@ -56,6 +89,7 @@ static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_li
 		if (items[i].free_at != INT64_MAX && items[i].free_at > t_max)
 			t_max = items[i].free_at;
 	}
+	pb->timed = items_timed(items, n_items, &ts_max);
 	pb->bufs = malloc((n_items ? n_items : 1) * sizeof *pb->bufs);
 	if (!pb->bufs)
 		return MEMPROF_POOL_ENOMEM;
@@ -69,6 +103,7 @@ static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_li
 		b->start = it->alloc_at;
 		b->end = it->free_at == INT64_MAX && t_max < INT64_MAX ? t_max + 1 : it->free_at;
 		b->item = (uint32_t)i;
+		b->width = width_of(it, b, pb->timed, ts_max);
 		pb->gcd_bytes = gcd64(pb->gcd_bytes, b->size_bytes);
 		m++;
 	}

@@ -1,8 +1,8 @@
 /*
  * plugins/planned/search.c - bounded exact search over the makespan: asks
  * dfs.c whether a capacity can be met, first at the lower bound (most real
- * instances are tight), then by bisection between what is proved impossible
- * and the best placement found.  Each question tries three static preorders
+ * instances are tight), then in steps down from the best placement found
+ * toward what is proved impossible.  Each question tries three static preorders
  * in turn with doubling node limits, so one bad preorder cannot eat the
  * budget; every question stops at its share of the deadline.
  */
@@ -46,23 +46,53 @@ static uint64_t share(uint64_t now, uint64_t end, int last)
 }
 
 /*
- * Bisection in units of the sizes' gcd: lo..hi, hi met (the best so far).
- * Each question gets half the time and half the nodes left.
+ * The next capacity to ask about, in units of the gcd: the bound first, then
+ * step below the best so far (the first step a quarter of the way down from
+ * the first placement), but no lower than the lowest capacity still worth
+ * asking about: above what is proved impossible and above any capacity
+ * given up on (a question given less time than one that failed would fail
+ * too).  hi when none is left.
  */
-static int bisect(struct dfs *s, const struct planned_budget *budget, uint64_t *best_off,
-                  uint64_t *best, uint64_t *proven)
+static uint64_t next_cap(uint64_t lo, uint64_t hi, uint64_t given_up, uint64_t *step, int first)
+{
+	uint64_t base = lo > given_up ? lo : given_up + 1;
+
+	if (first)
+		return lo;
+	if (base >= hi)
+		return hi;
+	if (*step == 0)
+		*step = (hi - base) / 4 ? (hi - base) / 4 : 1;
+	return hi - base > *step ? hi - *step : base;
+}
+
+/*
+ * Descent in units of the sizes' gcd: lo..hi, hi met (the best so far).  A
+ * question at the bound first (tight instances meet it), then questions
+ * step below the best, the step halving each time one is given up on:
+ * placements just below a loose best are found in few nodes, while a
+ * bisection's midpoint is often neither found nor proved impossible.  Each
+ * question gets half the time and half the nodes left, the last all.
+ * 0; 1 when the budget ran out with a gap left; MEMPROF_POOL_ENOMEM.
+ */
+static int descend_caps(struct dfs *s, const struct planned_budget *budget, uint64_t *best_off,
+                        uint64_t *best, uint64_t *proven)
 {
 	const struct planned_problem *pb = s->pb;
-	uint64_t g = pb->gcd_bytes, lo = *proven, hi = *best / g, now;
+	uint64_t g = pb->gcd_bytes, lo = *proven, hi = *best / g, now, step = 0, given_up = 0;
 	uint64_t node_end = budget->n_nodes ? budget->n_nodes : UINT64_MAX;
-	int first = 1;
+	int first = 1, was_first;
 
 	while (lo < hi && (now = planned_now_ns()) < budget->deadline_ns && s->n_nodes < node_end) {
-		uint64_t mid = first ? lo : lo + (hi - lo) / 2;
-		enum dfs_result rc =
-		        decide(s, mid * g, share(now, budget->deadline_ns, hi - lo == 1),
-		               share(s->n_nodes, node_end, hi - lo == 1));
+		uint64_t cap = next_cap(lo, hi, given_up, &step, first);
+		int last = cap + 1 >= hi;
+		enum dfs_result rc;
 
+		if (cap >= hi)
+			break;
+		rc = decide(s, cap * g, share(now, budget->deadline_ns, last),
+		            share(s->n_nodes, node_end, last));
+		was_first = first;
 		first = 0;
 		if (rc == DFS_FAILED)
 			return MEMPROF_POOL_ENOMEM;
@@ -70,13 +100,14 @@ static int bisect(struct dfs *s, const struct planned_budget *budget, uint64_t *
 			memcpy(best_off, s->sol, pb->n_bufs * sizeof *best_off);
 			*best = planned_makespan(pb, best_off);
 			hi = *best / g;
+		} else if (rc == DFS_NONE) {
+			lo = *proven = cap + 1; /* proved: nothing fits below cap + 1 */
 		} else {
-			if (rc == DFS_NONE && mid + 1 > *proven)
-				*proven = mid + 1;
-			lo = mid + 1; /* proved, or given up on */
+			given_up = cap > given_up ? cap : given_up;
+			step = was_first ? step : step > 1 ? step / 2 : 1;
 		}
 	}
-	return MEMPROF_POOL_OK;
+	return lo < hi ? 1 : MEMPROF_POOL_OK; /* 1: the budget ran out first */
 }
 
 int planned_search(const struct planned_problem *pb, const struct planned_budget *budget,
@@ -92,7 +123,9 @@ int planned_search(const struct planned_problem *pb, const struct planned_budget
 	rc = dfs_init(&s, pb);
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
-	rc = bisect(&s, budget, best_off, best, &proven);
+	rc = descend_caps(&s, budget, best_off, best, &proven);
+	st->out_of_budget = rc == 1;
+	rc = rc == 1 ? MEMPROF_POOL_OK : rc;
 	if (proven * g > st->proven_bound_bytes)
 		st->proven_bound_bytes = proven * g;
 	st->n_nodes += s.n_nodes;

@@ -354,9 +354,22 @@ static void emit_stat(void *ctx, const char *name, double value, const char *uni
 	s->value = value;
 }
 
+/*
+ * A plugin built for a minor below 2 reads lifetimes of the 1.0 size: the
+ * first MEMPROF_POOL_LIFETIME_SIZE_1_0 bytes of each, packed in place.
+ */
+static void pack_lifetimes_1_0(struct memprof_pool_lifetime *items, size_t n)
+{
+	char *to = (char *)items;
+
+	for (size_t k = 0; k < n; k++)
+		memmove(to + k * MEMPROF_POOL_LIFETIME_SIZE_1_0, &items[k],
+		        MEMPROF_POOL_LIFETIME_SIZE_1_0);
+}
+
 static int start(struct engine *e, const struct mp_replay_input *in,
                  const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
-                 struct memprof_pool **p)
+                 uint64_t plan_key, struct memprof_pool **p)
 {
 	struct mp_backend_options bo = {.device = e->o->gpu_set ? e->o->gpu : d->ordinal,
 	                                .err = e->err,
@@ -367,6 +380,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return rc;
 	if ((rc = mp_engine_host_init(e)) < 0)
 		return rc;
+	e->host.plan_key = plan_key;
 	e->blocks = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *e->blocks);
 	if (!e->blocks)
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
@@ -387,9 +401,12 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 
 		if (!items)
 			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		for (size_t k = 0; k < d->n_allocs; k++) /* the pool sees none below the threshold */
+		/* the pool sees none below the threshold */
+		for (size_t k = 0; k < d->n_allocs; k++)
 			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
 				items[n++] = items[k];
+		if (pool->ops.abi_minor < 2)
+			pack_lifetimes_1_0(items, n);
 		rc = pool->ops.plan(*p, items, n);
 		free(items);
 		if (rc != MEMPROF_POOL_OK || e->fault)
@@ -432,7 +449,7 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_device *d,
                        const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
                        struct mp_replay_result *res, struct mp_error *err, int with_extents,
-                       size_t n_ops, int64_t *peak_op)
+                       size_t n_ops, uint64_t plan_key, int64_t *peak_op)
 {
 	struct engine e = {.o = o,
 	                   .be_ops = o->backend,
@@ -455,7 +472,7 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	res->level = d->level;
 	res->time_measured = o->backend->measures_time;
 	res->pool_threshold_bytes = o->pool_threshold_bytes;
-	rc = start(&e, in, d, pool, &p);
+	rc = start(&e, in, d, pool, plan_key, &p);
 	if (rc == 0)
 		rc = replay_ops(&e, in, d, pool, p, n_ops);
 	if (e.regions.item_size) {
@@ -476,11 +493,13 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
  * Without --verify the replay keeps no address map, so it runs at the speed
  * of the pool; the fragmentation at the reserved peak is then measured by a
  * second replay, with the map, that stops after the op that first reached
- * the peak (on sim it places every block exactly as the first did).
+ * the peak (on sim it places every block exactly as the first did).  Both
+ * passes give the pool the same plan_key, so a pool that plans can reuse
+ * its plan rather than plan again.
  */
 static int measure_frag(const struct mp_replay_input *in, const struct mp_replay_device *d,
                         const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
-                        struct mp_replay_result *res, int64_t peak_op)
+                        struct mp_replay_result *res, int64_t peak_op, uint64_t plan_key)
 {
 	struct mp_replay_result *scratch = malloc(sizeof *scratch);
 	struct mp_error err = {0};
@@ -491,7 +510,8 @@ static int measure_frag(const struct mp_replay_input *in, const struct mp_replay
 	if (!scratch)
 		return MP_ENOMEM;
 	quiet.log = NULL;
-	rc = replay_pass(in, d, pool, &quiet, scratch, &err, 1, (size_t)(peak_op + 1), &again);
+	rc = replay_pass(in, d, pool, &quiet, scratch, &err, 1, (size_t)(peak_op + 1), plan_key,
+	                 &again);
 	if (rc == 0 && scratch->peak_reserved_bytes == res->peak_reserved_bytes) {
 		res->frag_at_peak = scratch->frag_at_peak;
 		res->free_at_peak_bytes = scratch->free_at_peak_bytes;
@@ -504,10 +524,12 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
                   const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
                   struct mp_replay_result *res, struct mp_error *err)
 {
+	static uint64_t n_runs; /* plan keys: one per run, both passes (one thread) */
+	uint64_t plan_key = o->verify ? 0 : ++n_runs;
 	int64_t peak_op;
-	int rc = replay_pass(in, d, pool, o, res, err, o->verify, d->n_ops, &peak_op);
+	int rc = replay_pass(in, d, pool, o, res, err, o->verify, d->n_ops, plan_key, &peak_op);
 
 	if (rc == 0 && !o->verify && res->peak_reserved_bytes > 0)
-		rc = measure_frag(in, d, pool, o, res, peak_op);
+		rc = measure_frag(in, d, pool, o, res, peak_op, plan_key);
 	return rc;
 }

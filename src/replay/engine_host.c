@@ -425,6 +425,7 @@ int mp_engine_host_init(struct engine *e)
 	        .block_moved = svc_block_moved,
 	        .block_shares = svc_block_shares,
 	        .collective = svc_collective,
+	        .lifetime_size = sizeof(struct memprof_pool_lifetime),
 	};
 	return 0;
 }

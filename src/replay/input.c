@@ -165,6 +165,7 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	a->live_end = a->free_at = INT64_MAX;
 	a->seq = rec->ev.seq;
 	a->ts_ns = rec->ev.ts_ns;
+	a->free_ts_ns = INT64_MAX;
 	a->stream = a->free_stream = rec->ev.stream;
 	a->site = (uint32_t)site;
 	a->phase = (uint32_t)phase;
@@ -195,6 +196,7 @@ static int end_alloc(struct level_build *lb, const struct memprof_record *rec, u
 	if (!is_free)
 		return push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
 	a->free_at = (int64_t)lb->n_ops;
+	a->free_ts_ns = rec->ev.ts_ns;
 	a->free_stream = rec->ev.stream;
 	mp_intmap_del(live, key);
 	return push_op(lb, MP_REPLAY_OP(idx, MP_OP_FREE), rec->ev.seq);
@@ -514,12 +516,37 @@ static void op_steps(const struct mp_replay_device *d, int64_t *alloc_step, int6
 	}
 }
 
+/*
+ * Whether the trace's timestamps can order the lifetimes: never going back
+ * in the order of the ops the pool sees, and not all equal.
+ */
+static int times_usable(const struct mp_replay_device *d)
+{
+	int64_t first = 0, last = INT64_MIN;
+
+	for (size_t k = 0; k < d->n_ops; k++) {
+		int kind = MP_REPLAY_OP_KIND(d->ops[k]);
+		const struct mp_replay_alloc *a = &d->allocs[MP_REPLAY_OP_INDEX(d->ops[k])];
+		int64_t t = kind == MP_OP_ALLOC ? a->ts_ns : a->free_ts_ns;
+
+		if (kind == MP_OP_LIVE_END)
+			continue;
+		if (t < last)
+			return 0;
+		if (last == INT64_MIN)
+			first = t;
+		last = t;
+	}
+	return last > first;
+}
+
 struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
                                                         const struct mp_replay_device *d)
 {
 	size_t n = d->n_allocs ? d->n_allocs : 1;
 	struct memprof_pool_lifetime *items = calloc(n, sizeof *items);
 	int64_t *steps = malloc(2 * n * sizeof *steps);
+	int timed;
 
 	if (!items || !steps) {
 		free(items);
@@ -529,6 +556,7 @@ struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_i
 	for (size_t i = 0; i < 2 * n; i++)
 		steps[i] = INT64_MAX;
 	op_steps(d, steps, steps + n);
+	timed = times_usable(d);
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		const struct mp_replay_alloc *a = &d->allocs[i];
 		items[i] = (struct memprof_pool_lifetime){
@@ -539,6 +567,10 @@ struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_i
 		        .stream = a->stream,
 		        .site = in->sites ? in->sites[a->site] : NULL,
 		        .phase = in->phases ? in->phases[a->phase] : NULL,
+		        .alloc_ts = timed ? a->ts_ns : MEMPROF_POOL_NO_TIME,
+		        .free_ts = !timed                      ? MEMPROF_POOL_NO_TIME
+		                   : steps[n + i] == INT64_MAX ? INT64_MAX
+		                                               : a->free_ts_ns,
 		};
 	}
 	free(steps);

@@ -33,6 +33,7 @@ struct mp_replay_alloc {
 	int64_t free_at;  /* position of its free in ops[] (the pool's free) */
 	int64_t seq;      /* the trace event of the alloc */
 	int64_t ts_ns;
+	int64_t free_ts_ns; /* the time of its free; INT64_MAX when never freed */
 	uint64_t stream;
 	uint64_t free_stream;
 	uint32_t site;  /* index into sites[], 0: none */
@@ -93,7 +94,12 @@ int mp_replay_input_load_rank(struct mp_store *s, const char *path, struct mp_re
                               struct mp_error *err);
 void mp_replay_input_free(struct mp_replay_input *in);
 
-/* The lifetimes of a device's allocations, for a pool's plan callback (malloc'd). */
+/*
+ * The lifetimes of a device's allocations, for a pool's plan callback
+ * (malloc'd): in replay steps, and in the trace's own time (alloc_ts,
+ * free_ts) when its timestamps never go back in the order of the ops and
+ * are not all equal; MEMPROF_POOL_NO_TIME in every item otherwise.
+ */
 struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_input *in,
                                                         const struct mp_replay_device *d);
 

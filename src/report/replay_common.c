@@ -82,6 +82,9 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 		    (double)((int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes),
 		    "bytes", 0);
 	put(&l, "peak_live_bytes", (double)r->peak_live_bytes, "bytes", 0);
+	if (r->peak_live_bytes > 0)
+		put(&l, "ratio_to_granted_bound",
+		    (double)r->peak_reserved_bytes / (double)r->peak_live_bytes, "ratio", 0);
 	put(&l, "end_reserved_bytes", (double)r->end_reserved_bytes, "bytes", 0);
 	put(&l, "frag_at_peak", r->frag_at_peak, "ratio", 0);
 	put(&l, "free_at_peak_bytes", (double)r->free_at_peak_bytes, "bytes", 0);

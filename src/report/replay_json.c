@@ -80,6 +80,12 @@ static void add_memory(cJSON *o, const struct mp_replay_result *r, const struct 
 		cJSON_AddNullToObject(o, "ratio_to_lower_bound");
 	add_diff(o, "saved_bytes", b, b ? b->peak_reserved_bytes : 0, r->peak_reserved_bytes);
 	add_u64(o, "peak_live_bytes", r->peak_live_bytes);
+	if (r->peak_live_bytes > 0) /* the bound on granted sizes, like with like for planned */
+		cJSON_AddNumberToObject(o, "ratio_to_granted_bound",
+		                        (double)r->peak_reserved_bytes /
+		                                (double)r->peak_live_bytes);
+	else
+		cJSON_AddNullToObject(o, "ratio_to_granted_bound");
 	add_u64(o, "end_reserved_bytes", r->end_reserved_bytes);
 	cJSON_AddNumberToObject(o, "frag_at_peak", r->frag_at_peak);
 	add_u64(o, "free_at_peak_bytes", r->free_at_peak_bytes);

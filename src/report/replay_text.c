@@ -99,14 +99,17 @@ static void print_device(FILE *out, const struct mp_replay_report *rep, size_t f
                          int show_verify)
 {
 	const struct mp_replay_result *r0 = &rep->results[first];
-	char lb[32], col[80], rank[32] = "";
+	char lb[32], gb[32], col[80], rank[32] = "";
 	int w;
 
 	if (rep->ranks)
 		snprintf(rank, sizeof(rank), "rank %d, ", rep->ranks[first]);
-	fprintf(out, "\ndevice %d (%s%s level): lower bound %s (peak requested bytes)\n",
+	fprintf(out,
+	        "\ndevice %d (%s%s level): lower bound %s (peak requested bytes), %s (peak granted "
+	        "bytes)\n",
 	        r0->device, rank, r0->level == MP_LEVEL_SEGMENT ? "segment" : "block",
-	        bytes(lb, sizeof(lb), r0->lower_bound_bytes));
+	        bytes(lb, sizeof(lb), r0->lower_bound_bytes),
+	        bytes(gb, sizeof(gb), r0->peak_live_bytes));
 	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
 	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
 	fprintf(out, "  %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "pool",

@@ -277,6 +277,7 @@ void fake_host_init(struct fake_host *fh, uint64_t capacity_bytes)
 	        .block_moved = fake_block_moved,
 	        .block_shares = fake_block_shares,
 	        .collective = fake_collective,
+	        .lifetime_size = sizeof(struct memprof_pool_lifetime),
 	};
 }
 
