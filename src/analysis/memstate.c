@@ -135,32 +135,21 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 	return ms->stream_counts[idx];
 }
 
-static int notify_block(struct mp_memstate *ms, int freed, const struct mp_mem_block *b,
-                        const struct memprof_record *rec)
+/* Which listener callback a change of a block calls. */
+enum notice { NOTICE_ALLOC, NOTICE_FREE, NOTICE_RELEASE, NOTICE_HELD };
+
+static int notify(struct mp_memstate *ms, enum notice what, const struct mp_mem_block *b,
+                  const struct memprof_record *rec)
 {
 	int i, rc;
 
 	for (i = 0; i < ms->n_listeners; i++) {
 		const struct mp_mem_listener *l = &ms->listeners[i];
 		int (*fn)(void *, const struct mp_mem_block *, const struct memprof_record *) =
-		        freed ? l->on_free : l->on_alloc;
-
-		if (fn && (rc = fn(l->ctx, b, rec)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* The listeners' on_release (what) or on_held (!what) for b. */
-static int notify_held(struct mp_memstate *ms, int released, const struct mp_mem_block *b,
-                       const struct memprof_record *rec)
-{
-	int i, rc;
-
-	for (i = 0; i < ms->n_listeners; i++) {
-		const struct mp_mem_listener *l = &ms->listeners[i];
-		int (*fn)(void *, const struct mp_mem_block *, const struct memprof_record *) =
-		        released ? l->on_release : l->on_held;
+		        what == NOTICE_ALLOC     ? l->on_alloc
+		        : what == NOTICE_FREE    ? l->on_free
+		        : what == NOTICE_RELEASE ? l->on_release
+		                                 : l->on_held;
 
 		if (fn && (rc = fn(l->ctx, b, rec)) < 0)
 			return rc;
@@ -225,7 +214,7 @@ static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, in
 	if (pending_from_start) {
 		b->pending = 1;
 		ms->n_pending++;
-		return notify_held(ms, 0, b, rec);
+		return notify(ms, NOTICE_HELD, b, rec);
 	}
 	ms->live_bytes += b->size_bytes;
 	raise_peak(&ms->live_peak, ms->live_bytes, ev);
@@ -238,7 +227,7 @@ static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, in
 		                    ? MP_MEM_NEW_REQUESTED_PEAK
 		                    : 0;
 	}
-	return notify_block(ms, 0, b, rec);
+	return notify(ms, NOTICE_ALLOC, b, rec);
 }
 
 /* free_requested ends a block's life; free also returns its memory. */
@@ -266,13 +255,13 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 			d->requested_bytes -= b->requested_bytes;
 			d->n_live--;
 		}
-		if ((rc = notify_block(ms, 1, b, rec)) < 0)
+		if ((rc = notify(ms, NOTICE_FREE, b, rec)) < 0)
 			return rc;
 		b->pending = 1;
 		ms->n_pending++;
 	}
 	if (ev->op == MEMPROF_OP_FREE) {
-		if ((rc = notify_held(ms, 1, b, rec)) < 0)
+		if ((rc = notify(ms, NOTICE_RELEASE, b, rec)) < 0)
 			return rc;
 		ms->held_bytes -= b->size_bytes;
 		if (d)

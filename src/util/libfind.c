@@ -222,17 +222,27 @@ static char *torch_cupti(const struct mp_libfind_roots *r)
 	return hit;
 }
 
-void mp_libfind_cupti(const struct mp_libfind_query *q, struct mp_libfind_hit *hit)
+/* Clear hit; set it from the explicit path when there is one (kept as given when it does not
+ * resolve, so the caller can name it). */
+static int from_explicit(const struct mp_libfind_query *q, const char *source,
+                         struct mp_libfind_hit *hit)
 {
+	char *real;
+
 	hit->path = NULL;
 	hit->source = NULL;
-	if (q->explicit_path && *q->explicit_path) {
-		char *real = realpath(q->explicit_path, NULL);
+	if (!q->explicit_path || !*q->explicit_path)
+		return 0;
+	real = realpath(q->explicit_path, NULL);
+	hit->path = real ? real : strdup(q->explicit_path);
+	hit->source = source;
+	return 1;
+}
 
-		hit->path = real ? real : strdup(q->explicit_path);
-		hit->source = "--cupti/MEMPROF_CUPTI";
+void mp_libfind_cupti(const struct mp_libfind_query *q, struct mp_libfind_hit *hit)
+{
+	if (from_explicit(q, "--cupti/MEMPROF_CUPTI", hit))
 		return;
-	}
 	if (q->torch_workload && (hit->path = torch_cupti(q->roots))) {
 		hit->source = "PyTorch's wheel";
 		return;
@@ -245,15 +255,8 @@ void mp_libfind_cupti(const struct mp_libfind_query *q, struct mp_libfind_hit *h
 
 void mp_libfind_nccl(const struct mp_libfind_query *q, struct mp_libfind_hit *hit)
 {
-	hit->path = NULL;
-	hit->source = NULL;
-	if (q->explicit_path && *q->explicit_path) {
-		char *real = realpath(q->explicit_path, NULL);
-
-		hit->path = real ? real : strdup(q->explicit_path);
-		hit->source = "MEMPROF_LIBNCCL";
+	if (from_explicit(q, "MEMPROF_LIBNCCL", hit))
 		return;
-	}
 	if ((hit->path = mp_libfind_glob(q->roots, "nvidia/nccl/lib/libnccl.so.2*"))) {
 		hit->source = "a Python wheel";
 		return;
