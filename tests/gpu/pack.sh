@@ -10,14 +10,16 @@
 # recorded workload's environment.  Built without MPI: Open MPI's own RUNPATH would
 # defeat the RPATH, and the GPU machine has one GPU and no Open MPI (replay --mpi then
 # says memprof was built without it).
-# Environment: GPU_PACK_BUILD (the clone, default /tmp/memprof-gpu-pack-UID),
+# Environment: GPU_PACK_BUILD (the clone, default $TMPDIR/memprof-gpu-pack-UID-HASH, one per
+# checkout; concurrent packs of one checkout take turns),
 # GPU_PACK_SNAPSHOT (a snapshot to carry instead of the shared one; "none" for none).
 # Leaves DEST/PACK-INFO (commit, date, size).  Exit 0, or 1 saying what failed.
 set -eu -o pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel 2>/dev/null) ||
 	{ echo "gpu-pack: not in a git checkout: the pack is built from HEAD" >&2; exit 1; }
 dest=${1:-$root/.carry}
-build=${GPU_PACK_BUILD:-/tmp/memprof-gpu-pack-$(id -u)}
+# one clean build per checkout (its path hashed in), reused while HEAD does not change
+build=${GPU_PACK_BUILD:-${TMPDIR:-/tmp}/memprof-gpu-pack-$(id -u)-$(printf '%s' "$root" | cksum | cut -d' ' -f1)}
 head=$(git -C "$root" rev-parse HEAD)
 log=$build.log
 die() { echo "gpu-pack: $*" >&2; exit 1; }
@@ -25,20 +27,27 @@ die() { echo "gpu-pack: $*" >&2; exit 1; }
 git -C "$root" diff --quiet HEAD -- 2>/dev/null ||
 	echo "gpu-pack: warning: uncommitted changes are not in the pack (it is built from HEAD)" >&2
 
+# Two packs of one checkout at once (parallel test runs) take turns on its build.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$build.lock"
+	flock 9
+fi
+
 # 1. Build HEAD in a clean clone, reusing it when it is already at HEAD.
 if [ "$(git -C "$build" rev-parse HEAD 2>/dev/null)" != "$head" ] || [ ! -f "$build/.pack-built" ]; then
 	rm -rf "$build"
 	git clone -q --no-hardlinks "$root" "$build" || die "cannot clone $root into $build"
 	git -C "$build" checkout -q "$head"
 	echo "gpu-pack: building $(git -C "$root" log --oneline -1 "$head") in $build (log: $log)" >&2
+	# the build's own make, not the jobserver of a make this runs under (make check);
+	# '&&': errexit does not apply inside a list whose status is tested
 	(
-		cd "$build"
-		autoreconf -fi
-		./configure --without-mpi --disable-dependency-tracking
-		# DT_RPATH (not RUNPATH): also searched for the libraries' own dependencies
-		make -j"$(nproc)" LDFLAGS='-Wl,--disable-new-dtags -Wl,-rpath,\$$ORIGIN/gpulib -Wl,-rpath,\$$ORIGIN/../../gpulib'
-		make -j"$(nproc)" samples-cuda tests/gpu/cuda_backend_run \
-			LDFLAGS='-Wl,--disable-new-dtags -Wl,-rpath,\$$ORIGIN/gpulib -Wl,-rpath,\$$ORIGIN/../../gpulib'
+		unset MAKEFLAGS MFLAGS MAKELEVEL
+		ldflags='-Wl,--disable-new-dtags -Wl,-rpath,\$$ORIGIN/gpulib -Wl,-rpath,\$$ORIGIN/../../gpulib'
+		cd "$build" && autoreconf -fi &&
+			./configure --without-mpi --disable-dependency-tracking &&
+			make -j"$(nproc)" LDFLAGS="$ldflags" &&
+			make -j"$(nproc)" samples-cuda tests/gpu/cuda_backend_run LDFLAGS="$ldflags"
 	) >"$log" 2>&1 || die "the build failed: $(tail -n 5 "$log")"
 	touch "$build/.pack-built"
 fi
