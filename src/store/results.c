@@ -86,15 +86,10 @@ static int open_rw(const char *path, struct mp_store **out, struct mp_error *err
 	*out = NULL;
 	if (rc < 0)
 		return rc;
-	sqlite3_close(s->db);
-	s->db = NULL;
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = mp_store_sqlerr(s, "cannot save results in trace");
+	if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0) {
+		rc = s->err.code;
 		goto fail;
 	}
-	sqlite3_extended_result_codes(s->db, 0);
-	sqlite3_busy_timeout(s->db, 5000);
 	if (sqlite3_db_readonly(s->db, "main") == 1) {
 		rc = mp_err(&s->err, MP_EIO,
 		            "cannot save results in trace '%s': the file is read-only", path);
