@@ -172,7 +172,8 @@ int mp_cmd_load_runs(const char *path, struct mp_cmd_runs *out, struct mp_error 
 		};
 		for (j = 0; j < r->n_metrics; j++)
 			*m++ = (struct mp_report_metric){r->metrics[j].name, r->metrics[j].value,
-			                                 r->metrics[j].unit, r->metrics[j].measured};
+			                                 r->metrics[j].unit,
+			                                 r->metrics[j].measured};
 	}
 	out->view.runs = out->runs;
 	out->view.n = out->set.n_runs;

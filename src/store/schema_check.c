@@ -94,8 +94,7 @@ static int check_entries(struct mp_store *s, sqlite3 *ref)
 			continue;
 		if (strcmp(type, "index") == 0 && known && sqlite3_column_int(st, 3))
 			continue;
-		rc = strcmp(type, "table") == 0
-		             ? refuse(s, "a table", name, "not one of memprof's")
+		rc = strcmp(type, "table") == 0 ? refuse(s, "a table", name, "not one of memprof's")
 		     : strcmp(type, "index") == 0
 		             ? refuse(s, "an index", name, "memprof makes none of its own")
 		             : refuse(s, "an object", name, "memprof traces hold only tables");
@@ -160,8 +159,8 @@ static int check_columns(struct mp_store *s, sqlite3 *ref, const char *table)
 		            s->path, col + 1, table, got, want);
 	else if (a == SQLITE_ROW)
 		rc = mp_err(&s->err, MP_ENOTTRACE,
-		            "not a memprof trace '%s': table '%s' has no column '%s'", s->path, table,
-		            (const char *)sqlite3_column_text(mine, 1));
+		            "not a memprof trace '%s': table '%s' has no column '%s'", s->path,
+		            table, (const char *)sqlite3_column_text(mine, 1));
 	else if (b == SQLITE_ROW)
 		rc = mp_err(&s->err, MP_ENOTTRACE,
 		            "not a memprof trace '%s': table '%s' has a column '%s' memprof's has "
@@ -193,7 +192,8 @@ static int check_tables(struct mp_store *s, sqlite3 *ref)
 		}
 		if (!there) {
 			rc = mp_err(&s->err, MP_ENOTTRACE,
-			            "not a memprof trace '%s': table '%s' is missing", s->path, name);
+			            "not a memprof trace '%s': table '%s' is missing", s->path,
+			            name);
 			break;
 		}
 		if ((rc = check_columns(s, ref, name)) < 0)

@@ -176,11 +176,12 @@ static int recover_journal(struct mp_store *s)
 
 	free(dir);
 	if (!writable)
-		return mp_err(&s->err, MP_EIO,
-		              "cannot read trace '%s': its last write was interrupted (a journal "
-		              "'%s-journal' is left), and rolling it back needs write access to the "
-		              "file and its directory",
-		              s->path, s->path);
+		return mp_err(
+		        &s->err, MP_EIO,
+		        "cannot read trace '%s': its last write was interrupted (a journal "
+		        "'%s-journal' is left), and rolling it back needs write access to the "
+		        "file and its directory",
+		        s->path, s->path);
 	if (open_db(s, SQLITE_OPEN_READWRITE) < 0)
 		return s->err.code;
 	rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master;", -1, &st, NULL);
@@ -207,8 +208,8 @@ static int first_read(struct mp_store *s, int64_t *version)
 			return 0;
 	}
 	if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
-		return mp_err(&s->err, MP_ENOTTRACE, "not a memprof trace '%s': not a SQLite database",
-		              s->path);
+		return mp_err(&s->err, MP_ENOTTRACE,
+		              "not a memprof trace '%s': not a SQLite database", s->path);
 	return mp_store_sqlerr(s, "cannot read trace");
 }
 
@@ -299,8 +300,8 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 	free(s->path);
 	s->path = s->temp_path; /* SQLite opens the temporary file */
 	s->temp_path = strdup(s->path);
-	if (!s->temp_path || open_created(s) < 0 ||
-	    mp_store_exec(s, fast_create_pragmas) < 0 || mp_schema_create(s) < 0) {
+	if (!s->temp_path || open_created(s) < 0 || mp_store_exec(s, fast_create_pragmas) < 0 ||
+	    mp_schema_create(s) < 0) {
 		mp_err_copy(err, &s->err);
 		unlink(s->path);
 		store_free(s);

@@ -5,10 +5,16 @@ opening it would run SQL of its own, or whose schema is not memprof's, or
 whose stack chain is crafted.
 
 usage: make_hostile_traces.py GOOD.db OUTDIR [NAME...]
+       make_hostile_traces.py --stacks chain|comb N GOOD.db OUT.db
 
-Writes OUTDIR/NAME.db for every case (or the NAMEs given) and prints, one per
-line, "NAME<TAB>TEXT": TEXT is what memprof's refusal must name.  Cases whose
-SQLite module is missing here (fts5) are left out.
+The first writes OUTDIR/NAME.db for every case (or the NAMEs given) and
+prints, one per line, "NAME<TAB>TEXT": TEXT is what memprof's refusal must
+name.  Cases whose SQLite module is missing here (fts5) are left out.
+
+The second writes a valid trace whose N allocations each have a stack of
+its own: a chain (stack k is stack k - 1 plus one frame, so depths 1 to N)
+or a comb (the chain, and beside each of its nodes a leaf of one more
+frame).  Read naively, such stacks take memory and time quadratic in N.
 """
 import os
 import shutil
@@ -83,7 +89,33 @@ def make(good, outdir, name):
     return text
 
 
+def make_stacks(shape, n, good, out):
+    shutil.copyfile(good, out)
+    db = sqlite3.connect(out)
+    db.executescript("DELETE FROM events; DELETE FROM stacks; DELETE FROM frames;"
+                     "INSERT INTO frames VALUES(1, 'deep', 'chain.py', 1);"
+                     "INSERT INTO frames VALUES(2, 'leaf', 'chain.py', 2);")
+    stacks, events, chain = [], [], 0
+    for k in range(1, n + 1):
+        node = len(stacks) + 1
+        stacks.append((node, chain, 1))
+        chain = node
+        if shape == "comb":
+            stacks.append((node + 1, node, 2))
+    for seq, (node, _, _) in enumerate(stacks, 1):
+        events.append((seq, 1000 + seq, 1, seq, 256, 256, 4096 * seq, 0, 0, 1, node))
+    db.executemany("INSERT INTO stacks VALUES(?, ?, ?)", stacks)
+    db.executemany("INSERT INTO events(seq, ts_ns, op, alloc_id, size, requested, address,"
+                   " device, stream, process, stack) VALUES(?,?,?,?,?,?,?,?,?,?,?)", events)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "--stacks":
+        make_stacks(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+        return
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     good, outdir = sys.argv[1], sys.argv[2]
