@@ -7,6 +7,7 @@
  */
 #include "analysis/frag.h"
 #include "util/error.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,7 @@ static int readd_block(void *ctx, const struct mp_mem_block *b)
 
 /* Start (or restart) a device's hole tracker in a model; live blocks of
  * the device are placed in it. */
-static int set_model(struct mp_frag *f, struct mp_frag_device *fd, int slot, int model,
-                     int64_t seq)
+static int set_model(struct mp_frag *f, struct mp_frag_device *fd, int slot, int model, int64_t seq)
 {
 	struct readd r = {fd, slot, 0};
 	int rc;
@@ -143,8 +143,8 @@ static int on_segment(struct mp_frag *f, struct mp_frag_device *fd, int slot,
 	int64_t n;
 	int rc = 0;
 
-	if (fd->model != MP_FRAG_SEGMENTS && (rc = set_model(f, fd, slot, MP_FRAG_SEGMENTS,
-	                                                     ev->seq)) < 0)
+	if (fd->model != MP_FRAG_SEGMENTS &&
+	    (rc = set_model(f, fd, slot, MP_FRAG_SEGMENTS, ev->seq)) < 0)
 		return rc;
 	switch (ev->op) {
 	case MEMPROF_OP_RESERVE:
@@ -253,8 +253,8 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 
 	/* time advances by the gaps between consecutive events, negative ones
 	 * counting 0 */
-	if (f->n_seen++ && ev->ts_ns > f->prev_ts_ns)
-		f->clock += ev->ts_ns - f->prev_ts_ns;
+	if (f->n_seen++ && ev->ts_ns > f->prev_ts_ns) /* saturating: any int64 times */
+		f->clock = mp_sat_add(f->clock, mp_sat_sub(ev->ts_ns, f->prev_ts_ns));
 	f->prev_ts_ns = ev->ts_ns;
 	if (!fd)
 		return 0;

@@ -6,6 +6,7 @@
  */
 #include "analysis/memstate.h"
 #include "util/error.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -341,9 +342,13 @@ static int process(struct mp_memstate *ms, const struct memprof_record *rec, int
 	unsigned changes = 0;
 
 	if (ms->n_events == 0)
-		ms->first_ts_ns = ev->ts_ns;
+		ms->first_ts_ns = ms->min_ts_ns = ms->max_ts_ns = ev->ts_ns;
 	else if (ev->ts_ns < ms->last_ts_ns)
 		ms->n_out_of_order++;
+	if (ev->ts_ns < ms->min_ts_ns)
+		ms->min_ts_ns = ev->ts_ns;
+	if (ev->ts_ns > ms->max_ts_ns)
+		ms->max_ts_ns = ev->ts_ns;
 	ms->last_ts_ns = ev->ts_ns;
 	ms->n_events++;
 	ms->n_by_op[ev->op]++;
@@ -454,4 +459,9 @@ int mp_memstate_foreach_live(const struct mp_memstate *ms,
 		}
 	}
 	return 0;
+}
+
+int64_t mp_memstate_span_ns(const struct mp_memstate *ms)
+{
+	return ms->n_events ? mp_sat_sub(ms->max_ts_ns, ms->min_ts_ns) : 0;
 }

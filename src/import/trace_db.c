@@ -11,6 +11,7 @@
 #include "import/merge.h"
 #include "store/reader.h"
 #include "util/intmap.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -211,9 +212,9 @@ static int copy_host_buffer(void *ctx, const struct mp_host_buffer *b)
 	if ((out.api_id = mapped(k, &k->apis, b->api_id, b->api, mp_writer_api)) < 0 ||
 	    (out.stack_id = mapped_stack(k, &rec)) < 0)
 		return k->c->err->code;
-	out.alloc_ts_ns += k->in->shift_ns;
+	out.alloc_ts_ns = mp_sat_add(out.alloc_ts_ns, k->in->shift_ns);
 	if (out.free_ts_ns >= 0)
-		out.free_ts_ns += k->in->shift_ns;
+		out.free_ts_ns = mp_sat_add(out.free_ts_ns, k->in->shift_ns);
 	if (mp_store_add_host_buffer(k->c->store, &out) < 0)
 		return mp_err_copy(k->c->err, mp_store_error(k->c->store));
 	return 0;
