@@ -6,12 +6,13 @@
  */
 #include "analysis/memstate.h"
 #include "util/error.h"
+#include "util/limits.h"
 #include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define SIZE_BITS 56
+#define SIZE_BITS MP_MAX_SIZE_BITS
 #define NO_SLOT   0xffULL
 #define SIZE_MASK ((1ULL << SIZE_BITS) - 1)
 #define MAX_TOTAL (INT64_C(1) << 62) /* sums beyond 4 EiB are refused, never overflowed */
@@ -73,7 +74,7 @@ const struct mp_mem_device *mp_memstate_device(const struct mp_memstate *ms, int
  * device) rather than silently truncated in packed entries. */
 static int size_fits(int64_t size)
 {
-	return size >= 0 && (uint64_t)size < (1ULL << SIZE_BITS);
+	return mp_size_ok(size);
 }
 
 static int raise_peak(struct mp_mem_peak *p, int64_t bytes, const struct memprof_event *ev)

@@ -4,6 +4,7 @@
  * checks.  Every error names file, line and column.  No store access.
  */
 #include "import/csv.h"
+#include "util/limits.h"
 #include "util/op_names.h"
 
 #include <errno.h>
@@ -574,10 +575,12 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	     op == MEMPROF_OP_MAP || op == MEMPROF_OP_OOM) &&
 	    required(r, MP_CSV_SIZE, op, err) < 0)
 		return MP_EFORMAT;
-	if (column_u64(r, MP_CSV_SIZE, 0, i64max, 0, "a size in bytes (decimal)", &v, err) < 0)
+	if (column_u64(r, MP_CSV_SIZE, 0, MP_MAX_SIZE_BYTES - 1, 0,
+	               "a size in bytes (decimal, below 2^56)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->size_bytes = (int64_t)v;
-	if (column_u64(r, MP_CSV_REQUESTED, 0, i64max, v, "a size in bytes (decimal)", &v, err) < 0)
+	if (column_u64(r, MP_CSV_REQUESTED, 0, MP_MAX_SIZE_BYTES - 1, v,
+	               "a size in bytes (decimal, below 2^56)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->requested_bytes = (int64_t)v;
 	if ((op == MEMPROF_OP_ALLOC || op == MEMPROF_OP_PREEXISTING) &&

@@ -8,6 +8,7 @@
 #include "import/import.h"
 #include "import/torch.h"
 #include "util/intmap.h"
+#include "util/limits.h"
 #include "util/slot_pool.h"
 
 #include <cjson/cJSON.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 
 #define MAX_DEVICES 4096
-#define MAX_SIZE    (INT64_C(1) << 56) /* larger sizes are refused as corrupt */
+#define MAX_SIZE    MP_MAX_SIZE_BYTES /* larger sizes are refused as corrupt */
 
 struct torch_import {
 	struct mp_import_ctx *c;

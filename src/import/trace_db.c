@@ -11,6 +11,7 @@
 #include "import/merge.h"
 #include "store/reader.h"
 #include "util/intmap.h"
+#include "util/limits.h"
 #include "util/satmath.h"
 
 #include <stdlib.h>
@@ -138,6 +139,12 @@ static int copy_event(struct copy *k, const struct memprof_record *rec)
 		              "corrupt trace '%s': event %lld of process %lld, which it does not "
 		              "list",
 		              k->in->path, (long long)ev.seq, (long long)ev.process_id);
+	if (!mp_size_ok(ev.size_bytes) || !mp_size_ok(ev.requested_bytes))
+		return mp_err(k->c->err, MP_EFORMAT,
+		              "invalid size '%s': event %lld has %lld bytes (requested %lld): "
+		              "sizes are 0 to 2^56 - 1",
+		              k->in->path, (long long)ev.seq, (long long)ev.size_bytes,
+		              (long long)ev.requested_bytes);
 	ev.process_id = (int64_t)process;
 	if ((id = event_device(k, &rec->ev, ev.process_id)) < 0)
 		return (int)id;
