@@ -122,6 +122,11 @@ static int32_t event_device(struct copy *k, const struct memprof_event *in, int6
 
 	if (job >= 0)
 		return job;
+	if (in->device < 0) /* a job number of -1 would read as "out of memory" */
+		return mp_err(k->c->err, MP_ENOTTRACE,
+		              "corrupt trace '%s': event %lld is on device %d (devices are 0 or "
+		              "more)",
+		              k->in->path, (long long)in->seq, (int)in->device);
 	if ((job = mp_merge_add_device(k->plan, k->in, in->process_id, in->device)) < 0)
 		return mp_err(k->c->err, MP_ENOMEM, "out of memory");
 	d.ordinal = job;
