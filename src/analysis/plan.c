@@ -7,6 +7,7 @@
  */
 #include "analysis/plan.h"
 #include "util/error.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ int64_t mp_plan_span_ns(const struct mp_plan *p)
 		return 0;
 	if (p->overhead.n_with_duration && p->overhead.last_end_ns > end)
 		end = p->overhead.last_end_ns;
-	return end - p->ms->first_ts_ns;
+	return mp_sat_sub(end, p->ms->first_ts_ns); /* any int64 times */
 }
 
 int mp_plan_class_common(const struct mp_plan *p, int k)
@@ -166,8 +167,9 @@ static int add_call(struct mp_plan_overhead *o, const struct memprof_event *ev)
 	if (ev->duration_ns <= 0)
 		return 0;
 	if (o->n_with_duration++ == 0 || ev->ts_ns > o->last_end_ns - ev->duration_ns)
-		o->last_end_ns = ev->ts_ns > INT64_MAX - ev->duration_ns ? INT64_MAX
-		                                                          : ev->ts_ns + ev->duration_ns;
+		o->last_end_ns = ev->ts_ns > INT64_MAX - ev->duration_ns
+		                         ? INT64_MAX
+		                         : ev->ts_ns + ev->duration_ns;
 	o->time_ns =
 	        ev->duration_ns > INT64_MAX - o->time_ns ? INT64_MAX : o->time_ns + ev->duration_ns;
 	size = ev->op == MEMPROF_OP_OOM && ev->requested_bytes > 0 ? ev->requested_bytes
