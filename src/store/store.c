@@ -146,11 +146,6 @@ int mp_store_reopen(struct mp_store *s, int flags)
 	return 0;
 }
 
-static int open_db(struct mp_store *s, int flags)
-{
-	return mp_store_reopen(s, flags);
-}
-
 /* A trace this run creates: its own file, written fast (no journal), so
  * not in defensive mode, which refuses journal_mode=OFF. */
 static int open_created(struct mp_store *s)
@@ -182,7 +177,7 @@ static int recover_journal(struct mp_store *s)
 		        "'%s-journal' is left), and rolling it back needs write access to the "
 		        "file and its directory",
 		        s->path, s->path);
-	if (open_db(s, SQLITE_OPEN_READWRITE) < 0)
+	if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0)
 		return s->err.code;
 	rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master;", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
@@ -192,7 +187,7 @@ static int recover_journal(struct mp_store *s)
 	if (rc != SQLITE_ROW)
 		return mp_store_sqlerr(s, "cannot roll back the interrupted write to trace");
 	s->rolled_back = 1;
-	return open_db(s, SQLITE_OPEN_READONLY);
+	return mp_store_reopen(s, SQLITE_OPEN_READONLY);
 }
 
 /* The first read of a trace: where SQLite finds a file that is not a
@@ -227,7 +222,7 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 	s = store_new(path);
 	if (!s)
 		return mp_err(err, MP_ENOMEM, "out of memory opening '%s'", path);
-	if (open_db(s, SQLITE_OPEN_READONLY) < 0 || first_read(s, &version) < 0 ||
+	if (mp_store_reopen(s, SQLITE_OPEN_READONLY) < 0 || first_read(s, &version) < 0 ||
 	    mp_schema_check_objects(s) < 0 || check_identity(s) < 0)
 		goto fail;
 	s->opened_version = (int)version;
@@ -246,7 +241,7 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 	if (mp_schema_check(s, (int)version) < 0)
 		goto fail;
 	if (version < MP_SCHEMA_VERSION) {
-		if (open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
+		if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0 ||
 		    mp_schema_migrate(s, (int)version) < 0) {
 			char cause[sizeof(s->err.msg)];
 

@@ -175,11 +175,14 @@ static void from_sql(const uint8_t *data, size_t size)
 }
 
 /* A failure must say what was wrong. */
-static void check(int rc, const char *msg)
+static void check_at(int rc, const char *msg, int line)
 {
-	if (rc < 0 && (!msg || msg[0] == '\0'))
+	if (rc < 0 && (!msg || msg[0] == '\0')) {
+		fprintf(stderr, "fuzz_trace.c:%d: error %d without a message\n", line, rc);
 		abort();
+	}
 }
+#define check(rc, msg) check_at((rc), (msg), __LINE__)
 
 static int count_buffer(void *ctx, const struct mp_host_buffer *b)
 {
@@ -317,7 +320,7 @@ static void read_trace(FILE *null)
 	mp_store_close(s);
 	check(mp_results_load(in_path, &set, &err), err.msg);
 	mp_results_free(&set);
-	err.msg[0] = '\0';
+	mp_err_clear(&err); /* each command starts with a clear error */
 	check(mp_import_files(&in, 1, out_path, &o, &st, &err), err.msg);
 	unlink(out_path);
 }
