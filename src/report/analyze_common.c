@@ -187,7 +187,8 @@ const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a,
 {
 	char d[32];
 
-	snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), mp_sat_sub(ts_ns, a->ms->first_ts_ns)));
+	snprintf(buf, n, "+%s",
+	         mp_format_duration(d, sizeof(d), mp_sat_sub(ts_ns, a->ms->first_ts_ns)));
 	return buf;
 }
 
