@@ -8,6 +8,7 @@
  */
 #include "analysis/frag.h"
 #include "util/error.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -259,8 +260,8 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 
 	/* time advances by the gaps between consecutive events, negative ones
 	 * counting 0 */
-	if (f->n_seen++ && ev->ts_ns > f->prev_ts_ns)
-		f->clock += ev->ts_ns - f->prev_ts_ns;
+	if (f->n_seen++ && ev->ts_ns > f->prev_ts_ns) /* saturating: any int64 times */
+		f->clock = mp_sat_add(f->clock, mp_sat_sub(ev->ts_ns, f->prev_ts_ns));
 	f->prev_ts_ns = ev->ts_ns;
 	if (!fd)
 		return 0;

@@ -6,11 +6,13 @@
  */
 #include "analysis/memstate.h"
 #include "util/error.h"
+#include "util/limits.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define SIZE_BITS 56
+#define SIZE_BITS MP_MAX_SIZE_BITS
 #define NO_SLOT   0xffULL
 #define SIZE_MASK ((1ULL << SIZE_BITS) - 1)
 #define MAX_TOTAL (INT64_C(1) << 62) /* sums beyond 4 EiB are refused, never overflowed */
@@ -72,7 +74,7 @@ const struct mp_mem_device *mp_memstate_device(const struct mp_memstate *ms, int
  * device) rather than silently truncated in packed entries. */
 static int size_fits(int64_t size)
 {
-	return size >= 0 && (uint64_t)size < (1ULL << SIZE_BITS);
+	return mp_size_ok(size);
 }
 
 static int raise_peak(struct mp_mem_peak *p, int64_t bytes, const struct memprof_event *ev)
@@ -349,9 +351,13 @@ static int process(struct mp_memstate *ms, const struct memprof_record *rec, int
 	unsigned changes = 0;
 
 	if (ms->n_events == 0)
-		ms->first_ts_ns = ev->ts_ns;
+		ms->first_ts_ns = ms->min_ts_ns = ms->max_ts_ns = ev->ts_ns;
 	else if (ev->ts_ns < ms->last_ts_ns)
 		ms->n_out_of_order++;
+	if (ev->ts_ns < ms->min_ts_ns)
+		ms->min_ts_ns = ev->ts_ns;
+	if (ev->ts_ns > ms->max_ts_ns)
+		ms->max_ts_ns = ev->ts_ns;
 	ms->last_ts_ns = ev->ts_ns;
 	ms->n_events++;
 	ms->n_by_op[ev->op]++;
@@ -475,4 +481,9 @@ int mp_memstate_foreach_held(const struct mp_memstate *ms,
                              int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx)
 {
 	return foreach_block(ms, 1, fn, ctx);
+}
+
+int64_t mp_memstate_span_ns(const struct mp_memstate *ms)
+{
+	return ms->n_events ? mp_sat_sub(ms->max_ts_ns, ms->min_ts_ns) : 0;
 }

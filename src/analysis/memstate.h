@@ -101,12 +101,13 @@ struct mp_mem_listener {
 struct mp_memstate {
 	int64_t n_events;
 	int64_t n_by_op[MEMPROF_OP_MAX + 1];
-	int64_t first_ts_ns, last_ts_ns;
-	int64_t n_unmatched_frees;    /* frees whose alloc was never seen */
-	int64_t n_live_at_end;        /* allocations never freed by the program */
-	int64_t n_out_of_order;       /* events whose timestamp is before the previous one */
-	int64_t n_zero_size;          /* allocations of zero bytes */
-	int64_t n_unmatched_releases; /* releases whose reserve was never seen */
+	int64_t first_ts_ns, last_ts_ns; /* of the first and the last event */
+	int64_t min_ts_ns, max_ts_ns;    /* the earliest and latest timestamps */
+	int64_t n_unmatched_frees;       /* frees whose alloc was never seen */
+	int64_t n_live_at_end;           /* allocations never freed by the program */
+	int64_t n_out_of_order;          /* events whose timestamp is before the previous one */
+	int64_t n_zero_size;             /* allocations of zero bytes */
+	int64_t n_unmatched_releases;    /* releases whose reserve was never seen */
 	/* all devices together */
 	int64_t live_bytes;
 	struct mp_mem_peak live_peak;
@@ -154,5 +155,9 @@ int mp_memstate_foreach_live(const struct mp_memstate *ms,
  * not yet by the allocator). */
 int mp_memstate_foreach_held(const struct mp_memstate *ms,
                              int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx);
+
+/* The time the events span: latest minus earliest timestamp (timestamps
+ * that go back included), saturated at INT64_MAX; 0 without events. */
+int64_t mp_memstate_span_ns(const struct mp_memstate *ms);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "analysis/plan.h"
 #include "util/error.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ int64_t mp_plan_span_ns(const struct mp_plan *p)
 		return 0;
 	if (p->overhead.n_with_duration && p->overhead.last_end_ns > end)
 		end = p->overhead.last_end_ns;
-	return end - p->ms->first_ts_ns;
+	return mp_sat_sub(end, p->ms->first_ts_ns); /* any int64 times */
 }
 
 int mp_plan_class_common(const struct mp_plan *p, int k)

@@ -356,7 +356,7 @@ static int run(int argc, char **argv)
 	if (o.timeline &&
 	    mp_outfile_check(o.timeline, o.force, (const char *const *)argv + optind, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_analyze, &err);
-	if (mp_store_open(&s, argv[optind], &err) < 0)
+	if (mp_cmd_open_trace(&mp_cmd_analyze, &s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_analyze, &err);
 	if ((rc = mp_cmd_check_device(&mp_cmd_analyze, s, argv[optind], o.a.device)) != 0) {
 		mp_store_close(s);

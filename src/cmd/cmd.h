@@ -58,6 +58,11 @@ int mp_cmd_usage(const struct mp_cmd *c, const char *fmt, ...)
  * ':' (missing argument; option strings start with ':').  Returns MP_EXIT_USAGE. */
 int mp_cmd_bad_option(const struct mp_cmd *c, char **argv, int ch);
 
+/* mp_store_open, and a warning on stderr when the trace's last write had
+ * been interrupted and was rolled back (what was lost). */
+int mp_cmd_open_trace(const struct mp_cmd *c, struct mp_store **s, const char *path,
+                      struct mp_error *err);
+
 /* mp_reader_run(r) with the memory state ms among its consumers, its error
  * turned into a message naming the trace (and the oversized event). */
 int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,

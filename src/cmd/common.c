@@ -111,6 +111,20 @@ void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes)
 	}
 }
 
+int mp_cmd_open_trace(const struct mp_cmd *c, struct mp_store **s, const char *path,
+                      struct mp_error *err)
+{
+	int rc = mp_store_open(s, path, err);
+
+	if (rc == 0 && mp_store_rolled_back(*s))
+		fprintf(stderr,
+		        "memprof %s: warning: the last write to '%s' was interrupted (a process "
+		        "stopped while saving): it was rolled back, so what that write added "
+		        "(replay results) is not in the trace\n",
+		        c->name, path);
+	return rc;
+}
+
 const char *mp_cmd_line(void)
 {
 	return command_line;

@@ -429,7 +429,7 @@ static int run(int argc, char **argv)
 	rc = parse_opts(argc, argv, &x, &out, &force);
 	if (rc)
 		return rc < 0 ? MP_EXIT_OK : rc;
-	if (mp_store_open(&s, argv[optind], &err) < 0)
+	if (mp_cmd_open_trace(&mp_cmd_export, &s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	if (mp_outfile_open(&of, out, force, (const char *const *)argv + optind, &err) < 0) {
 		mp_store_close(s);

@@ -232,7 +232,7 @@ int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_g
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (mp_store_open(&s, path, &err) < 0)
+	if (mp_cmd_open_trace(c, &s, path, &err) < 0)
 		return mp_cmd_fail(c, &err);
 	rc = run_pass(s, o, t, &err);
 	mp_store_close(s);

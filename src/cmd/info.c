@@ -125,7 +125,7 @@ static int run(int argc, char **argv)
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_info,
 		                    optind == argc ? "no trace given" : "more than one trace");
-	if (mp_store_open(&s, argv[optind], &err) < 0)
+	if (mp_cmd_open_trace(&mp_cmd_info, &s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_info, &err);
 	rc = describe(s, json, &err);
 	mp_store_close(s);

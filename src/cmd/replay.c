@@ -429,7 +429,7 @@ static int read_input(struct replay_run *x, struct mp_replay_input **in)
 	struct mp_reader *r = NULL;
 	int rc;
 
-	if (mp_store_open(&s, x->a.trace, &err) < 0)
+	if (mp_cmd_open_trace(&mp_cmd_replay, &s, x->a.trace, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_replay, &err);
 	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
 		mp_err_copy(&err, mp_store_error(s));

@@ -275,7 +275,7 @@ static int run(int argc, char **argv)
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;
-	if (mp_store_open(&s, o.trace, &err) < 0)
+	if (mp_cmd_open_trace(&mp_cmd_report, &s, o.trace, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_report, &err);
 	if ((rc = mp_cmd_check_device(&mp_cmd_report, s, o.trace, o.device)) != 0) {
 		mp_store_close(s);

@@ -4,6 +4,7 @@
  * checks.  Every error names file, line and column.  No store access.
  */
 #include "import/csv.h"
+#include "util/limits.h"
 #include "util/op_names.h"
 
 #include <errno.h>
@@ -516,11 +517,24 @@ static int check_columns(const struct mp_csv_reader *r, struct mp_error *err)
 	return 0;
 }
 
-static void text_column(const struct mp_csv_reader *r, int c, const char **s, size_t *n)
+/* Column c as text (NULL when empty).  A NUL byte is refused: names are
+ * C strings once read back, and one would cut the name short on export. */
+static int text_column(const struct mp_csv_reader *r, int c, const char **s, size_t *n,
+                       struct mp_error *err)
 {
+	const char *nul;
+
 	column_text(r, c, s, n);
 	if (*n == 0)
 		*s = NULL;
+	if (*n == 0 || !(nul = memchr(*s, '\0', *n)))
+		return 0;
+	return mp_err(err, MP_EFORMAT,
+	              "invalid %s '%s:%lld:%lld': a NUL byte at byte %zu of the field (names "
+	              "are text without NUL)",
+	              mp_csv_column_names[c], r->name,
+	              (long long)r->fields[r->column_field[c]].line,
+	              (long long)r->fields[r->column_field[c]].col, (size_t)(nul - *s) + 1);
 }
 
 static int required(const struct mp_csv_reader *r, int c, int op, struct mp_error *err)
@@ -574,10 +588,12 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	     op == MEMPROF_OP_MAP || op == MEMPROF_OP_OOM) &&
 	    required(r, MP_CSV_SIZE, op, err) < 0)
 		return MP_EFORMAT;
-	if (column_u64(r, MP_CSV_SIZE, 0, i64max, 0, "a size in bytes (decimal)", &v, err) < 0)
+	if (column_u64(r, MP_CSV_SIZE, 0, MP_MAX_SIZE_BYTES - 1, 0,
+	               "a size in bytes (decimal, below 2^56)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->size_bytes = (int64_t)v;
-	if (column_u64(r, MP_CSV_REQUESTED, 0, i64max, v, "a size in bytes (decimal)", &v, err) < 0)
+	if (column_u64(r, MP_CSV_REQUESTED, 0, MP_MAX_SIZE_BYTES - 1, v,
+	               "a size in bytes (decimal, below 2^56)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->requested_bytes = (int64_t)v;
 	if ((op == MEMPROF_OP_ALLOC || op == MEMPROF_OP_PREEXISTING) &&
@@ -610,9 +626,10 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 	               "a call duration in ns (decimal; empty when unknown)", &v, err) < 0)
 		return MP_EFORMAT;
 	ev->duration_ns = (int64_t)v;
-	text_column(r, MP_CSV_PHASE, &row->phase, &row->phase_len);
-	text_column(r, MP_CSV_API, &row->api, &row->api_len);
-	text_column(r, MP_CSV_STACK, &row->stack, &row->stack_len);
+	if (text_column(r, MP_CSV_PHASE, &row->phase, &row->phase_len, err) < 0 ||
+	    text_column(r, MP_CSV_API, &row->api, &row->api_len, err) < 0 ||
+	    text_column(r, MP_CSV_STACK, &row->stack, &row->stack_len, err) < 0)
+		return MP_EFORMAT;
 	if (r->column_field[MP_CSV_STACK] >= 0)
 		row->stack_col = r->fields[r->column_field[MP_CSV_STACK]].col;
 	if ((op == MEMPROF_OP_PHASE_BEGIN || op == MEMPROF_OP_PHASE_END) && !row->phase) {

@@ -51,9 +51,9 @@ enum mp_merge_clock {
 struct mp_merge_plan {
 	struct mp_merge_input *in; /* in the order they are read: lowest rank, then as given */
 	size_t n;
-	const char **paths; /* in[i].path, for mp_import_files */
-	int renumbered;     /* devices renumbered 0..G-1 (ordinals clashed) */
-	int32_t n_job_devices;
+	const char **paths;    /* in[i].path, for mp_import_files */
+	int renumbered;        /* devices renumbered 0..G-1 (ordinals clashed) */
+	int32_t n_job_devices; /* distinct job devices (not the highest number + 1) */
 	enum mp_merge_clock clock_mode;
 	char *clock;       /* the merged trace's clock meta */
 	char *clock_why;   /* for meta merge_clock */

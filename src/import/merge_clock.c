@@ -6,6 +6,7 @@
  * clock_unix_offset_ns; else each input's first event aligned to 0.
  */
 #include "import/merge.h"
+#include "util/satmath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ static void keep_offset(struct mp_merge_plan *plan)
 	plan->has_offset = plan->n > 0 && plan->in[0].has_offset;
 	plan->offset_ns = plan->has_offset ? plan->in[0].offset_ns : 0;
 	for (i = 1; i < plan->n && plan->has_offset; i++) {
-		d = plan->in[i].offset_ns - plan->offset_ns;
+		d = mp_sat_sub(plan->in[i].offset_ns, plan->offset_ns);
 		plan->has_offset =
 		        plan->in[i].has_offset && d < OFFSET_SLACK_NS && d > -OFFSET_SLACK_NS;
 	}
@@ -118,7 +119,9 @@ int mp_merge_clock_plan(struct mp_merge_plan *plan)
 		      f);
 		list_clocks(f, plan);
 		for (i = 0; i < plan->n; i++)
-			plan->in[i].shift_ns = -plan->in[i].first_ns;
+			plan->in[i].shift_ns = plan->in[i].first_ns == INT64_MIN
+			                               ? INT64_MAX /* checked by mp_merge_plan */
+			                               : -plan->in[i].first_ns;
 	}
 	if (fclose(f) != 0 || !plan->clock) {
 		free(why);

@@ -86,6 +86,19 @@ static int by_ordinal(const void *a, const void *b)
 	return x->d.process_id < y->d.process_id ? -1 : x->d.process_id > y->d.process_id;
 }
 
+/* Has a device of an input before input upto, or of input upto before its
+ * device k, been given job number job? */
+static int job_taken(const struct mp_merge_plan *plan, size_t upto, size_t k, int32_t job)
+{
+	size_t i, j;
+
+	for (i = 0; i <= upto && i < plan->n; i++)
+		for (j = 0; j < (i == upto ? k : plan->in[i].n_devs); j++)
+			if (plan->in[i].devs[j].job == job)
+				return 1;
+	return 0;
+}
+
 int mp_merge_devices_plan(struct mp_merge_plan *plan)
 {
 	size_t i, k;
@@ -108,9 +121,10 @@ int mp_merge_devices_plan(struct mp_merge_plan *plan)
 				job = dev->d.ordinal;
 			else if ((job = known_gpu(plan, i, &plan->in[i], dev)) < 0)
 				job = plan->n_job_devices;
+			/* counted, not the highest number + 1: ordinals may be up to 2^31 - 1 */
+			if (!job_taken(plan, i, k, job))
+				plan->n_job_devices++;
 			dev->job = job;
-			if (job >= plan->n_job_devices)
-				plan->n_job_devices = job + 1;
 		}
 	return 0;
 }
@@ -140,13 +154,13 @@ int32_t mp_merge_add_device(struct mp_merge_plan *plan, struct mp_merge_input *i
 			job = in->devs[k].job;
 	if (job < 0)
 		job = plan->renumbered ? plan->n_job_devices : ordinal;
+	if (!job_taken(plan, (size_t)(in - plan->in), in->n_devs, job))
+		plan->n_job_devices++;
 	memset(&p[in->n_devs], 0, sizeof(*p));
 	p[in->n_devs].d.process_id = process_id;
 	p[in->n_devs].d.ordinal = ordinal;
 	p[in->n_devs].job = job;
 	in->n_devs++;
-	if (job >= plan->n_job_devices)
-		plan->n_job_devices = job + 1;
 	return job;
 }
 
@@ -162,30 +176,62 @@ static void describe(FILE *f, const struct mp_merge_input *in, const struct mp_m
 	fprintf(f, "pid %lld) device %d", p ? (long long)p->pid : 0LL, (int)dev->d.ordinal);
 }
 
+struct job_ref {
+	int32_t job;
+	size_t input, k;
+};
+
+static int by_job(const void *a, const void *b)
+{
+	const struct job_ref *x = a, *y = b;
+
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Every device of every input, in job order (then input, then position). */
+static struct job_ref *jobs_in_order(const struct mp_merge_plan *plan, size_t *n)
+{
+	struct job_ref *refs;
+	size_t i, k, total = 0;
+
+	for (i = 0; i < plan->n; i++)
+		total += plan->in[i].n_devs;
+	refs = malloc((total ? total : 1) * sizeof(*refs));
+	if (!refs)
+		return NULL;
+	*n = 0;
+	for (i = 0; i < plan->n; i++)
+		for (k = 0; k < plan->in[i].n_devs; k++)
+			if (plan->in[i].devs[k].job >= 0)
+				refs[(*n)++] = (struct job_ref){plan->in[i].devs[k].job, i, k};
+	qsort(refs, *n, sizeof(*refs), by_job);
+	return refs;
+}
+
 char *mp_merge_devices_text(const struct mp_merge_plan *plan)
 {
 	char *text = NULL;
-	size_t len = 0, i, k;
-	FILE *f = open_memstream(&text, &len);
-	int32_t job;
-	int first, any = 0;
+	size_t len = 0, i, n = 0;
+	struct job_ref *refs = jobs_in_order(plan, &n);
+	FILE *f = refs ? open_memstream(&text, &len) : NULL;
 
-	if (!f)
+	if (!f) {
+		free(refs);
 		return NULL;
-	for (job = 0; job < plan->n_job_devices; job++) {
-		first = 1;
-		for (i = 0; i < plan->n; i++)
-			for (k = 0; k < plan->in[i].n_devs; k++) {
-				if (plan->in[i].devs[k].job != job)
-					continue;
-				if (first)
-					fprintf(f, "%s%d = ", any ? "\n" : "", (int)job);
-				else
-					fputs(", ", f);
-				describe(f, &plan->in[i], &plan->in[i].devs[k]);
-				first = 0;
-				any = 1;
-			}
 	}
+	for (i = 0; i < n; i++) {
+		const struct mp_merge_input *in = &plan->in[refs[i].input];
+
+		if (i == 0 || refs[i].job != refs[i - 1].job)
+			fprintf(f, "%s%d = ", i ? "\n" : "", (int)refs[i].job);
+		else
+			fputs(", ", f);
+		describe(f, in, &in->devs[refs[i].k]);
+	}
+	free(refs);
 	return fclose(f) == 0 ? text : (free(text), NULL);
 }

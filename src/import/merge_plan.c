@@ -5,6 +5,7 @@
  * how timestamps are put on one clock (decision 3).  No event is read here.
  */
 #include "import/merge.h"
+#include "util/satmath.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,6 +89,30 @@ static int open_input(struct mp_merge_input *in, const char *path, struct mp_err
 	for (i = 0; i < in->n_procs; i++)
 		if (in->procs[i].rank >= 0 && in->procs[i].rank < in->lowest_rank)
 			in->lowest_rank = in->procs[i].rank;
+	return 0;
+}
+
+/* Every input's times, shifted onto the merged clock, stay within 64 bits. */
+static int check_shifts(const struct mp_merge_plan *plan, struct mp_error *err)
+{
+	size_t i;
+	int64_t a, b;
+
+	for (i = 0; i < plan->n; i++) {
+		const struct mp_merge_input *in = &plan->in[i];
+
+		if (in->n_events == 0)
+			continue;
+		if (__builtin_add_overflow(in->first_ns, in->shift_ns, &a) ||
+		    __builtin_add_overflow(in->last_ns, in->shift_ns, &b) ||
+		    (plan->clock_mode == MP_MERGE_CLOCK_ALIGNED && in->first_ns == INT64_MIN))
+			return mp_err(
+			        err, MP_EFORMAT,
+			        "cannot merge '%s': its times (%lld ns to %lld ns) put on the "
+			        "merged clock (%+lld ns) leave the 64-bit range",
+			        in->path, (long long)in->first_ns, (long long)in->last_ns,
+			        (long long)in->shift_ns);
+	}
 	return 0;
 }
 
@@ -233,5 +258,7 @@ int mp_merge_plan_build(const char *const *paths, int n, const char *out_path,
 		mp_merge_plan_free(plan);
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
-	return 0;
+	if ((rc = check_shifts(plan, err)) < 0)
+		mp_merge_plan_free(plan);
+	return rc;
 }

@@ -6,6 +6,7 @@
  * then sorted by time and written.  Memory grows with the number of buffers.
  */
 #include "import/import.h"
+#include "util/limits.h"
 #include "util/strmap.h"
 
 #include <errno.h>
@@ -322,6 +323,17 @@ struct field {
 	int64_t col;
 };
 
+/* The size column of a buffer below the limit every reader relies on. */
+static int check_size(struct mm *m, const struct field *f, int64_t size)
+{
+	char buf[48], problem[32];
+
+	if (mp_size_ok(size))
+		return 0;
+	snprintf(problem, sizeof(problem), "invalid %s", m->names[COL_SIZE]);
+	return bad(m, f->col, problem, "2^56 bytes or more, found '%s'", shown(f->s, f->n, buf));
+}
+
 /* A number of column c, at least min: 0 or an error naming the field. */
 static int number(struct mm *m, const struct field *f, int c, int64_t min, int64_t *out)
 {
@@ -597,6 +609,7 @@ static int read_row(struct mm *m)
 	    (rc = number(m, &fields[COL_LOWER], COL_LOWER, 0, &b->lower)) < 0 ||
 	    (rc = number(m, &fields[COL_UPPER], COL_UPPER, 0, &b->upper)) < 0 ||
 	    (rc = number(m, &fields[COL_SIZE], COL_SIZE, 1, &b->size)) < 0 ||
+	    (rc = check_size(m, &fields[COL_SIZE], b->size)) < 0 ||
 	    (rc = check_lifespan(m, b, &fields[COL_UPPER])) < 0 ||
 	    (rc = read_options(m, b, fields)) < 0)
 		return rc;

@@ -7,6 +7,7 @@
  */
 #include "import/nsys.h"
 #include "store/foreign.h"
+#include "util/limits.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #define EVENTS        "CUDA_GPU_MEMORY_USAGE_EVENTS"
 #define RUNTIME       "CUPTI_ACTIVITY_KIND_RUNTIME"
 #define MAX_ENUM_ROWS 256
-#define MAX_BYTES     ((int64_t)1 << 56) /* 64 PiB: more is not a real size */
+#define MAX_BYTES     MP_MAX_SIZE_BYTES /* 64 PiB: more is not a real size */
 
 static const char sqlite_magic[16] = "SQLite format 3"; /* and its NUL */
 

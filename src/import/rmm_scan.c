@@ -5,6 +5,7 @@
  * slow path (blank lines, errors, a cut-off last line) runs only on failure.
  */
 #include "import/rmm_scan.h"
+#include "util/limits.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static const char *const field_expected[N_FIELDS] = {
         "a time of day HH:MM:SS.ffffff (up to 9 fraction digits)",
         "'allocate', 'free' or 'allocate failure'",
         "an address (0x and 1 to 16 hex digits, or (nil))",
-        "a size in bytes (decimal, below 2^63)",
+        "a size in bytes (decimal, below 2^56)",
         "a stream (0x and 1 to 16 hex digits, decimal, or (nil))",
 };
 
@@ -178,7 +179,7 @@ static const char *scan_row(struct mp_rmm_scanner *s, const char *p, struct mp_r
 	if (!(p = scan_hex(p, &row->pointer)) || *p++ != ',')
 		return NULL;
 	s->bad = F_SIZE, s->bad_p = p;
-	if (!(p = scan_dec(p, INT64_MAX, &v)) || *p++ != ',')
+	if (!(p = scan_dec(p, MP_MAX_SIZE_BYTES - 1, &v)) || *p++ != ',')
 		return NULL;
 	row->size = (int64_t)v;
 	s->bad = F_STREAM, s->bad_p = p;

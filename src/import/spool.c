@@ -15,6 +15,7 @@
 
 #include "util/array.h"
 #include "util/intmap.h"
+#include "util/satmath.h"
 
 static int probe(const char *path, const char *head, size_t n)
 {
@@ -303,20 +304,30 @@ static int meta_disabled(struct mp_spool_in *in)
 static int meta_clock_offset(struct mp_spool_in *in)
 {
 	const struct mp_spool_header *h = mp_spool_reader_header(in->r);
-	int64_t offset = h->start_unix_ns - h->start_mono_ns, had_ns;
-	char *had = mp_store_get_meta(in->c->store, "clock_unix_offset_ns"), buf[24];
+	int64_t offset, had_ns, diff;
+	char *had, buf[24];
 	int rc = 0;
 
+	if (__builtin_sub_overflow(h->start_unix_ns, h->start_mono_ns, &offset)) {
+		mp_import_note(in->c->st,
+		               "'%s': its start times (Unix %" PRId64 " ns, monotonic %" PRId64
+		               " ns) give no offset in 64 bits: the trace has no "
+		               "clock_unix_offset_ns",
+		               in->c->path, h->start_unix_ns, h->start_mono_ns);
+		return 0;
+	}
+	had = mp_store_get_meta(in->c->store, "clock_unix_offset_ns");
 	if (!had) {
 		snprintf(buf, sizeof(buf), "%" PRId64, offset);
 		return mp_store_set_meta(in->c->store, "clock_unix_offset_ns", buf);
 	}
 	had_ns = strtoll(had, NULL, 10);
-	if (offset - had_ns > 1000000 || had_ns - offset > 1000000)
+	diff = mp_sat_sub(offset, had_ns);
+	if (diff > 1000000 || diff < -1000000)
 		mp_import_note(in->c->st,
 		               "'%s': its clock's offset to Unix time differs from the first "
 		               "spool's by %.3f ms (another host?): the first one's was kept",
-		               in->c->path, (double)(offset - had_ns) / 1e6);
+		               in->c->path, ((double)offset - (double)had_ns) / 1e6);
 	free(had);
 	return rc;
 }

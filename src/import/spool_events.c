@@ -13,6 +13,7 @@
 
 #include "util/array.h"
 #include "util/intmap.h"
+#include "util/limits.h"
 
 enum { COVER_ALLOC = 1, COVER_FREE = 2 };
 enum cls { CLS_BLOCK, CLS_SEGMENT, CLS_HOST, CLS_UNKNOWN };
@@ -714,6 +715,23 @@ static void conv_free(struct conv *v)
  * block table adds about 64 bytes per allocation.  A spool of 10 million
  * events thus takes about 1.1 GiB plus its allocations.
  */
+/* Every event's bytes below the limit every reader relies on: refused here,
+ * naming the event, rather than written into a trace nothing can read. */
+static int check_sizes(const struct mp_spool_in *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n_events; i++)
+		if (in->events[i].bytes >= (uint64_t)MP_MAX_SIZE_BYTES)
+			return mp_err(in->c->err, MP_EFORMAT,
+			              "invalid size '%s': event %zu of the spool (kind %u, at %lld "
+			              "ns) has %llu bytes, 2^56 or more",
+			              in->c->path, i + 1, (unsigned)in->events[i].kind,
+			              (long long)in->events[i].ts_ns,
+			              (unsigned long long)in->events[i].bytes);
+	return 0;
+}
+
 int mp_spool_convert(struct mp_spool_in *in)
 {
 	struct conv *v = calloc(1, sizeof(*v));
@@ -723,6 +741,10 @@ int mp_spool_convert(struct mp_spool_in *in)
 
 	if (!v)
 		return mp_err(in->c->err, MP_ENOMEM, "out of memory");
+	if ((rc = check_sizes(in)) < 0) {
+		free(v);
+		return rc;
+	}
 	v->in = in;
 	v->c = in->c;
 	mp_spool_host_init(&v->host);

@@ -8,6 +8,7 @@
 #include "import/import.h"
 #include "import/torch.h"
 #include "util/intmap.h"
+#include "util/limits.h"
 #include "util/slot_pool.h"
 
 #include <cjson/cJSON.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 
 #define MAX_DEVICES 4096
-#define MAX_SIZE    (INT64_C(1) << 56) /* larger sizes are refused as corrupt */
+#define MAX_SIZE    MP_MAX_SIZE_BYTES /* larger sizes are refused as corrupt */
 
 struct torch_import {
 	struct mp_import_ctx *c;
@@ -134,6 +135,23 @@ static struct tp_device *device(struct torch_import *t, int64_t ordinal)
 	return d;
 }
 
+/* device(), with an error naming where when there is none: MAX_DEVICES
+ * reached (the snapshot's fault) or out of memory. */
+static int device_at(struct torch_import *t, int64_t ordinal, const char *where,
+                     struct tp_device **out)
+{
+	size_t n = t->n_devices;
+
+	if ((*out = device(t, ordinal)))
+		return 0;
+	if (n == MAX_DEVICES)
+		return mp_err(t->c->err, MP_EFORMAT,
+		              "invalid PyTorch snapshot '%s': %s is of device %lld, past the %d "
+		              "devices a snapshot may name",
+		              t->c->path, where, (long long)ordinal, MAX_DEVICES);
+	return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+}
+
 /* One trace entry of device d (entries[i] is already allocated). */
 static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_entry *out,
                       const char *where, int64_t prev_ts)
@@ -194,6 +212,7 @@ static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 		const struct mp_pk *list = traces->v.items[i];
 		struct tp_device *d;
 		int64_t prev = 0;
+		int rc;
 
 		snprintf(where, sizeof(where), "device_traces[%zu]", i);
 		if (list->type != MP_PK_LIST && list->type != MP_PK_TUPLE)
@@ -202,8 +221,8 @@ static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 			continue;
 		if (spend(t, (int64_t)list->n) < 0)
 			return MP_EFORMAT;
-		if (!(d = device(t, (int64_t)i)))
-			return mp_err(t->c->err, MP_ENOMEM, "too many devices or out of memory");
+		if ((rc = device_at(t, (int64_t)i, where, &d)) < 0)
+			return rc;
 		if (d->entries)
 			return bad(t, where, "repeats a device");
 		d->entries = calloc(list->n, sizeof(*d->entries));
@@ -289,6 +308,7 @@ static int read_segments(struct torch_import *t, const struct mp_pk *segs)
 		struct tp_segment out = {0};
 		struct tp_device *d;
 		int64_t ordinal = 0, v;
+		int rc;
 
 		snprintf(where, sizeof(where), "segments[%zu]", i);
 		if (s->type != MP_PK_DICT)
@@ -308,8 +328,8 @@ static int read_segments(struct torch_import *t, const struct mp_pk *segs)
 		exp = mp_pk_get(s, "is_expandable");
 		out.expandable = exp && exp->type == MP_PK_BOOL && exp->v.i;
 		out.frames = mp_pk_get(s, "frames");
-		if (!(d = device(t, ordinal)))
-			return mp_err(t->c->err, MP_ENOMEM, "too many devices or out of memory");
+		if ((rc = device_at(t, ordinal, where, &d)) < 0)
+			return rc;
 		if (d->n_final_segments % 64 == 0) {
 			struct tp_segment *a =
 			        realloc(d->final_segments, (d->n_final_segments + 64) * sizeof(*a));
@@ -341,7 +361,9 @@ static int read_annotations(struct torch_import *t, const struct mp_pk *list)
 	for (i = 0; i < list->n; i++) {
 		const struct mp_pk *a = list->v.items[i], *stage = mp_pk_get(a, "stage");
 		struct tp_entry *e = &t->annotations[t->n_annotations];
+		struct tp_device *d;
 		int64_t us = 0, dev = 0;
+		int rc;
 
 		snprintf(where, sizeof(where), "external_annotations[%zu]", i);
 		if (spend_dict(t, a) < 0 ||
@@ -360,6 +382,8 @@ static int read_annotations(struct torch_import *t, const struct mp_pk *list)
 			return bad(t, where, "has a 'stage' other than START or END");
 		e->device = (int32_t)dev;
 		e->ts_ns = us * 1000;
+		if ((rc = device_at(t, dev, where, &d)) < 0) /* annotated devices exist */
+			return rc;
 		t->n_annotations++;
 	}
 	return 0;

@@ -11,6 +11,8 @@
 #include "import/merge.h"
 #include "store/reader.h"
 #include "util/intmap.h"
+#include "util/limits.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,11 @@ static int32_t event_device(struct copy *k, const struct memprof_event *in, int6
 
 	if (job >= 0)
 		return job;
+	if (in->device < 0) /* a job number of -1 would read as "out of memory" */
+		return mp_err(k->c->err, MP_ENOTTRACE,
+		              "corrupt trace '%s': event %lld is on device %d (devices are 0 or "
+		              "more)",
+		              k->in->path, (long long)in->seq, (int)in->device);
 	if ((job = mp_merge_add_device(k->plan, k->in, in->process_id, in->device)) < 0)
 		return mp_err(k->c->err, MP_ENOMEM, "out of memory");
 	d.ordinal = job;
@@ -137,6 +144,12 @@ static int copy_event(struct copy *k, const struct memprof_record *rec)
 		              "corrupt trace '%s': event %lld of process %lld, which it does not "
 		              "list",
 		              k->in->path, (long long)ev.seq, (long long)ev.process_id);
+	if (!mp_size_ok(ev.size_bytes) || !mp_size_ok(ev.requested_bytes))
+		return mp_err(k->c->err, MP_EFORMAT,
+		              "invalid size '%s': event %lld has %lld bytes (requested %lld): "
+		              "sizes are 0 to 2^56 - 1",
+		              k->in->path, (long long)ev.seq, (long long)ev.size_bytes,
+		              (long long)ev.requested_bytes);
 	ev.process_id = (int64_t)process;
 	if ((id = event_device(k, &rec->ev, ev.process_id)) < 0)
 		return (int)id;
@@ -211,9 +224,9 @@ static int copy_host_buffer(void *ctx, const struct mp_host_buffer *b)
 	if ((out.api_id = mapped(k, &k->apis, b->api_id, b->api, mp_writer_api)) < 0 ||
 	    (out.stack_id = mapped_stack(k, &rec)) < 0)
 		return k->c->err->code;
-	out.alloc_ts_ns += k->in->shift_ns;
+	out.alloc_ts_ns = mp_sat_add(out.alloc_ts_ns, k->in->shift_ns);
 	if (out.free_ts_ns >= 0)
-		out.free_ts_ns += k->in->shift_ns;
+		out.free_ts_ns = mp_sat_add(out.free_ts_ns, k->in->shift_ns);
 	if (mp_store_add_host_buffer(k->c->store, &out) < 0)
 		return mp_err_copy(k->c->err, mp_store_error(k->c->store));
 	return 0;

@@ -5,6 +5,7 @@
  */
 #include "report/analyze.h"
 #include "util/format.h"
+#include "util/satmath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,7 +204,7 @@ const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a,
 		snprintf(buf, n, "an unknown time");
 	else
 		snprintf(buf, n, "+%s",
-		         mp_format_duration(d, sizeof(d), ts_ns - a->ms->first_ts_ns));
+		         mp_format_duration(d, sizeof(d), mp_sat_sub(ts_ns, a->ms->first_ts_ns)));
 	return buf;
 }
 

@@ -339,7 +339,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	cJSON_AddBoolToObject(root, "timestamps", !a->no_timestamps);
 	cJSON_AddItemToObject(root, "options", options_json(a));
 	mp_json_add_int(root, "events", ms->n_events);
-	mp_json_add_int(root, "span_ns", ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0);
+	mp_json_add_int(root, "span_ns", mp_memstate_span_ns(ms));
 	mp_analyze_notes(a, add_note, cJSON_AddArrayToObject(root, "notes"));
 	devs = cJSON_AddArrayToObject(root, "devices");
 	n = mp_analyze_device_order(a, order);

@@ -306,7 +306,7 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 	else
 		fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
 		        mp_format_duration(d, sizeof(d),
-		                           ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
+		                           mp_memstate_span_ns(ms)));
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++) {
 		const struct mp_mem_device *dev = &ms->devices[order[i]];

@@ -6,6 +6,7 @@
 #include "report/info.h"
 #include "report/json_util.h"
 #include "util/format.h"
+#include "util/satmath.h"
 #include "util/op_names.h"
 
 #include <cjson/cJSON.h>
@@ -125,15 +126,19 @@ void mp_info_print_text(FILE *out, const struct mp_info *info)
 		fprintf(out, "command      %s\n", info->command_line);
 	print_counts(out, s);
 	print_processes(out, info);
-	fprintf(out, "time span    %s",
-	        mp_format_duration(b1, sizeof(b1), s->last_ts_ns - s->first_ts_ns));
-	fprintf(out, " (%lld ns to %lld ns)\n", (long long)s->first_ts_ns,
-	        (long long)s->last_ts_ns);
+	fprintf(out, "time span    %s", mp_format_duration(b1, sizeof(b1), mp_memstate_span_ns(s)));
+	fprintf(out, " (%lld ns to %lld ns)", (long long)(s->n_events ? s->min_ts_ns : 0),
+	        (long long)(s->n_events ? s->max_ts_ns : 0));
+	if (s->n_out_of_order)
+		fprintf(out, ", %lld events earlier than the one before them",
+		        (long long)s->n_out_of_order);
+	fprintf(out, "\n");
 	fprintf(out, "peak live    %s (%lld B)",
 	        mp_format_bytes(b1, sizeof(b1), s->live_peak.bytes), (long long)s->live_peak.bytes);
 	if (s->live_peak.seq)
 		fprintf(out, " at %s, event %lld",
-		        mp_format_duration(b2, sizeof(b2), s->live_peak.ts_ns - s->first_ts_ns),
+		        mp_format_duration(b2, sizeof(b2),
+		                           mp_sat_sub(s->live_peak.ts_ns, s->first_ts_ns)),
 		        (long long)s->live_peak.seq);
 	fprintf(out, "\n");
 	for (i = 0; s->n_devices > 1 && i < s->n_devices; i++)

@@ -8,6 +8,7 @@
 #include "report/report_html.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,8 @@ const char *mp_html_at(const struct mp_html_page *pg, char *buf, size_t n, int64
 	if (pg->in->a->no_timestamps)
 		snprintf(buf, n, "an unknown time");
 	else
-		snprintf(buf, n, "+%s", mp_format_duration(d, sizeof(d), ts_ns - pg->t0_ns));
+		snprintf(buf, n, "+%s",
+		         mp_format_duration(d, sizeof(d), mp_sat_sub(ts_ns, pg->t0_ns)));
 	return buf;
 }
 
@@ -207,7 +209,7 @@ static void header(struct mp_html_page *pg, const int *order, int n)
 		fprintf(out, "%s</dd>\n<dt>events</dt><dd>%lld over %s</dd>\n</dl>\n</header>\n",
 		        n ? "" : "none", (long long)a->ms->n_events,
 		        mp_format_duration(d, sizeof(d),
-		                           a->ms->n_events ? pg->t1_ns - pg->t0_ns : 0));
+		                           a->ms->n_events ? mp_sat_sub(pg->t1_ns, pg->t0_ns) : 0));
 }
 
 struct notes {

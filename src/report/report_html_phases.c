@@ -7,6 +7,7 @@
  */
 #include "report/report_html.h"
 #include "util/format.h"
+#include "util/satmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static int by_begin(const void *pa, const void *pb)
 static int by_width_desc(const void *pa, const void *pb)
 {
 	const struct mp_phase_span *a = pa, *b = pb;
-	int64_t wa = a->end_ts_ns - a->begin_ts_ns, wb = b->end_ts_ns - b->begin_ts_ns;
+	int64_t wa = mp_sat_sub(a->end_ts_ns, a->begin_ts_ns);
+	int64_t wb = mp_sat_sub(b->end_ts_ns, b->begin_ts_ns);
 
 	return (wa < wb) - (wa > wb);
 }
@@ -44,7 +46,7 @@ static size_t merge_narrow(struct mp_phase_span *s, size_t n, double ns_per_px,
 	int run = 0;
 
 	for (i = 0; i < n; i++) {
-		int narrow = (double)(s[i].end_ts_ns - s[i].begin_ts_ns) < ns_per_px;
+		int narrow = ((double)s[i].end_ts_ns - (double)s[i].begin_ts_ns) < ns_per_px;
 
 		if (j && narrow && run && same_name(s[j - 1].name, s[i].name)) {
 			struct mp_phase_span *m = &s[j - 1];
@@ -89,9 +91,10 @@ static void draw_span(struct mp_html_page *pg, const struct mp_svg_plot *p,
 	else
 		mp_html_text_add(&pg->tip, "%lld phases merged (several names)",
 		                 (long long)s->n_phases);
-	mp_html_text_add(&pg->tip, "\n%s to %s (%s)", mp_html_at(pg, a, sizeof(a), s->begin_ts_ns),
-	                 mp_html_at(pg, b, sizeof(b), s->end_ts_ns),
-	                 mp_format_duration(d, sizeof(d), s->end_ts_ns - s->begin_ts_ns));
+	mp_html_text_add(
+	        &pg->tip, "\n%s to %s (%s)", mp_html_at(pg, a, sizeof(a), s->begin_ts_ns),
+	        mp_html_at(pg, b, sizeof(b), s->end_ts_ns),
+	        mp_format_duration(d, sizeof(d), mp_sat_sub(s->end_ts_ns, s->begin_ts_ns)));
 	fprintf(pg->out,
 	        "<rect class=\"phase p%u\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"",
 	        name_colour(s->name), x0, p->top, x1 - x0 < 0.5 ? 0.5 : x1 - x0, p->height);
@@ -129,7 +132,7 @@ void mp_html_phase_shading(struct mp_html_page *pg, const struct mp_svg_plot *p,
 	c->n_spans = (int64_t)n;
 	qsort(s, n, sizeof(*s), by_begin);
 	if ((double)n > p->width)
-		n = merge_narrow(s, n, (double)(p->t1_ns - p->t0_ns) / p->width, c);
+		n = merge_narrow(s, n, ((double)p->t1_ns - (double)p->t0_ns) / p->width, c);
 	if (n > MAX_DRAWN) {
 		qsort(s, n, sizeof(*s), by_width_desc);
 		c->n_not_drawn = (int64_t)(n - MAX_DRAWN);

@@ -81,8 +81,7 @@ static void write_title(FILE *out, const struct mp_report_input *in)
 	fputs("## memprof report: ", out);
 	md_text(out, base);
 	fprintf(out, "\n\n%lld events over %s", (long long)ms->n_events,
-	        mp_format_duration(d, sizeof(d),
-	                           ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
+	        mp_format_duration(d, sizeof(d), mp_memstate_span_ns(ms)));
 	if (a->source) {
 		fputs(", source ", out);
 		md_text(out, a->source);

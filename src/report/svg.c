@@ -9,13 +9,13 @@
 
 double mp_svg_x(const struct mp_svg_plot *p, int64_t ts_ns)
 {
-	double span = (double)(p->t1_ns - p->t0_ns);
+	double span = ((double)p->t1_ns - (double)p->t0_ns);
 
 	if (ts_ns < p->t0_ns)
 		ts_ns = p->t0_ns;
 	if (ts_ns > p->t1_ns)
 		ts_ns = p->t1_ns;
-	return p->left + p->width * ((double)(ts_ns - p->t0_ns) / span);
+	return p->left + p->width * (((double)ts_ns - (double)p->t0_ns) / span);
 }
 
 double mp_svg_y(const struct mp_svg_plot *p, double v)
@@ -166,7 +166,7 @@ void mp_svg_axis_ratio(FILE *out, const struct mp_svg_plot *p)
 void mp_svg_axis_time(FILE *out, const struct mp_svg_plot *p)
 {
 	static const char *const names[] = {"ns", "us", "ms", "s"};
-	double span = (double)(p->t1_ns - p->t0_ns), unit = 1, step;
+	double span = ((double)p->t1_ns - (double)p->t0_ns), unit = 1, step;
 	double bottom = p->top + p->height;
 	int u = 0, i;
 

@@ -1,9 +1,11 @@
 /*
  * store/reader.c - streaming the events of a trace in sequence order, with
  * phase, API and process names resolved from small in-memory tables and call
- * stacks resolved on first use and cached by id.
+ * stacks resolved on first use and cached by id (store/stack_cache.c: memory
+ * and time linear in the stack nodes read, however the stacks are chained).
  */
 #include "store/reader.h"
+#include "store/stack_cache.h"
 #include "store/store_internal.h"
 #include "util/intmap.h"
 
@@ -18,20 +20,16 @@
 	"stack, api, device_free, thread, duration_ns"
 #define N_EVENT_COLUMNS 16
 
-struct cached_stack {
-	struct memprof_stack stack;
-	struct memprof_frame frames[]; /* strings point into frame_names */
-};
-
 struct mp_reader {
 	struct mp_store *s;
 	unsigned flags;
 	sqlite3_stmt *events, *stack_node, *frame_row;
 	struct mp_intmap phase_names, api_names, pids; /* id -> char* / pid */
-	struct mp_intmap stacks;                       /* id -> struct cached_stack* */
+	struct mp_stack_cache stacks;                  /* id -> stack */
 	struct mp_intmap frame_cache;                  /* id -> struct memprof_frame* */
-	int64_t *frame_ids;                            /* scratch for walking a stack */
-	uint32_t frame_ids_cap;
+	int64_t *node_ids, *frame_ids;                 /* scratch: the uncached nodes of a stack */
+	uint32_t walk_cap;
+	int64_t walk_top; /* where the walk stopped: 0 or a cached node */
 	struct memprof_record rec;
 	struct mp_consumer consumers[MAX_CONSUMERS];
 	int n_consumers;
@@ -90,7 +88,7 @@ int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
 	mp_intmap_init(&r->phase_names);
 	mp_intmap_init(&r->api_names);
 	mp_intmap_init(&r->pids);
-	mp_intmap_init(&r->stacks);
+	mp_stack_cache_init(&r->stacks);
 	mp_intmap_init(&r->frame_cache);
 	r->last_process = -1;
 	if (sqlite3_prepare_v2(s->db, "SELECT " EVENT_COLUMNS " FROM events ORDER BY seq;", -1,
@@ -155,26 +153,47 @@ static const struct memprof_frame *load_frame(struct mp_reader *r, int64_t id)
 	return f;
 }
 
-/* Frames of the stack ending at node id, innermost first, into r->frame_ids. */
+/* Grow the walk's scratch arrays to hold more than n nodes. */
+static int grow_walk(struct mp_reader *r, uint32_t n)
+{
+	size_t cap;
+	int64_t *a, *b;
+
+	if (n < r->walk_cap)
+		return 0;
+	cap = r->walk_cap ? (size_t)r->walk_cap * 2 : 64;
+	if (cap > UINT32_MAX)
+		return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+	a = realloc(r->node_ids, cap * sizeof(*a));
+	if (a)
+		r->node_ids = a;
+	b = realloc(r->frame_ids, cap * sizeof(*b));
+	if (b)
+		r->frame_ids = b;
+	if (!a || !b)
+		return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+	r->walk_cap = (uint32_t)cap;
+	return 0;
+}
+
+/* The nodes of the stack ending at node id that are not cached yet,
+ * innermost first, into r->node_ids and r->frame_ids; r->walk_top is the
+ * node the walk stopped at (0, or a cached one).  Each node is read from
+ * the trace once: later walks stop at it. */
 static int walk_stack(struct mp_reader *r, int64_t id, uint32_t *n_out)
 {
 	int64_t node = id, prev = INT64_MAX;
 	uint32_t n = 0;
 
 	while (node != 0) {
-		if (n == r->frame_ids_cap) {
-			size_t cap = r->frame_ids_cap ? r->frame_ids_cap * 2 : 64;
-			int64_t *p = realloc(r->frame_ids, cap * sizeof(*p));
-
-			if (!p || cap > UINT32_MAX)
-				return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
-			r->frame_ids = p;
-			r->frame_ids_cap = (uint32_t)cap;
-		}
 		if (node >= prev) /* parents are written before children: ids fall */
 			return mp_err(&r->s->err, MP_ENOTTRACE,
 			              "corrupt trace '%s': stack %lld loops at node %lld",
 			              r->s->path, (long long)id, (long long)node);
+		if (mp_stack_cache_get(&r->stacks, node))
+			break;
+		if (grow_walk(r, n) < 0)
+			return r->s->err.code;
 		prev = node;
 		sqlite3_bind_int64(r->stack_node, 1, node);
 		if (sqlite3_step(r->stack_node) != SQLITE_ROW) {
@@ -183,49 +202,42 @@ static int walk_stack(struct mp_reader *r, int64_t id, uint32_t *n_out)
 			              "corrupt trace '%s': stack %lld refers to missing node %lld",
 			              r->s->path, (long long)id, (long long)node);
 		}
+		r->node_ids[n] = node;
 		r->frame_ids[n++] = sqlite3_column_int64(r->stack_node, 1);
 		node = sqlite3_column_int64(r->stack_node, 0);
 		sqlite3_reset(r->stack_node);
 	}
+	r->walk_top = node;
 	*n_out = n;
 	return 0;
 }
 
 static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 {
-	struct cached_stack *cs;
+	const struct memprof_stack *st = mp_stack_cache_get(&r->stacks, id);
 	uint32_t n = 0, i;
-	uint64_t v;
 
-	if (mp_intmap_get(&r->stacks, (uint64_t)id, &v))
-		return &((struct cached_stack *)(uintptr_t)v)->stack;
+	if (st)
+		return st;
 	if (walk_stack(r, id, &n) < 0)
 		return NULL;
-	cs = malloc(sizeof(*cs) + n * sizeof(struct memprof_frame));
-	if (!cs) {
-		mp_err(&r->s->err, MP_ENOMEM, "out of memory");
-		return NULL;
-	}
-	cs->stack.n_frames = n;
-	cs->stack.frames = cs->frames;
-	for (i = 0; i < n; i++) {
+	for (i = n; i-- > 0;) { /* outermost first: each node's parent is cached */
 		const struct memprof_frame *f = load_frame(r, r->frame_ids[i]);
+		int64_t parent = i + 1 < n ? r->node_ids[i + 1] : r->walk_top;
 
 		if (!f) {
-			free(cs);
 			mp_err(&r->s->err, MP_ENOTTRACE,
 			       "corrupt trace '%s': stack %lld refers to missing frame %lld",
 			       r->s->path, (long long)id, (long long)r->frame_ids[i]);
 			return NULL;
 		}
-		cs->frames[i] = *f;
+		st = mp_stack_cache_add(&r->stacks, r->node_ids[i], parent, f);
+		if (!st) {
+			mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+			return NULL;
+		}
 	}
-	if (mp_intmap_put(&r->stacks, (uint64_t)id, (uint64_t)(uintptr_t)cs) < 0) {
-		free(cs);
-		mp_err(&r->s->err, MP_ENOMEM, "out of memory");
-		return NULL;
-	}
-	return &cs->stack;
+	return st;
 }
 
 static int64_t value_or(sqlite3_value *v, int64_t absent)
@@ -396,8 +408,9 @@ void mp_reader_close(struct mp_reader *r)
 	free_values(&r->phase_names, 0);
 	free_values(&r->api_names, 0);
 	mp_intmap_free(&r->pids);
-	free_values(&r->stacks, 0);
+	mp_stack_cache_free(&r->stacks);
 	free_values(&r->frame_cache, 1);
+	free(r->node_ids);
 	free(r->frame_ids);
 	free(r);
 }

@@ -86,15 +86,10 @@ static int open_rw(const char *path, struct mp_store **out, struct mp_error *err
 	*out = NULL;
 	if (rc < 0)
 		return rc;
-	sqlite3_close(s->db);
-	s->db = NULL;
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = mp_store_sqlerr(s, "cannot save results in trace");
+	if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0) {
+		rc = s->err.code;
 		goto fail;
 	}
-	sqlite3_extended_result_codes(s->db, 0);
-	sqlite3_busy_timeout(s->db, 5000);
 	if (sqlite3_db_readonly(s->db, "main") == 1) {
 		rc = mp_err(&s->err, MP_EIO,
 		            "cannot save results in trace '%s': the file is read-only", path);
@@ -294,6 +289,13 @@ static ptrdiff_t find_run(const struct mp_result_set *set, int64_t id)
 	return lo < set->n_runs && set->runs[lo].id == id ? (ptrdiff_t)lo : -1;
 }
 
+/* What a metric can be: bytes, nanoseconds, counts and ratios all fit in
+ * an int64, and the readers convert some to one. */
+static int value_in_range(double v)
+{
+	return isfinite(v) && v > -9.2e18 && v < 9.2e18;
+}
+
 static int load_metrics(struct mp_store *s, struct mp_result_set *set, struct results_owned *o)
 {
 	sqlite3_stmt *st;
@@ -322,6 +324,14 @@ static int load_metrics(struct mp_store *s, struct mp_result_set *set, struct re
 		m = &o->metrics[o->n_metrics++];
 		m->name = own_text(o, st, 1, &oom);
 		m->value = sqlite3_column_double(st, 2);
+		if (!oom && !value_in_range(m->value)) {
+			sqlite3_finalize(st);
+			return mp_err(&s->err, MP_ENOTTRACE,
+			              "corrupt trace '%s': replay metric '%s' of run %lld is %g, "
+			              "beyond what memprof writes (|value| < 2^63)",
+			              s->path, m->name ? m->name : "", (long long)set->runs[i].id,
+			              m->value);
+		}
 		m->unit = own_text(o, st, 3, &oom);
 		m->measured = sqlite3_column_int(st, 4) != 0;
 		set->runs[i].n_metrics++;

@@ -50,8 +50,30 @@ static const char schema_current[] =
 
 /*
  * v0 was the pre-release layout: the same tables without events.device_free
- * and without the replay tables.
+ * and without the replay tables.  Kept whole so that the schema a trace of
+ * any version must have can be rebuilt (mp_schema_reference).
  */
+static const char schema_v0[] =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL DEFAULT 0,"
+        " ppid INTEGER, host TEXT, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
+        " command TEXT);"
+        "CREATE TABLE devices(process INTEGER NOT NULL REFERENCES processes(id),"
+        " ordinal INTEGER NOT NULL, name TEXT, uuid TEXT, total_bytes INTEGER,"
+        " PRIMARY KEY(process, ordinal)) WITHOUT ROWID;"
+        "CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " file TEXT NOT NULL DEFAULT '', line INTEGER NOT NULL DEFAULT 0,"
+        " UNIQUE(name, file, line));"
+        "CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+        " frame INTEGER NOT NULL REFERENCES frames(id), UNIQUE(parent, frame));"
+        "CREATE TABLE phases(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"
+        " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
+        " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
+        " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
+        " api INTEGER);";
+
 static const char migrate_v0_v1[] =
         "ALTER TABLE events ADD COLUMN device_free INTEGER;" REPLAY_TABLES;
 
@@ -83,6 +105,31 @@ int mp_schema_create(struct mp_store *s)
 	if (mp_store_exec(s, sql) < 0)
 		return s->err.code;
 	return mp_store_exec(s, "INSERT INTO meta VALUES('format','memprof-trace');");
+}
+
+int mp_schema_reference(int version, sqlite3 **out)
+{
+	sqlite3 *db = NULL;
+	int v, rc;
+
+	*out = NULL;
+	if (version < 0 || version > MP_SCHEMA_VERSION)
+		return MP_EINVAL;
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(db);
+		return MP_ENOMEM;
+	}
+	/* always v0 and the migrations: a created trace must read the same (tested) */
+	rc = sqlite3_exec(db, schema_v0, NULL, NULL, NULL);
+	for (v = 0; rc == SQLITE_OK && v < version; v++)
+		rc = sqlite3_exec(db, migrations[v], NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_close(db);
+		return rc == SQLITE_NOMEM ? MP_ENOMEM : MP_EIO;
+	}
+	*out = db;
+	return 0;
 }
 
 int mp_schema_migrate(struct mp_store *s, int from_version)

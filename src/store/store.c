@@ -24,6 +24,10 @@ int mp_store_sqlerr(struct mp_store *s, const char *what)
 
 	if (rc == SQLITE_FULL || sys == ENOSPC || sys == EFBIG || sys == EDQUOT)
 		code = MP_EFULL;
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return mp_err(&s->err, MP_EIO,
+		              "%s '%s': another process is writing it (locked for more than %d s)",
+		              what, s->path, MP_STORE_BUSY_MS / 1000);
 	if (!sys && (ext == SQLITE_IOERR_WRITE || ext == SQLITE_IOERR_FSYNC ||
 	             ext == SQLITE_IOERR_TRUNCATE))
 		return mp_err(&s->err, MP_EFULL,
@@ -86,41 +90,123 @@ static int query_int(struct mp_store *s, const char *sql, int64_t *out)
 	return rc == SQLITE_ROW ? 0 : MP_EIO;
 }
 
-/* Is this a memprof trace, and of which version?  Fills s->err when not. */
-static int check_identity(struct mp_store *s, int64_t *version)
+/* Is this a memprof trace?  Fills s->err when not.  Runs after
+ * mp_schema_check_objects: no view can stand in for the meta table. */
+static int check_identity(struct mp_store *s)
 {
-	char *format;
+	sqlite3_stmt *st;
+	int rc, is_trace = 0;
 
-	if (query_int(s, "PRAGMA user_version;", version) < 0) {
-		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
-			return mp_err(&s->err, MP_ENOTTRACE,
-			              "not a memprof trace '%s': not a SQLite database", s->path);
-		return mp_store_sqlerr(s, "cannot read trace");
-	}
-	format = mp_store_get_meta(s, "format");
-	if (!format || strcmp(format, "memprof-trace") != 0) {
-		free(format);
-		if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
-			return mp_err(&s->err, MP_ENOTTRACE,
-			              "not a memprof trace '%s': not a SQLite database", s->path);
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT value = 'memprof-trace' FROM meta WHERE key = 'format';", -1,
+	                       &st, NULL) != SQLITE_OK) {
+		if (sqlite3_errcode(s->db) != SQLITE_ERROR) /* locked, unreadable: not "no meta" */
+			return mp_store_sqlerr(s, "cannot read trace");
 		return mp_err(&s->err, MP_ENOTTRACE,
 		              "not a memprof trace '%s': a SQLite database without memprof's "
 		              "meta table",
 		              s->path);
 	}
-	free(format);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		is_trace = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return mp_store_sqlerr(s, "cannot read trace");
+	if (!is_trace)
+		return mp_err(&s->err, MP_ENOTTRACE,
+		              "not a memprof trace '%s': its meta table does not say "
+		              "format=memprof-trace",
+		              s->path);
 	return 0;
 }
 
-static int open_db(struct mp_store *s, int flags)
+/* A trace is untrusted input: no SQL of the file's own runs (no triggers,
+ * no views, no functions from its schema), values are bounded, and a
+ * trace another process is writing is waited for, a bounded time. */
+static void harden(sqlite3 *db)
+{
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, MP_STORE_MAX_VALUE_BYTES);
+	sqlite3_busy_timeout(db, MP_STORE_BUSY_MS);
+}
+
+int mp_store_reopen(struct mp_store *s, int flags)
 {
 	if (s->db)
 		sqlite3_close(s->db);
+	s->db = NULL;
 	/* a store handle is used by one thread: no SQLite mutexes */
 	if (sqlite3_open_v2(s->path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
 		return mp_store_sqlerr(s, "cannot open trace");
 	sqlite3_extended_result_codes(s->db, 0);
+	harden(s->db);
 	return 0;
+}
+
+/* A trace this run creates: its own file, written fast (no journal), so
+ * not in defensive mode, which refuses journal_mode=OFF. */
+static int open_created(struct mp_store *s)
+{
+	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot open trace");
+	sqlite3_extended_result_codes(s->db, 0);
+	return 0;
+}
+
+/*
+ * The last write to the trace was interrupted (a process killed while
+ * saving left a hot journal): a read-only connection cannot roll it back,
+ * so roll it back through a read-write one, then read as before.
+ */
+static int recover_journal(struct mp_store *s)
+{
+	char *dir = strdup(s->path);
+	int writable = dir && access(s->path, W_OK) == 0 && access(dirname(dir), W_OK) == 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	free(dir);
+	if (!writable)
+		return mp_err(
+		        &s->err, MP_EIO,
+		        "cannot read trace '%s': its last write was interrupted (a journal "
+		        "'%s-journal' is left), and rolling it back needs write access to the "
+		        "file and its directory",
+		        s->path, s->path);
+	if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0)
+		return s->err.code;
+	rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master;", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_ROW)
+		return mp_store_sqlerr(s, "cannot roll back the interrupted write to trace");
+	s->rolled_back = 1;
+	return mp_store_reopen(s, SQLITE_OPEN_READONLY);
+}
+
+/* The first read of a trace: where SQLite finds a file that is not a
+ * database, a lock held too long or an interrupted write. */
+static int first_read(struct mp_store *s, int64_t *version)
+{
+	if (query_int(s, "PRAGMA user_version;", version) == 0)
+		return 0;
+	if (sqlite3_extended_errcode(s->db) == SQLITE_READONLY_ROLLBACK) {
+		if (recover_journal(s) < 0)
+			return s->err.code;
+		if (query_int(s, "PRAGMA user_version;", version) == 0)
+			return 0;
+	}
+	if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
+		return mp_err(&s->err, MP_ENOTTRACE,
+		              "not a memprof trace '%s': not a SQLite database", s->path);
+	return mp_store_sqlerr(s, "cannot read trace");
 }
 
 int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
@@ -137,7 +223,8 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 	s = store_new(path);
 	if (!s)
 		return mp_err(err, MP_ENOMEM, "out of memory opening '%s'", path);
-	if (open_db(s, SQLITE_OPEN_READONLY) < 0 || check_identity(s, &version) < 0)
+	if (mp_store_reopen(s, SQLITE_OPEN_READONLY) < 0 || first_read(s, &version) < 0 ||
+	    mp_schema_check_objects(s) < 0 || check_identity(s) < 0)
 		goto fail;
 	s->opened_version = (int)version;
 	if (version < 0) {
@@ -152,8 +239,10 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 		       path, (long long)version, MP_SCHEMA_VERSION);
 		goto fail;
 	}
+	if (mp_schema_check(s, (int)version) < 0)
+		goto fail;
 	if (version < MP_SCHEMA_VERSION) {
-		if (open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
+		if (mp_store_reopen(s, SQLITE_OPEN_READWRITE) < 0 ||
 		    mp_schema_migrate(s, (int)version) < 0) {
 			char cause[sizeof(s->err.msg)];
 
@@ -208,8 +297,8 @@ int mp_store_create(struct mp_store **out, const char *path, int overwrite, stru
 	free(s->path);
 	s->path = s->temp_path; /* SQLite opens the temporary file */
 	s->temp_path = strdup(s->path);
-	if (!s->temp_path || open_db(s, SQLITE_OPEN_READWRITE) < 0 ||
-	    mp_store_exec(s, fast_create_pragmas) < 0 || mp_schema_create(s) < 0) {
+	if (!s->temp_path || open_created(s) < 0 || mp_store_exec(s, fast_create_pragmas) < 0 ||
+	    mp_schema_create(s) < 0) {
 		mp_err_copy(err, &s->err);
 		unlink(s->path);
 		store_free(s);
@@ -306,6 +395,11 @@ void mp_store_close(struct mp_store *s)
 	if (s->temp_path)
 		unlink(s->temp_path);
 	store_free(s);
+}
+
+int mp_store_rolled_back(const struct mp_store *s)
+{
+	return s->rolled_back;
 }
 
 const char *mp_store_errmsg(const struct mp_store *s)

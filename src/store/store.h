@@ -22,8 +22,12 @@ struct mp_store;
 
 /*
  * Open an existing trace for reading.  Refuses, with MP_ENOTTRACE, a file that
- * is not a SQLite database or not a memprof trace, and with MP_ENEWER one of a
- * newer schema; migrates an older schema forward in place.  On failure *out
+ * is not a SQLite database or not a memprof trace (a schema other than
+ * memprof's: views, triggers, other tables or columns), and with MP_ENEWER
+ * one of a newer schema; migrates an older schema forward in place.  The
+ * trace is opened defensively (no SQL of its own runs); a trace another
+ * process is writing is waited for up to MP_STORE_BUSY_MS; an interrupted
+ * write is rolled back (mp_store_rolled_back).  On failure *out
  * is NULL and err says why.
  */
 int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err);
@@ -39,6 +43,13 @@ int mp_store_commit(struct mp_store *s, struct mp_error *err);
 
 /* Close s, freeing it.  A created trace that was not committed is deleted. */
 void mp_store_close(struct mp_store *s);
+
+/*
+ * 1 when opening found the trace's last write interrupted (a process killed
+ * while saving left a hot journal) and rolled it back: what that write
+ * would have added (replay results) is not in the trace.
+ */
+int mp_store_rolled_back(const struct mp_store *s);
 
 /* The message of the last failed call on s. */
 const char *mp_store_errmsg(const struct mp_store *s);

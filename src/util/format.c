@@ -8,7 +8,7 @@
 char *mp_format_bytes(char *buf, size_t n, int64_t bytes)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)(bytes < 0 ? -bytes : bytes);
+	double v = bytes < 0 ? -(double)bytes : (double)bytes; /* -INT64_MIN overflows */
 	const char *sign = bytes < 0 ? "-" : "";
 	int u = -1;
 

@@ -117,7 +117,8 @@ Test(csv, header_errors)
 Test(csv, value_errors_name_line_and_column)
 {
 	expect_error("ts_ns,op,id,size\n1,alloc,1,abc\n",
-	             "invalid size 't.csv:2:11': expected a size in bytes (decimal), found 'abc'");
+	             "invalid size 't.csv:2:11': expected a size in bytes (decimal, below 2^56), "
+	             "found 'abc'");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,-5\n", "invalid size 't.csv:2:11'");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,99999999999999999999\n", "invalid size");
 	expect_error("ts_ns,op,id,size\n1,alloc,1,9223372036854775808\n", "invalid size");

@@ -432,7 +432,7 @@ Test(import_rmm, errors_name_file_line_and_column)
 	bad(HDR "1,08:00:00.000000,free,0x10000000000000000,1,0\n", 0,
 	    "invalid pointer 'bad.csv:2:24'");
 	bad(HDR "1,08:00:00.000000,free,0x1,-1,0\n", 0,
-	    "invalid size 'bad.csv:2:28': expected a size in bytes (decimal, below 2^63), found "
+	    "invalid size 'bad.csv:2:28': expected a size in bytes (decimal, below 2^56), found "
 	    "'-1'");
 	bad(HDR "1,08:00:00.000000,free,0x1,9223372036854775808,0\n", 0,
 	    "invalid size 'bad.csv:2:28'");

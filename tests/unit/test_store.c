@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_store.c - src/store: create and commit, writer and reader
  * round trip (names, stacks, processes, devices), consumers, metadata,
- * migration from v0, and the refusal of files that are not current traces.
+ * migration from v0, the refusal of files that are not current traces, and
+ * the stack cache's memory on chained and combed stacks (issue 23 item 4).
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "helpers.h"
 #include "store/reader.h"
+#include "store/stack_cache.h"
 #include "store/writer.h"
 
 static char *dir;
@@ -430,4 +432,68 @@ Test(store, writer_batches_of_every_shape_round_trip)
 	mp_reader_close(r);
 	mp_store_close(s);
 	free(path);
+}
+
+/* Stack k of a chain: frames k, k - 1, ..., 1 (each frame's line is its node),
+ * cut to the innermost MP_STACK_MAX_FRAMES. */
+static void check_chain_stack(const struct memprof_stack *st, int64_t k)
+{
+	uint32_t want = k < MP_STACK_MAX_FRAMES ? (uint32_t)k : MP_STACK_MAX_FRAMES;
+
+	cr_assert_eq(st->n_frames, want, "stack %lld has %u frames", (long long)k, st->n_frames);
+	for (uint32_t i = 0; i < want; i++)
+		cr_assert_eq(st->frames[i].line, k - i, "stack %lld frame %u", (long long)k, i);
+}
+
+Test(store, stack_chain_shares_frames)
+{
+	enum { N = 20000 };
+	static struct memprof_frame f[N + 1];
+	struct mp_stack_cache c;
+	const struct memprof_stack *st;
+
+	mp_stack_cache_init(&c);
+	for (int64_t k = 1; k <= N; k++) {
+		f[k] = (struct memprof_frame){"deep", "chain.py", k};
+		st = mp_stack_cache_add(&c, k, k - 1, &f[k]);
+		cr_assert_not_null(st);
+	}
+	for (int64_t k = 1; k <= N; k += 997)
+		check_chain_stack(mp_stack_cache_get(&c, k), k);
+	check_chain_stack(mp_stack_cache_get(&c, N), N);
+	/* windows into shared runs: room for about N frames, not N^2 / 2 */
+	cr_assert_leq(mp_stack_cache_size(&c), (size_t)4 * N, "%zu frames for a chain of %d",
+	              mp_stack_cache_size(&c), N);
+	mp_stack_cache_free(&c);
+}
+
+Test(store, stack_comb_is_bounded_per_stack)
+{
+	enum { N = 3000 };
+	static struct memprof_frame f[2 * N + 1];
+	struct mp_stack_cache c;
+	const struct memprof_stack *st;
+	int64_t chain = 0;
+
+	mp_stack_cache_init(&c);
+	for (int64_t k = 1; k <= N; k++) {
+		int64_t node = 2 * k - 1;
+
+		f[node] = (struct memprof_frame){"deep", "comb.py", node};
+		f[node + 1] = (struct memprof_frame){"leaf", "comb.py", node + 1};
+		cr_assert_not_null(mp_stack_cache_add(&c, node, chain, &f[node]));
+		st = mp_stack_cache_add(&c, node + 1, node, &f[node + 1]);
+		cr_assert_not_null(st);
+		cr_assert_eq(st->n_frames,
+		             k + 1 < MP_STACK_MAX_FRAMES ? k + 1 : MP_STACK_MAX_FRAMES);
+		cr_assert_str_eq(st->frames[0].name, "leaf");
+		cr_assert_eq(st->frames[1].line, node);
+		chain = node;
+	}
+	/* each leaf copies at most MP_STACK_MAX_FRAMES frames */
+	cr_assert_leq(mp_stack_cache_size(&c), (size_t)N * (MP_STACK_MAX_FRAMES + 16) + 4 * N);
+	st = mp_stack_cache_get(&c, 2 * N - 1);
+	cr_assert_eq(st->n_frames, MP_STACK_MAX_FRAMES);
+	cr_assert_eq(st->frames[MP_STACK_MAX_FRAMES - 1].line, 2 * (N - MP_STACK_MAX_FRAMES) + 1);
+	mp_stack_cache_free(&c);
 }

@@ -1,0 +1,1 @@
+CREATE TABLE notes(x); INSERT INTO notes VALUES(1);

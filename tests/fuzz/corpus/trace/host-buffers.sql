@@ -1,0 +1,1 @@
+INSERT INTO host_buffers VALUES(1, 1, 0, 4096, 65536, 100, NULL, NULL, 2, 11); INSERT INTO host_buffer_nodes VALUES(1, 0, 65536, 16); INSERT INTO host_buffer_nodes VALUES(1, 1, -1, 9223372036854775807);

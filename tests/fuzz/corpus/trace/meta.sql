@@ -1,0 +1,1 @@
+UPDATE meta SET value = 'other' WHERE key = 'format';

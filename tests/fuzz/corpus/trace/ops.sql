@@ -1,0 +1,1 @@
+UPDATE events SET op = 99 WHERE seq = 3;

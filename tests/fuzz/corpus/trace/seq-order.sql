@@ -1,0 +1,1 @@
+UPDATE events SET seq = 100 + seq WHERE seq > 3;

@@ -1,0 +1,1 @@
+WITH RECURSIVE r(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM r LIMIT 3000) INSERT INTO stacks SELECT n, n - 1, 1 FROM r; UPDATE stacks SET parent = 0 WHERE id = 10; UPDATE events SET stack = 3009;

@@ -1,0 +1,1 @@
+UPDATE stacks SET parent = id;

@@ -1,0 +1,1 @@
+UPDATE stacks SET frame = 12345;

@@ -1,0 +1,1 @@
+DROP TABLE events; CREATE VIEW events AS WITH RECURSIVE r(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM r) SELECT seq, 1 AS ts_ns, 1 AS op, seq AS alloc_id, 16 AS size, 16 AS requested, seq AS address, 0 AS device, 0 AS stream, 1 AS process, NULL AS phase, NULL AS stack, NULL AS api, NULL AS device_free, NULL AS thread, NULL AS duration_ns FROM r;
