@@ -79,7 +79,8 @@ const struct mp_cmd mp_cmd_check = {
         .name = "check",
         .summary = "check a trace against memory budgets; exit 3 when one is exceeded",
         .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-frag=R] "
-                 "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--format=FORMAT] "
+                 "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--require-checked] "
+                 "[--format=FORMAT] "
                  "[-o FILE] [--md=FILE] [--junit=FILE] [--json=FILE] TRACE",
         .help = help,
         .run = run,

@@ -95,7 +95,8 @@ const struct mp_cmd mp_cmd_diff = {
         .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
         .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
                  "[--max-frag=R] [--max-frag-increase=R] [--max-pool-increase=N%|SIZE] "
-                 "[--device=N] [--format=FORMAT] [-o FILE] [--md=FILE] [--junit=FILE] "
+                 "[--device=N] [--require-checked] [--format=FORMAT] [-o FILE] [--md=FILE] "
+                 "[--junit=FILE] "
                  "[--json=FILE] BASE HEAD",
         .help = help,
         .run = run,

@@ -80,6 +80,9 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 			return mp_cmd_usage(
 			        c, "invalid --format '%s': give text, md, json or junit", arg);
 		return 0;
+	case MP_GATE_OPT_REQUIRE_CHECKED:
+		o->require_checked = 1;
+		return 0;
 	default: /* MP_GATE_OPT_OUTPUT */
 		o->output = arg;
 		return 0;
@@ -102,8 +105,8 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
 }
 
 /* One pass of the analyses over the trace at s. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
-                      const struct option *longopts, struct mp_gate_cmd_opts *o)
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
+                      struct mp_gate_cmd_opts *o)
 {
 	int ch, rc, idx;
 
@@ -258,6 +261,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	r->n_limits = o->n_limits;
 	r->device = o->device;
 	r->top = o->top;
+	r->require_checked = o->require_checked;
 	for (f = 0; f < MP_GATE_N_FORMATS; f++)
 		if (o->files[f] && write_file(c, o->files[f], f, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
@@ -269,7 +273,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 		                      mp_gate_format_name(o->format),
 		                      rc == MP_ENOMEM ? "out of memory" : "write error");
 	}
-	if (status == MP_EXIT_OK && mp_gate_n_exceeded(r) > 0)
+	if (status == MP_EXIT_OK && mp_gate_failed(r))
 		status = MP_EXIT_THRESHOLD;
 	free(res);
 	r->results = NULL;

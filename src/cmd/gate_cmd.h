@@ -21,6 +21,7 @@ enum {
 	MP_GATE_OPT_TOP,
 	MP_GATE_OPT_GRANULARITY,
 	MP_GATE_OPT_FORMAT,
+	MP_GATE_OPT_REQUIRE_CHECKED,
 	MP_GATE_OPT_OUTPUT = 'o',
 	MP_GATE_OPT_FILE = 300, /* + enum mp_gate_format: --text, --md, --json, --junit */
 	MP_GATE_OPT_LIMIT = 400,
@@ -32,6 +33,7 @@ enum {
 	        {"top", required_argument, NULL, MP_GATE_OPT_TOP},                                 \
 	        {"granularity", required_argument, NULL, MP_GATE_OPT_GRANULARITY},                 \
 	        {"format", required_argument, NULL, MP_GATE_OPT_FORMAT},                           \
+	        {"require-checked", no_argument, NULL, MP_GATE_OPT_REQUIRE_CHECKED},               \
 	        {"output", required_argument, NULL, MP_GATE_OPT_OUTPUT},                           \
 	        {"text", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_TEXT},         \
 	        {"md", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_MD},             \
@@ -47,6 +49,8 @@ enum {
 	"      --top=N             call sites listed per device (default 10)\n"                    \
 	"      --granularity=SIZE  address-space model granule for modelled reserved\n"            \
 	"                          bytes (default 2MiB)\n"                                         \
+	"      --require-checked   a threshold that could not be checked fails the gate\n"         \
+	"                          (exit 3); without it, it is reported NOT CHECKED\n"             \
 	"      --format=FORMAT     text (default), md, json or junit, on standard output\n"        \
 	"  -o, --output=FILE       write that format to FILE instead\n"                            \
 	"      --text=FILE         also write text to FILE\n"                                      \
@@ -60,6 +64,7 @@ struct mp_gate_cmd_opts {
 	int top;
 	uint64_t granularity;
 	int format;                           /* enum mp_gate_format */
+	int require_checked;                  /* --require-checked */
 	const char *output;                   /* -o, or NULL for standard output */
 	const char *files[MP_GATE_N_FORMATS]; /* --text, --md, --json, --junit */
 	struct mp_gate_limit limits[MP_GATE_N_KINDS];
@@ -78,8 +83,8 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
 /* The options of argv by longopts (exact names only), into o: 0, -1 after
  * printing the help (c->help), or an exit status.  Leaves optind at the
  * first operand. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
-                      const struct option *longopts, struct mp_gate_cmd_opts *o);
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
+                      struct mp_gate_cmd_opts *o);
 /* Load path's gate figures into t (which the caller frees either way).
  * Returns MP_EXIT_OK or MP_EXIT_ERROR after saying why. */
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,

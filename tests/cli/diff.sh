@@ -311,6 +311,63 @@ t, = j["thresholds"]
 assert t["outcome"] == "pass" and t["modelled"] is True and "(modelled)" in t["message"]
 '
 
+step "thresholds that cannot be checked: NOT CHECKED, counted apart, never passed"
+# no segments and no addresses: reserved bytes and fragmentation are unknown
+grep -v ',reserve,' base.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-base.csv
+grep -v ',reserve,' head.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-head.csv
+mp import -o unk-base.db unk-base.csv
+mp import -o unk-head.db unk-head.csv
+mp diff --max-reserved-increase=1% --max-frag=0.5 unk-base.db unk-head.db
+expect_status 0
+expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved-increase=1%: reserved bytes are unknown'
+expect_stdout_match '^  NOT CHECKED  fragmentation on device 0: not checked against --max-frag=0.5: '
+expect_stdout_line "result: PASS, nothing checked, 2 NOT CHECKED"
+expect_stdout_not_contains "within"
+expect_stdout_contains "2 checks were NOT CHECKED, which is not a pass: --require-checked makes an unchecked threshold fail the gate (exit 3)"
+mp diff --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 0
+expect_stdout_line "result: PASS, 1 check within its threshold, 2 NOT CHECKED"
+mp diff --format=md --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% \
+	unk-base.db unk-head.db
+expect_stdout_line "## memprof diff: PASS, 1 check within its threshold, 2 NOT CHECKED"
+expect_stdout_match '^\| \*\*NOT CHECKED\*\* \| --max-frag=0\.5 \| 0 \| '
+step "--require-checked: a threshold not checked fails the gate (exit 3)"
+mp diff --require-checked --max-reserved-increase=1% --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 3
+expect_stdout_line "result: FAIL, 1 check within its threshold, 1 NOT CHECKED (--require-checked)"
+mp diff --require-checked --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 0
+expect_stdout_line "result: PASS, 1 check within its threshold"
+mp diff --require-checked --max-pool-increase=1% base.db head.db
+expect_status 3
+expect_stdout_contains "--max-pool-increase=1% checked nothing: no pool is replayed in both traces"
+expect_stdout_line "result: FAIL, nothing checked, 1 NOT CHECKED (--require-checked)"
+mp diff --format=json --max-reserved-increase=1% --max-peak-increase=2% unk-base.db unk-head.db
+cp "$OUT" unk.json
+check_json unk.json '
+assert (j["exceeded"], j["passed"], j["not_checked"]) == (0, 1, 1), j
+assert j["status"] == "pass" and j["require_checked"] is False
+t = [x for x in j["thresholds"] if x["name"] == "max-reserved-increase"][0]
+assert t["outcome"] == "not_checked" and t["head"] is None
+'
+mp diff --require-checked --format=json --max-reserved-increase=1% --max-peak-increase=2% \
+	unk-base.db unk-head.db
+expect_status 3
+cp "$OUT" unk-req.json
+check_json unk-req.json 'assert j["status"] == "fail" and j["require_checked"] is True and j["not_checked"] == 1'
+mp diff --format=junit --max-reserved-increase=1% --max-pool-increase=1% unk-base.db unk-head.db
+expect_status 0
+cp "$OUT" unk.xml
+validate_junit unk.xml
+expect_stdout_contains 'tests="2" failures="0" errors="0" skipped="2"'
+expect_stdout_contains '<testcase classname="memprof.diff" name="max-pool-increase (applies to nothing)">'
+mp diff --require-checked --format=junit --max-reserved-increase=1% unk-base.db unk-head.db
+expect_status 3
+cp "$OUT" unk-req.xml
+validate_junit unk-req.xml
+expect_stdout_contains 'tests="1" failures="1" errors="0" skipped="0"'
+expect_stdout_contains '<failure type="not_checked" message="NOT CHECKED: reserved bytes are unknown'
+
 step "stored replay results: peak reserved of each pool present in both"
 {
 	echo "$hdr"
