@@ -21,16 +21,40 @@ void mp_gate_cmd_defaults(struct mp_gate_cmd_opts *o)
 	o->format = MP_GATE_FORMAT_TEXT;
 }
 
+/* A ratio given as a bare percent ("15" for 15%): the hint, else "". */
+static const char *ratio_hint(char *hint, size_t n, const char *arg)
+{
+	struct mp_gate_limit l;
+	char pct[48];
+
+	hint[0] = '\0';
+	if (strlen(arg) + 2 > sizeof(pct) || strchr(arg, '%'))
+		return hint;
+	snprintf(pct, sizeof(pct), "%s%%", arg);
+	if (mp_gate_limit_parse(MP_GATE_FRAG, pct, &l) == 0)
+		snprintf(hint, n, " (did you mean %s?)", pct);
+	return hint;
+}
+
 static int add_limit(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int kind, const char *arg)
 {
 	struct mp_gate_limit l;
+	char hint[80];
 	size_t i;
 
+	if (mp_gate_limit_bare_number(kind, arg))
+		return mp_cmd_usage(c,
+		                    "invalid --%s '%s': a number without a unit is ambiguous (did "
+		                    "you mean %s%% or %s%s?)",
+		                    mp_gate_kind_option(kind), arg, arg, arg,
+		                    strchr(arg, '.') ? "MiB" : "B");
 	if (mp_gate_limit_parse(kind, arg, &l) < 0) {
 		if (kind == MP_GATE_FRAG || kind == MP_GATE_FRAG_INCREASE)
-			return mp_cmd_usage(
-			        c, "invalid --%s '%s': give a ratio from 0 to 1, such as 0.15",
-			        mp_gate_kind_option(kind), arg);
+			return mp_cmd_usage(c,
+			                    "invalid --%s '%s': give a ratio from 0 to 1 or a "
+			                    "percentage, such as 0.15 or 15%%%s",
+			                    mp_gate_kind_option(kind), arg,
+			                    ratio_hint(hint, sizeof(hint), arg));
 		if (kind <= MP_GATE_POOL_INCREASE)
 			return mp_cmd_usage(c,
 			                    "invalid --%s '%s': give a percentage such as 2%% or a "

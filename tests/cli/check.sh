@@ -274,6 +274,15 @@ for args in "--bogus t.db" "--max-peak=big t.db" "--max-peak=2% t.db" "--max-fra
 	expect_stderr_contains "try 'memprof check --help'"
 	expect_stdout_empty
 done
+step "--max-frag as a percentage"
+mp check --max-frag=16.6666667% t.db
+expect_status 0
+expect_stdout_contains "within --max-frag=16.6666667%"
+mp check --max-frag=16.6666666% t.db
+expect_status 3
+mp check --max-frag=17 t.db
+expect_status 2
+expect_stderr_contains "(did you mean 17%?)"
 mp check --help
 expect_status 0
 expect_stdout_contains "usage: memprof check [options] TRACE"
