@@ -3,7 +3,9 @@
  * tools).  Receives results, never handles.  Each result is compared with
  * the baseline pool's result for the same device when one is present:
  * saved_bytes = baseline peak reserved - peak reserved, time_saved_ns =
- * baseline total_ns - total_ns (negative when worse).  Times are labelled
+ * baseline total_ns - total_ns (negative when worse), unless either run
+ * failed (had OOMs): a failed run saves nothing, it is "failed: N OOMs,
+ * first at event E".  Times are labelled
  * "measured" (cuda backend) or "modelled" everywhere they appear.
  * Under 'replay --mpi' every result also names its rank, and the job's
  * figures per pool come after the ranks' (mp_replay_job_rows).
@@ -92,6 +94,19 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 /* The baseline's result for r's device (and rank), or NULL. */
 const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_report *rep,
                                                      const struct mp_replay_result *r);
+/* r failed: it had OOMs, requests it could not serve, so its figures are
+ * not a result.  A failed run has no saved bytes, no time saved and no
+ * ratio to the lower bound, and sorts after every run that did not fail. */
+int mp_replay_failed(const struct mp_replay_result *r);
+/* The baseline's result r is compared with (saved bytes, time saved): the
+ * baseline of r, or NULL when there is none or when r or it failed. */
+const struct mp_replay_result *mp_replay_compared_to(const struct mp_replay_report *rep,
+                                                     const struct mp_replay_result *r);
+
+/* The order in which the results [first, end) of one device are shown:
+ * their indexes into rep->results, written to idx (end - first of them);
+ * runs that failed come last. */
+void mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx);
 
 int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep);
 /* JSON object {"version":1, "trace", "backend", "baseline", "capacity_bytes", "notes":[...],

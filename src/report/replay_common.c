@@ -26,6 +26,39 @@ const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_repo
 	return NULL;
 }
 
+int mp_replay_failed(const struct mp_replay_result *r)
+{
+	return r->n_ooms > 0;
+}
+
+const struct mp_replay_result *mp_replay_compared_to(const struct mp_replay_report *rep,
+                                                     const struct mp_replay_result *r)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+
+	return b && !mp_replay_failed(b) && !mp_replay_failed(r) ? b : NULL;
+}
+
+/* a is shown before b */
+static int before(const struct mp_replay_result *a, const struct mp_replay_result *b)
+{
+	return !mp_replay_failed(a) && mp_replay_failed(b);
+}
+
+void mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx)
+{
+	size_t n = end - first;
+
+	/* insertion sort: stable, and a device has a handful of pools */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		for (; j > 0 && before(&rep->results[first + i], &rep->results[idx[j - 1]]); j--)
+			idx[j] = idx[j - 1];
+		idx[j] = first + i;
+	}
+}
+
 struct metric_list {
 	struct mp_replay_metric *out;
 	size_t n, max;
@@ -67,14 +100,15 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
                          struct mp_replay_metric *out, size_t max)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	struct metric_list l = {out, 0, max};
 	char name[64];
 
 	put(&l, "peak_reserved_bytes", (double)r->peak_reserved_bytes, "bytes", 0);
 	put(&l, "peak_reserved_seq", (double)r->peak_reserved_seq, "count", 0);
 	put(&l, "lower_bound_bytes", (double)r->lower_bound_bytes, "bytes", 0);
-	if (r->lower_bound_bytes > 0)
+	put(&l, "failed", (double)mp_replay_failed(r), "state", 0);
+	if (r->lower_bound_bytes > 0 && !mp_replay_failed(r))
 		put(&l, "ratio_to_lower_bound",
 		    (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes, "ratio", 0);
 	if (b)
@@ -140,7 +174,7 @@ static uint64_t slowest_rank_ns(const struct mp_replay_report *rep, const char *
 static void add_to_row(const struct mp_replay_report *rep, size_t i, struct mp_replay_job_row *j)
 {
 	const struct mp_replay_result *r = &rep->results[i];
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	int k = rep->ranks[i];
 
 	if (j->peak_rank < 0 || r->peak_reserved_bytes > j->peak_reserved_bytes) {
@@ -184,8 +218,12 @@ size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_j
 	for (size_t k = 0; k < n && rep->baseline; k++) {
 		int rank, measured, n_ranks;
 		uint64_t b = slowest_rank_ns(rep, rep->baseline, &rank, &measured, &n_ranks);
+		int base_failed = 0;
 
-		out[k].has_time_saved = rank >= 0;
+		for (size_t m = 0; m < n; m++)
+			base_failed |= strcmp(out[m].pool, rep->baseline) == 0 && out[m].n_ooms > 0;
+		/* a failed run (OOMs on a rank) saves nothing */
+		out[k].has_time_saved = rank >= 0 && out[k].n_ooms == 0 && !base_failed;
 		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].total_ns;
 	}
 	return n;

@@ -72,7 +72,8 @@ static void add_memory(cJSON *o, const struct mp_replay_result *r, const struct 
 	add_u64(o, "peak_reserved_bytes", r->peak_reserved_bytes);
 	mp_json_add_int(o, "peak_reserved_seq", r->peak_reserved_seq);
 	add_u64(o, "lower_bound_bytes", r->lower_bound_bytes);
-	if (r->lower_bound_bytes > 0)
+	cJSON_AddBoolToObject(o, "failed", mp_replay_failed(r));
+	if (r->lower_bound_bytes > 0 && !mp_replay_failed(r))
 		cJSON_AddNumberToObject(o, "ratio_to_lower_bound",
 		                        (double)r->peak_reserved_bytes /
 		                                (double)r->lower_bound_bytes);
@@ -102,7 +103,7 @@ static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp
 
 static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_replay_result *r)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "pool", r->pool);

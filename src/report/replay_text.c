@@ -57,10 +57,17 @@ static void print_header(FILE *out, const struct mp_replay_report *rep)
 static void print_row(FILE *out, const struct mp_replay_report *rep,
                       const struct mp_replay_result *r, int saved_w, int show_verify)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	char peak[32], ratio[16] = "-", saved[32] = "-", p50[32], p99[32], total[32],
 	               tsaved[32] = "-";
 
+	if (mp_replay_failed(r)) {
+		/* its figures are not a result: nothing saved, no ratio */
+		fprintf(out, "  %-12s failed: %llu OOM%s, first at event %lld\n", r->pool,
+		        (unsigned long long)r->n_ooms, r->n_ooms == 1 ? "" : "s",
+		        (long long)r->first_oom.seq);
+		return;
+	}
 	if (r->lower_bound_bytes > 0)
 		snprintf(ratio, sizeof(ratio), "%.3f",
 		         (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes);
@@ -96,9 +103,9 @@ static void print_oom_sentence(FILE *out, const struct mp_replay_result *r)
 }
 
 static void print_device(FILE *out, const struct mp_replay_report *rep, size_t first, size_t end,
-                         int show_verify)
+                         int show_verify, size_t *idx)
 {
-	const struct mp_replay_result *r0 = &rep->results[first];
+	const struct mp_replay_result *r0 = &rep->results[first], *base;
 	char lb[32], col[80], rank[32] = "";
 	int w;
 
@@ -112,10 +119,14 @@ static void print_device(FILE *out, const struct mp_replay_report *rep, size_t f
 	fprintf(out, "  %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "pool",
 	        "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50", "alloc p99",
 	        "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
-	for (size_t i = first; i < end; i++)
-		print_row(out, rep, &rep->results[i], w, show_verify);
-	for (size_t i = first; i < end; i++) {
-		const struct mp_replay_result *r = &rep->results[i];
+	mp_replay_order(rep, first, end, idx);
+	for (size_t i = 0; i < end - first; i++)
+		print_row(out, rep, &rep->results[idx[i]], w, show_verify);
+	base = rep->baseline ? mp_replay_baseline_of(rep, r0) : NULL;
+	if (base && mp_replay_failed(base))
+		fprintf(out, "  the baseline %s failed: no pool is compared with it\n", base->pool);
+	for (size_t i = 0; i < end - first; i++) {
+		const struct mp_replay_result *r = &rep->results[idx[i]];
 
 		if (r->n_ooms) {
 			fprintf(out, "  %s: %llu OOM%s; ", r->pool, (unsigned long long)r->n_ooms,
@@ -145,7 +156,7 @@ static void print_calls(FILE *out, const struct mp_replay_result *r)
 static void print_times(FILE *out, const struct mp_replay_report *rep,
                         const struct mp_replay_result *r)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	const char *tm = label(r->time_measured);
 	char t1[32], t2[32], t3[32];
 
@@ -263,6 +274,12 @@ static void print_details(FILE *out, const struct mp_replay_report *rep,
 		snprintf(rank, sizeof(rank), "rank %d, ", rep->ranks[r - rep->results]);
 	fprintf(out, "\n%s on device %d (%s%s backend)\n", r->pool, r->device, rank,
 	        r->backend ? r->backend : "-");
+	if (mp_replay_failed(r))
+		fprintf(out,
+		        "  result          failed: %llu OOM%s, first at event %lld: the figures "
+		        "below are up to where it failed, no bytes or time saved\n",
+		        (unsigned long long)r->n_ooms, r->n_ooms == 1 ? "" : "s",
+		        (long long)r->first_oom.seq);
 	print_memory(out, r);
 	print_calls(out, r);
 	print_times(out, rep, r);
@@ -283,9 +300,12 @@ static void print_details(FILE *out, const struct mp_replay_report *rep,
 
 int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
 {
+	size_t *idx = calloc(rep->n_results + 1, sizeof(*idx));
 	int show_verify = 0;
 	size_t i, first;
 
+	if (!idx)
+		return MP_ENOMEM;
 	for (i = 0; i < rep->n_results; i++)
 		show_verify |= rep->results[i].verify != MP_VERIFY_OFF;
 	print_header(out, rep);
@@ -294,8 +314,9 @@ int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
 		                rep->results[i].device == rep->results[first].device &&
 		                (!rep->ranks || rep->ranks[i] == rep->ranks[first]);)
 			i++;
-		print_device(out, rep, first, i, show_verify);
+		print_device(out, rep, first, i, show_verify, idx);
 	}
+	free(idx);
 	if (rep->ranks && print_job(out, rep) < 0)
 		return MP_ENOMEM;
 	for (i = 0; i < rep->n_notes; i++)

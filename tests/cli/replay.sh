@@ -76,6 +76,37 @@ mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 
 expect_status 0
 expect_stdout_contains "event 4"
 
+step "a pool that had OOMs failed: no saved figure, no ratio, listed last"
+# under 4 MiB bucketed cannot serve alloc 3 (event 4); caching (4 MiB) fits
+mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB t.db
+expect_status 0
+expect_stdout_match '^  bucketed +failed: 1 OOM, first at event 4$'
+if grep -qE '^  bucketed +[0-9]' "$OUT"; then fail "the failed pool has figures in the table"; else pass; fi
+rows=$(awk '/^  pool /{p=1} p&&/^$/{exit} p{print $1}' "$OUT" | tr '\n' ' ')
+expect_eq "$rows" "pool direct caching bucketed bucketed: " "the failed pool last"
+expect_stdout_contains "result          failed: 1 OOM, first at event 4: the figures below are up to where it failed"
+mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB --json t.db
+cp "$OUT" failed.json
+check_json failed.json '
+r = {x["pool"]: x for x in j["results"]}
+b, d = r["bucketed"], r["direct"]
+assert b["failed"] is True and b["ooms"] == 1 and b["first_oom"]["seq"] == 4, b
+assert b["saved_bytes"] is None and b["ratio_to_lower_bound"] is None and b["time_saved_ns"] is None, b
+assert d["failed"] is False and d["saved_bytes"] == 4194304 - 10240, d
+'
+step "a baseline that failed: no pool is compared with it"
+mp replay --pool=direct --backend=sim --no-save --capacity=10240 t.db
+expect_status 0
+expect_stdout_match '^  caching +failed: 4 OOMs, first at event 1$'
+expect_stdout_contains "the baseline caching failed: no pool is compared with it"
+mp replay --pool=direct --backend=sim --no-save --capacity=10240 --json t.db
+cp "$OUT" basefail.json
+check_json basefail.json '
+d = [x for x in j["results"] if x["pool"] == "direct"][0]
+assert d["failed"] is False and d["saved_bytes"] is None and d["time_saved_ns"] is None, d
+assert d["ratio_to_lower_bound"] == 1.0, d
+'
+
 step "--verify passes for every pool on sim and on host memory"
 for be in sim host; do
 	mp replay --backend=$be --verify --no-save --json t.db

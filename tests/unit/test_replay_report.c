@@ -213,9 +213,11 @@ Test(replay_report, json_result_values)
 	cr_assert_eq(num(r, "peak_reserved_bytes"), 5.0 * GiB);
 	cr_assert_eq(num(r, "peak_reserved_seq"), 77);
 	cr_assert_eq(num(r, "lower_bound_bytes"), 2.0 * GiB);
-	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
-	cr_assert_eq(num(r, "saved_bytes"), -2.0 * GiB); /* caching on device 0: 3 - 5 GiB */
-	cr_assert_eq(num(r, "time_saved_ns"), -500);     /* 1000 - 1500 */
+	/* 3 OOMs: the run failed, so it saves nothing and has no ratio */
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "failed")));
+	cr_assert(is_null(r, "ratio_to_lower_bound"));
+	cr_assert(is_null(r, "saved_bytes"));
+	cr_assert(is_null(r, "time_saved_ns"));
 	cr_assert_str_eq(str(r, "time_is"), "modelled");
 	cr_assert_eq(num(r, "backend_calls"), 199);
 	cr_assert_eq(num(r, "alloc_ns_p50"), 1500);
@@ -251,7 +253,41 @@ Test(replay_report, json_result_values)
 	cr_assert(is_null(r, "first_oom") && is_null(r, "verify_message"));
 	cr_assert_str_eq(str(r, "verify"), "off");
 	cr_assert_eq(num(r, "saved_bytes"), 0); /* the baseline against itself */
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "failed")));
 	cJSON_Delete(root);
+	free(text);
+
+	res[1].n_ooms = 0; /* the same run without OOMs is compared */
+	root = parse_json(&rep, &text);
+	r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 1);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "failed")));
+	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
+	cr_assert_eq(num(r, "saved_bytes"), -2.0 * GiB); /* caching on device 0: 3 - 5 GiB */
+	cr_assert_eq(num(r, "time_saved_ns"), -500);     /* 1000 - 1500 */
+	cJSON_Delete(root);
+	free(text);
+}
+
+Test(replay_report, a_failed_baseline_is_compared_with_nothing)
+{
+	struct mp_replay_report rep;
+	const cJSON *r;
+	cJSON *root;
+	char *text;
+
+	make_results(0);
+	res[1].n_ooms = 0;
+	res[0].n_ooms = 1; /* caching, the baseline on device 0, failed */
+	rep = make_report("caching");
+	root = parse_json(&rep, &text);
+	r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 1);
+	cr_assert(is_null(r, "saved_bytes") && is_null(r, "time_saved_ns"));
+	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
+	cJSON_Delete(root);
+	free(text);
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text, "the baseline caching failed: no pool is compared with it"), "%s",
+	          text);
 	free(text);
 }
 
@@ -310,6 +346,9 @@ static void expect_metrics_match_json(const struct mp_replay_report *rep, size_t
 			cr_assert_eq(num(stats, m[k].name + 5), m[k].value, "%s", m[k].name);
 		else if (strcmp(m[k].name, "verify") == 0)
 			cr_assert_eq(m[k].value, rep->results[i].verify);
+		else if (strcmp(m[k].name, "failed") == 0) /* a state; true or false in JSON */
+			cr_assert_eq(m[k].value,
+			             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "failed")));
 		else
 			cr_assert_eq(num(r, m[k].name), m[k].value, "%s", m[k].name);
 	}
@@ -321,7 +360,7 @@ static void expect_metrics_match_json(const struct mp_replay_report *rep, size_t
 		n_numeric++;
 		cr_assert_not_null(metric(m, n, item->string), "'%s' is not stored", item->string);
 	}
-	cr_assert_eq(n, n_numeric + 1 /* verify */ + rep->results[i].n_stats);
+	cr_assert_eq(n, n_numeric + 2 /* verify, failed */ + rep->results[i].n_stats);
 }
 
 Test(replay_report, metrics_are_the_numeric_json_keys)
@@ -354,6 +393,14 @@ Test(replay_report, metrics_units_measured_and_absent)
 	rep = make_report("caching");
 	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
 	cr_assert_str_eq(metric(m, n, "peak_reserved_bytes")->unit, "bytes");
+	/* 3 OOMs: failed, so neither saved bytes nor a ratio is stored */
+	cr_assert_eq(metric(m, n, "failed")->value, 1);
+	cr_assert_null(metric(m, n, "saved_bytes"));
+	cr_assert_null(metric(m, n, "ratio_to_lower_bound"));
+	cr_assert_null(metric(m, n, "time_saved_ns"));
+	res[1].n_ooms = 0;
+	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
+	cr_assert_eq(metric(m, n, "failed")->value, 0);
 	cr_assert_eq(metric(m, n, "saved_bytes")->value, -2.0 * GiB);
 	cr_assert_str_eq(metric(m, n, "ratio_to_lower_bound")->unit, "ratio");
 	cr_assert_str_eq(metric(m, n, "ooms")->unit, "count");
@@ -365,6 +412,7 @@ Test(replay_report, metrics_units_measured_and_absent)
 	cr_assert_eq(metric(m, n, "peak_reserved_bytes")->measured, 0);
 
 	make_results(1);
+	res[1].n_ooms = 0;
 	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
 	cr_assert_eq(metric(m, n, "total_ns")->measured, 1);
 	cr_assert_eq(metric(m, n, "alloc_ns_p99")->measured, 1);
@@ -403,7 +451,11 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	cr_assert(strstr(text, notes[0]), "%s", text);
 	cr_assert(strstr(text, "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (modelled)"), "%s",
 	          text);
-	cr_assert(strstr(text, "time saved      -500 ns against caching (modelled)"), "%s", text);
+	/* direct had 3 OOMs: it failed, has no figures in the table and saves nothing */
+	cr_assert(strstr(text, "\n  direct       failed: 3 OOMs, first at event 1234\n"), "%s",
+	          text);
+	cr_assert_null(strstr(text, "against caching (modelled)\n  OOMs            3"), "%s", text);
+	cr_assert(strstr(text, "time saved      500 ns against caching (modelled)"), "%s", text);
 	cr_assert(strstr(text, "segments"), "%s", text);
 	/* every pool's allocator time says which */
 	for (p = text; (p = strstr(p, "allocator time")); p++) {
