@@ -103,10 +103,28 @@ int mp_replay_failed(const struct mp_replay_result *r);
 const struct mp_replay_result *mp_replay_compared_to(const struct mp_replay_report *rep,
                                                      const struct mp_replay_result *r);
 
-/* The order in which the results [first, end) of one device are shown:
- * their indexes into rep->results, written to idx (end - first of them);
- * runs that failed come last. */
-void mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx);
+/*
+ * Why r did nothing on this trace, into buf (returned), or NULL when it
+ * did something: the pool's own figures say every request went to its
+ * caching fallback (stat fallback_requests equal to the allocs; mxfp8 with
+ * pairs_found 0, sharded with iterations 0), or a pool with a fallback
+ * has the caching result's figures exactly (peak and end reserved, every
+ * backend call).  A failed run is never "did nothing".
+ */
+const char *mp_replay_no_effect(const struct mp_replay_report *rep,
+                                const struct mp_replay_result *r, char *buf, size_t n);
+/*
+ * The order in which the results [first, end) of one device (and rank)
+ * are shown: their indexes into rep->results, written to idx (end - first
+ * of them).  The pools that did something, least peak reserved first, then
+ * least backend time, then run order; then the pools that did nothing;
+ * then the runs that failed.  Returns how many did something: idx[0] is
+ * the best when it is not 0.
+ */
+size_t mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx);
+/* r's place in that order, 1 for the best, among the pools of its device
+ * (and rank) that did something; 0 when it failed or did nothing. */
+size_t mp_replay_place(const struct mp_replay_report *rep, const struct mp_replay_result *r);
 
 int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep);
 /* JSON object {"version":1, "trace", "backend", "baseline", "capacity_bytes", "notes":[...],

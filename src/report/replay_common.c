@@ -39,24 +39,120 @@ const struct mp_replay_result *mp_replay_compared_to(const struct mp_replay_repo
 	return b && !mp_replay_failed(b) && !mp_replay_failed(r) ? b : NULL;
 }
 
-/* a is shown before b */
-static int before(const struct mp_replay_result *a, const struct mp_replay_result *b)
+static int stat_of(const struct mp_replay_result *r, const char *name, double *v)
 {
-	return !mp_replay_failed(a) && mp_replay_failed(b);
+	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++)
+		if (strncmp(r->stats[i].name, name, sizeof(r->stats[i].name)) == 0) {
+			*v = r->stats[i].value;
+			return 1;
+		}
+	return 0;
 }
 
-void mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx)
+/* The caching result of r's device (and rank), or NULL. */
+static const struct mp_replay_result *caching_of(const struct mp_replay_report *rep,
+                                                 const struct mp_replay_result *r)
 {
-	size_t n = end - first;
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct mp_replay_result *c = &rep->results[i];
+
+		if (c != r && c->device == r->device && strcmp(c->pool, "caching") == 0 &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[r - rep->results]))
+			return c;
+	}
+	return NULL;
+}
+
+static int same_figures(const struct mp_replay_result *a, const struct mp_replay_result *b)
+{
+	return a->peak_reserved_bytes == b->peak_reserved_bytes &&
+	       a->end_reserved_bytes == b->end_reserved_bytes &&
+	       a->backend_calls == b->backend_calls &&
+	       memcmp(a->n_calls, b->n_calls, sizeof(a->n_calls)) == 0;
+}
+
+const char *mp_replay_no_effect(const struct mp_replay_report *rep,
+                                const struct mp_replay_result *r, char *buf, size_t n)
+{
+	const struct mp_replay_result *c;
+	double v, fallback;
+	int has_fallback = stat_of(r, "fallback_requests", &fallback);
+	const char *all = "every request went to its caching fallback";
+
+	if (mp_replay_failed(r) || r->n_allocs == 0)
+		return NULL;
+	if (stat_of(r, "pairs_found", &v) && v == 0)
+		snprintf(buf, n, "no parameter/gradient pairs in this trace: %s", all);
+	else if (stat_of(r, "iterations", &v) && v == 0)
+		snprintf(buf, n, "no iterations found in this trace: %s", all);
+	else if (has_fallback && fallback >= (double)r->n_allocs)
+		snprintf(buf, n, "%s", all);
+	else if (has_fallback && (c = caching_of(rep, r)) && !mp_replay_failed(c) &&
+	         same_figures(r, c))
+		snprintf(buf, n, "the same peak, end and backend calls as caching, its fallback");
+	else
+		return NULL;
+	return buf;
+}
+
+/* 0 did something, 1 did nothing, 2 failed */
+static int shown_class(const struct mp_replay_report *rep, const struct mp_replay_result *r)
+{
+	char why[160];
+
+	if (mp_replay_failed(r))
+		return 2;
+	return mp_replay_no_effect(rep, r, why, sizeof(why)) ? 1 : 0;
+}
+
+/* a is shown before b */
+static int before(const struct mp_replay_report *rep, const struct mp_replay_result *a,
+                  const struct mp_replay_result *b)
+{
+	int ca = shown_class(rep, a), cb = shown_class(rep, b);
+
+	if (ca != cb)
+		return ca < cb;
+	if (ca != 0)
+		return 0; /* run order */
+	if (a->peak_reserved_bytes != b->peak_reserved_bytes)
+		return a->peak_reserved_bytes < b->peak_reserved_bytes;
+	return a->backend_ns < b->backend_ns;
+}
+
+size_t mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx)
+{
+	size_t n = end - first, n_did = 0;
 
 	/* insertion sort: stable, and a device has a handful of pools */
 	for (size_t i = 0; i < n; i++) {
+		const struct mp_replay_result *r = &rep->results[first + i];
 		size_t j = i;
 
-		for (; j > 0 && before(&rep->results[first + i], &rep->results[idx[j - 1]]); j--)
+		for (; j > 0 && before(rep, r, &rep->results[idx[j - 1]]); j--)
 			idx[j] = idx[j - 1];
 		idx[j] = first + i;
+		n_did += shown_class(rep, r) == 0;
 	}
+	return n_did;
+}
+
+size_t mp_replay_place(const struct mp_replay_report *rep, const struct mp_replay_result *r)
+{
+	size_t place = 1;
+
+	if (shown_class(rep, r) != 0)
+		return 0;
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct mp_replay_result *o = &rep->results[i];
+
+		if (o != r && o->device == r->device &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[r - rep->results]) &&
+		    shown_class(rep, o) == 0 &&
+		    (before(rep, o, r) || (!before(rep, r, o) && o < r)))
+			place++;
+	}
+	return place;
 }
 
 struct metric_list {
@@ -108,6 +204,8 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 	put(&l, "peak_reserved_seq", (double)r->peak_reserved_seq, "count", 0);
 	put(&l, "lower_bound_bytes", (double)r->lower_bound_bytes, "bytes", 0);
 	put(&l, "failed", (double)mp_replay_failed(r), "state", 0);
+	if (mp_replay_place(rep, r))
+		put(&l, "place", (double)mp_replay_place(rep, r), "count", 0);
 	if (r->lower_bound_bytes > 0 && !mp_replay_failed(r))
 		put(&l, "ratio_to_lower_bound",
 		    (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes, "ratio", 0);

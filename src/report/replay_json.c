@@ -101,6 +101,24 @@ static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp
 	add_diff(o, "time_saved_ns", b, b ? b->total_ns : 0, r->total_ns);
 }
 
+/* Its place among the pools of its device, best first, or why it did nothing. */
+static void add_place(cJSON *o, const struct mp_replay_report *rep,
+                      const struct mp_replay_result *r)
+{
+	size_t place = mp_replay_place(rep, r);
+	char why[200];
+
+	if (place)
+		mp_json_add_int(o, "place", (int64_t)place);
+	else
+		cJSON_AddNullToObject(o, "place");
+	cJSON_AddBoolToObject(o, "best", place == 1);
+	if (mp_replay_no_effect(rep, r, why, sizeof(why)))
+		cJSON_AddStringToObject(o, "no_effect", why);
+	else
+		cJSON_AddNullToObject(o, "no_effect");
+}
+
 static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_replay_result *r)
 {
 	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
@@ -113,6 +131,7 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 		mp_json_add_int(o, "rank", rep->ranks[r - rep->results]);
 	cJSON_AddStringToObject(o, "level", r->level == MP_LEVEL_SEGMENT ? "segment" : "block");
 	add_memory(o, r, b);
+	add_place(o, rep, r);
 	add_u64(o, "backend_calls", r->backend_calls);
 	cJSON_AddItemToObject(o, "calls", calls_json(r));
 	add_u64(o, "n_allocs", r->n_allocs);

@@ -55,7 +55,8 @@ static void print_header(FILE *out, const struct mp_replay_report *rep)
 }
 
 static void print_row(FILE *out, const struct mp_replay_report *rep,
-                      const struct mp_replay_result *r, int saved_w, int show_verify)
+                      const struct mp_replay_result *r, const char *place, int saved_w,
+                      int show_verify)
 {
 	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	char peak[32], ratio[16] = "-", saved[32] = "-", p50[32], p99[32], total[32],
@@ -63,8 +64,8 @@ static void print_row(FILE *out, const struct mp_replay_report *rep,
 
 	if (mp_replay_failed(r)) {
 		/* its figures are not a result: nothing saved, no ratio */
-		fprintf(out, "  %-12s failed: %llu OOM%s, first at event %lld\n", r->pool,
-		        (unsigned long long)r->n_ooms, r->n_ooms == 1 ? "" : "s",
+		fprintf(out, "  %-4s %-12s failed: %llu OOM%s, first at event %lld\n", place,
+		        r->pool, (unsigned long long)r->n_ooms, r->n_ooms == 1 ? "" : "s",
 		        (long long)r->first_oom.seq);
 		return;
 	}
@@ -76,8 +77,8 @@ static void print_row(FILE *out, const struct mp_replay_report *rep,
 		                (int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes);
 		dur(tsaved, sizeof(tsaved), (int64_t)b->total_ns - (int64_t)r->total_ns);
 	}
-	fprintf(out, "  %-12s %13s %6s %*s %9.3f %9llu %10s %10s %10s %10s %5llu", r->pool,
-	        bytes(peak, sizeof(peak), r->peak_reserved_bytes), ratio, saved_w, saved,
+	fprintf(out, "  %-4s %-12s %13s %6s %*s %9.3f %9llu %10s %10s %10s %10s %5llu", place,
+	        r->pool, bytes(peak, sizeof(peak), r->peak_reserved_bytes), ratio, saved_w, saved,
 	        r->frag_at_peak, (unsigned long long)r->backend_calls,
 	        dur(p50, sizeof(p50), (int64_t)r->alloc_ns_p50),
 	        dur(p99, sizeof(p99), (int64_t)r->alloc_ns_p99),
@@ -102,26 +103,68 @@ static void print_oom_sentence(FILE *out, const struct mp_replay_result *r)
 	        bytes(res, sizeof(res), r->first_oom.reserved_bytes));
 }
 
+/* The pools that did nothing on this trace: one line each, why. */
+static void print_no_effect(FILE *out, const struct mp_replay_report *rep, const size_t *idx,
+                            size_t n)
+{
+	char why[200];
+	int shown = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_replay_result *r = &rep->results[idx[i]];
+
+		if (!mp_replay_no_effect(rep, r, why, sizeof(why)))
+			continue;
+		if (!shown++)
+			fprintf(out, "  did nothing on this trace (no details below):\n");
+		fprintf(out, "    %-12s %s\n", r->pool, why);
+	}
+}
+
+/* The table of one device: every pool that did something, ranked, the
+ * best marked; those that did nothing in one line each; failed ones last. */
+static void print_table(FILE *out, const struct mp_replay_report *rep, const size_t *idx, size_t n,
+                        size_t n_did, int show_verify)
+{
+	char col[80], place[32], why[200];
+	int w;
+
+	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
+	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
+	fprintf(out, "  %-4s %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "rank",
+	        "pool", "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50",
+	        "alloc p99", "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_replay_result *r = &rep->results[idx[i]];
+
+		if (i < n_did)
+			snprintf(place, sizeof(place), "%zu%s", i + 1, i == 0 ? "*" : "");
+		else if (mp_replay_no_effect(rep, r, why, sizeof(why)))
+			continue;
+		else
+			snprintf(place, sizeof(place), "-");
+		print_row(out, rep, r, place, w, show_verify);
+	}
+	if (n_did > 0)
+		fprintf(out, "  * the best here: the least peak reserved (then the least backend "
+		             "time)\n");
+	print_no_effect(out, rep, idx, n);
+}
+
 static void print_device(FILE *out, const struct mp_replay_report *rep, size_t first, size_t end,
                          int show_verify, size_t *idx)
 {
 	const struct mp_replay_result *r0 = &rep->results[first], *base;
-	char lb[32], col[80], rank[32] = "";
-	int w;
+	char lb[32], rank[32] = "";
+	size_t n_did;
 
 	if (rep->ranks)
 		snprintf(rank, sizeof(rank), "rank %d, ", rep->ranks[first]);
 	fprintf(out, "\ndevice %d (%s%s level): lower bound %s (peak requested bytes)\n",
 	        r0->device, rank, r0->level == MP_LEVEL_SEGMENT ? "segment" : "block",
 	        bytes(lb, sizeof(lb), r0->lower_bound_bytes));
-	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
-	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
-	fprintf(out, "  %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "pool",
-	        "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50", "alloc p99",
-	        "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
-	mp_replay_order(rep, first, end, idx);
-	for (size_t i = 0; i < end - first; i++)
-		print_row(out, rep, &rep->results[idx[i]], w, show_verify);
+	n_did = mp_replay_order(rep, first, end, idx);
+	print_table(out, rep, idx, end - first, n_did, show_verify);
 	base = rep->baseline ? mp_replay_baseline_of(rep, r0) : NULL;
 	if (base && mp_replay_failed(base))
 		fprintf(out, "  the baseline %s failed: no pool is compared with it\n", base->pool);
@@ -303,6 +346,7 @@ int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
 	size_t *idx = calloc(rep->n_results + 1, sizeof(*idx));
 	int show_verify = 0;
 	size_t i, first;
+	char why[200];
 
 	if (!idx)
 		return MP_ENOMEM;
@@ -314,14 +358,18 @@ int mp_replay_print_text(FILE *out, const struct mp_replay_report *rep)
 		                rep->results[i].device == rep->results[first].device &&
 		                (!rep->ranks || rep->ranks[i] == rep->ranks[first]);)
 			i++;
-		print_device(out, rep, first, i, show_verify, idx);
+		print_device(out, rep, first, i, show_verify, idx + first);
 	}
-	free(idx);
-	if (rep->ranks && print_job(out, rep) < 0)
+	if (rep->ranks && print_job(out, rep) < 0) {
+		free(idx);
 		return MP_ENOMEM;
+	}
 	for (i = 0; i < rep->n_notes; i++)
 		fprintf(out, "%s  - %s\n", i ? "" : "\nnotes\n", rep->notes[i]);
+	/* details in the tables' order; a pool that did nothing has its line */
 	for (i = 0; i < rep->n_results; i++)
-		print_details(out, rep, &rep->results[i]);
+		if (!mp_replay_no_effect(rep, &rep->results[idx[i]], why, sizeof(why)))
+			print_details(out, rep, &rep->results[idx[i]]);
+	free(idx);
 	return ferror(out) ? MP_EIO : 0;
 }

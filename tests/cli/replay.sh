@@ -80,10 +80,10 @@ step "a pool that had OOMs failed: no saved figure, no ratio, listed last"
 # under 4 MiB bucketed cannot serve alloc 3 (event 4); caching (4 MiB) fits
 mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB t.db
 expect_status 0
-expect_stdout_match '^  bucketed +failed: 1 OOM, first at event 4$'
-if grep -qE '^  bucketed +[0-9]' "$OUT"; then fail "the failed pool has figures in the table"; else pass; fi
-rows=$(awk '/^  pool /{p=1} p&&/^$/{exit} p{print $1}' "$OUT" | tr '\n' ' ')
-expect_eq "$rows" "pool direct caching bucketed bucketed: " "the failed pool last"
+expect_stdout_match '^  -    bucketed +failed: 1 OOM, first at event 4$'
+if grep -qE '^  [-0-9*]+ +bucketed +[0-9]' "$OUT"; then fail "the failed pool has figures in the table"; else pass; fi
+rows=$(awk '/^  rank /{p=1; next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
+expect_eq "$rows" "1*direct 2caching -bucketed " "the failed pool last"
 expect_stdout_contains "result          failed: 1 OOM, first at event 4: the figures below are up to where it failed"
 mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB --json t.db
 cp "$OUT" failed.json
@@ -97,7 +97,7 @@ assert d["failed"] is False and d["saved_bytes"] == 4194304 - 10240, d
 step "a baseline that failed: no pool is compared with it"
 mp replay --pool=direct --backend=sim --no-save --capacity=10240 t.db
 expect_status 0
-expect_stdout_match '^  caching +failed: 4 OOMs, first at event 1$'
+expect_stdout_match '^  -    caching +failed: 4 OOMs, first at event 1$'
 expect_stdout_contains "the baseline caching failed: no pool is compared with it"
 mp replay --pool=direct --backend=sim --no-save --capacity=10240 --json t.db
 cp "$OUT" basefail.json
@@ -105,6 +105,32 @@ check_json basefail.json '
 d = [x for x in j["results"] if x["pool"] == "direct"][0]
 assert d["failed"] is False and d["saved_bytes"] is None and d["time_saved_ns"] is None, d
 assert d["ratio_to_lower_bound"] == 1.0, d
+'
+
+step "pools ranked by peak reserved, then backend time; the best marked; those that did nothing on one line"
+# planned and direct both hold 10240 B, planned with 1 backend call against 8; mxfp8 finds no
+# pairs and sharded no iterations in this trace: every request goes to their caching fallback
+mp replay --backend=sim --no-save t.db
+expect_status 0
+rows=$(awk '/^  rank /{p=1; next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
+expect_eq "$rows" "1*planned 2direct 3global2x 4caching 5bucketed 6compacting " "ranked pools"
+expect_stdout_line "  * the best here: the least peak reserved (then the least backend time)"
+expect_stdout_line "  did nothing on this trace (no details below):"
+expect_stdout_line "    mxfp8        no parameter/gradient pairs in this trace: every request went to its caching fallback"
+expect_stdout_line "    sharded      no iterations found in this trace: every request went to its caching fallback"
+expect_stdout_not_contains "mxfp8 on device 0"
+expect_stdout_not_contains "sharded on device 0"
+expect_stdout_contains "planned on device 0"
+mp replay --backend=sim --no-save --json t.db
+cp "$OUT" rank.json
+check_json rank.json '
+r = {x["pool"]: x for x in j["results"]}
+assert [(p, r[p]["place"]) for p in ("planned", "direct", "global2x", "caching", "bucketed", "compacting")] == [
+    ("planned", 1), ("direct", 2), ("global2x", 3), ("caching", 4), ("bucketed", 5), ("compacting", 6)], r
+assert [p for p in r if r[p]["best"]] == ["planned"]
+for p in ("mxfp8", "sharded"):
+    assert r[p]["place"] is None and r[p]["best"] is False and "caching fallback" in r[p]["no_effect"], r[p]
+assert r["planned"]["no_effect"] is None
 '
 
 step "--verify passes for every pool on sim and on host memory"

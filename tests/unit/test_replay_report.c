@@ -452,7 +452,7 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	cr_assert(strstr(text, "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (modelled)"), "%s",
 	          text);
 	/* direct had 3 OOMs: it failed, has no figures in the table and saves nothing */
-	cr_assert(strstr(text, "\n  direct       failed: 3 OOMs, first at event 1234\n"), "%s",
+	cr_assert(strstr(text, "\n  -    direct       failed: 3 OOMs, first at event 1234\n"), "%s",
 	          text);
 	cr_assert_null(strstr(text, "against caching (modelled)\n  OOMs            3"), "%s", text);
 	cr_assert(strstr(text, "time saved      500 ns against caching (modelled)"), "%s", text);
@@ -483,4 +483,49 @@ Test(replay_report, text_measured)
 	cr_assert_null(strstr(text, "(modelled)"), "%s", text);
 	cr_assert(strstr(text, "(measured)"), "%s", text);
 	free(text);
+}
+
+Test(replay_report, ranked_by_peak_then_backend_time_and_no_effect)
+{
+	struct mp_replay_report rep;
+	size_t idx[2];
+	char why[200];
+
+	make_results(0);
+	res[1].n_ooms = 0;
+	rep = make_report("caching");
+	/* device 0: caching 3 GiB before direct 5 GiB */
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 2);
+	cr_assert_eq(idx[0], 0);
+	cr_assert_eq(idx[1], 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[0]), 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 2);
+	/* the same peak: the least backend time first */
+	res[1].peak_reserved_bytes = res[0].peak_reserved_bytes;
+	res[0].backend_ns = 10, res[1].backend_ns = 5;
+	mp_replay_order(&rep, 0, 2, idx);
+	cr_assert_eq(idx[0], 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 1);
+	/* a pool with a fallback and caching's figures exactly did nothing */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	memcpy(res[1].n_calls, res[0].n_calls, sizeof(res[0].n_calls));
+	res[1].backend_calls = res[0].backend_calls;
+	res[1].end_reserved_bytes = res[0].end_reserved_bytes;
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why))); /* no fallback */
+	snprintf(res[1].stats[0].name, sizeof(res[1].stats[0].name), "fallback_requests");
+	res[1].stats[0].value = 10; /* of 100 allocs */
+	cr_assert_str_eq(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)),
+	                 "the same peak, end and backend calls as caching, its fallback");
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 1);
+	cr_assert_eq(idx[0], 0);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 0);
+	res[1].end_reserved_bytes++; /* a different figure: it did something */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	res[1].stats[0].value = 100; /* every request to the fallback */
+	cr_assert_str_eq(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)),
+	                 "every request went to its caching fallback");
+	res[1].n_ooms = 1; /* failed: never "did nothing", and last */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 1);
+	cr_assert_eq(idx[1], 1);
 }
