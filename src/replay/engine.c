@@ -153,8 +153,8 @@ static int direct_alloc(struct engine *e, const struct mp_replay_alloc *a, struc
 
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
-	b->pb = (struct memprof_pool_block){.addr = r.addr, .size_bytes = r.size_bytes,
-	                                    .handle = r.token};
+	b->pb = (struct memprof_pool_block){
+	        .addr = r.addr, .size_bytes = r.size_bytes, .handle = r.token};
 	b->direct = 1;
 	e->res->n_below_threshold++;
 	return MEMPROF_POOL_OK;
@@ -387,7 +387,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 
 		if (!items)
 			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		for (size_t k = 0; k < d->n_allocs; k++) /* the pool sees none below the threshold */
+		for (size_t k = 0; k < d->n_allocs;
+		     k++) /* the pool sees none below the threshold */
 			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
 				items[n++] = items[k];
 		rc = pool->ops.plan(*p, items, n);
@@ -453,6 +454,10 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	res->backend = o->backend->name;
 	res->device = d->ordinal;
 	res->level = d->level;
+	res->trace_has_segments = d->has_segments;
+	res->trace_peak_reserved_bytes = d->trace_peak_reserved_bytes;
+	res->trace_segments = d->trace_segments;
+	res->trace_segments_at_peak = d->trace_segments_at_peak;
 	res->time_measured = o->backend->measures_time;
 	res->pool_threshold_bytes = o->pool_threshold_bytes;
 	rc = start(&e, in, d, pool, &p);

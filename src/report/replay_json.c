@@ -197,6 +197,38 @@ static int add_job(cJSON *root, const struct mp_replay_report *rep)
 	return 0;
 }
 
+/* The trace's own figures, one per device (and rank), as the first result
+ * of the device carries them. */
+static void add_recorded(cJSON *root, const struct mp_replay_report *rep)
+{
+	cJSON *a = cJSON_AddArrayToObject(root, "recorded");
+
+	for (size_t i = 0; a && i < rep->n_results; i++) {
+		const struct mp_replay_result *r = &rep->results[i];
+		cJSON *o;
+
+		if (i > 0 && r->device == rep->results[i - 1].device &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[i - 1]))
+			continue;
+		if (!(o = cJSON_CreateObject()))
+			return;
+		cJSON_AddItemToArray(a, o);
+		mp_json_add_int(o, "device", r->device);
+		if (rep->ranks)
+			mp_json_add_int(o, "rank", rep->ranks[i]);
+		cJSON_AddBoolToObject(o, "has_segments", r->trace_has_segments);
+		if (!r->trace_has_segments) {
+			cJSON_AddNullToObject(o, "peak_reserved_bytes");
+			cJSON_AddNullToObject(o, "segments");
+			cJSON_AddNullToObject(o, "segments_at_peak");
+			continue;
+		}
+		add_u64(o, "peak_reserved_bytes", r->trace_peak_reserved_bytes);
+		add_u64(o, "segments", r->trace_segments);
+		add_u64(o, "segments_at_peak", r->trace_segments_at_peak);
+	}
+}
+
 static void add_text_or_null(cJSON *o, const char *key, const char *v)
 {
 	if (v)
@@ -224,6 +256,7 @@ int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 	notes = cJSON_AddArrayToObject(root, "notes");
 	for (size_t i = 0; i < rep->n_notes; i++)
 		cJSON_AddItemToArray(notes, cJSON_CreateString(rep->notes[i]));
+	add_recorded(root, rep);
 	results = cJSON_AddArrayToObject(root, "results");
 	for (size_t i = 0; i < rep->n_results; i++)
 		cJSON_AddItemToArray(results, result_json(rep, &rep->results[i]));

@@ -121,6 +121,43 @@ static void print_no_effect(FILE *out, const struct mp_replay_report *rep, const
 	}
 }
 
+/* The trace's own figures beside the pools, and the caching model's error. */
+static void print_recorded(FILE *out, const struct mp_replay_report *rep, const size_t *idx,
+                           size_t n)
+{
+	const struct mp_replay_result *r0 = &rep->results[idx[0]], *c = NULL;
+	char peak[32], ratio[16] = "-", err[96] = "", d[32];
+
+	if (!r0->trace_has_segments) {
+		fprintf(out,
+		        "  %-4s %-12s unknown: the trace has no segment-level events, so no "
+		        "pool's figures can be checked against it\n",
+		        "", "recorded");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rep->results[idx[i]].pool, "caching") == 0)
+			c = &rep->results[idx[i]];
+	if (r0->lower_bound_bytes > 0)
+		snprintf(ratio, sizeof(ratio), "%.3f",
+		         (double)r0->trace_peak_reserved_bytes / (double)r0->lower_bound_bytes);
+	if (c && !mp_replay_failed(c) && r0->trace_peak_reserved_bytes > 0) {
+		int64_t diff =
+		        (int64_t)c->peak_reserved_bytes - (int64_t)r0->trace_peak_reserved_bytes;
+
+		snprintf(err, sizeof(err), "; caching's model of it: %s%s (%+.2f%%)",
+		         diff >= 0 ? "+" : "-",
+		         mp_format_bytes(d, sizeof(d), diff >= 0 ? diff : -diff),
+		         100.0 * (double)diff / (double)r0->trace_peak_reserved_bytes);
+	}
+	fprintf(out,
+	        "  %-4s %-12s %13s %6s  as the trace recorded it: %llu segment%s reserved, "
+	        "%llu held at its peak%s\n",
+	        "", "recorded", bytes(peak, sizeof(peak), r0->trace_peak_reserved_bytes), ratio,
+	        (unsigned long long)r0->trace_segments, r0->trace_segments == 1 ? "" : "s",
+	        (unsigned long long)r0->trace_segments_at_peak, err);
+}
+
 /* The table of one device: every pool that did something, ranked, the
  * best marked; those that did nothing in one line each; failed ones last. */
 static void print_table(FILE *out, const struct mp_replay_report *rep, const size_t *idx, size_t n,
@@ -134,6 +171,7 @@ static void print_table(FILE *out, const struct mp_replay_report *rep, const siz
 	fprintf(out, "  %-4s %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "rank",
 	        "pool", "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50",
 	        "alloc p99", "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
+	print_recorded(out, rep, idx, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_replay_result *r = &rep->results[idx[i]];
 

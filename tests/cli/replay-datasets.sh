@@ -68,6 +68,9 @@ for dev in info['summary']['by_device']:
     c = [x for x in j['results'] if x['pool'] == 'caching' and x['device'] == dev['device']]
     assert c, 'no caching result for device %d' % dev['device']
     got = c[0]['peak_reserved_bytes']
+    # the recorded row the output puts beside the pools is the same figure as info's
+    rec = [r for r in j['recorded'] if r['device'] == dev['device']]
+    assert rec and rec[0]['peak_reserved_bytes'] == want, (rec, want)
     print('$name device %d: caching %d vs PyTorch %d: %+.2f%%' % (dev['device'], got, want, 100.0 * (got - want) / want))
     if info['summary']['events_by_op']['alloc'] == 0:
         # A state-only snapshot has no history: the free space its segments hold

@@ -82,7 +82,7 @@ mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB t.db
 expect_status 0
 expect_stdout_match '^  -    bucketed +failed: 1 OOM, first at event 4$'
 if grep -qE '^  [-0-9*]+ +bucketed +[0-9]' "$OUT"; then fail "the failed pool has figures in the table"; else pass; fi
-rows=$(awk '/^  rank /{p=1; next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
+rows=$(awk '/^  rank /{p=1; next} /^ +recorded /{next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
 expect_eq "$rows" "1*direct 2caching -bucketed " "the failed pool last"
 expect_stdout_contains "result          failed: 1 OOM, first at event 4: the figures below are up to where it failed"
 mp replay --pool=bucketed,direct --backend=sim --no-save --capacity=4MiB --json t.db
@@ -112,7 +112,7 @@ step "pools ranked by peak reserved, then backend time; the best marked; those t
 # pairs and sharded no iterations in this trace: every request goes to their caching fallback
 mp replay --backend=sim --no-save t.db
 expect_status 0
-rows=$(awk '/^  rank /{p=1; next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
+rows=$(awk '/^  rank /{p=1; next} /^ +recorded /{next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
 expect_eq "$rows" "1*planned 2direct 3global2x 4caching 5bucketed 6compacting " "ranked pools"
 expect_stdout_line "  * the best here: the least peak reserved (then the least backend time)"
 expect_stdout_line "  did nothing on this trace (no details below):"
@@ -132,6 +132,39 @@ for p in ("mxfp8", "sharded"):
     assert r[p]["place"] is None and r[p]["best"] is False and "caching fallback" in r[p]["no_effect"], r[p]
 assert r["planned"]["no_effect"] is None
 '
+
+step "the trace's own recorded figures beside the pools: the model's error"
+# segments 2 MiB, then 20 MiB; the 2 MiB released, then 4 MiB: recorded peak 24 MiB with 2 held,
+# 3 reserved.  caching models the two blocks in a 2 MiB (small) and a 20 MiB (large) segment.
+{
+	echo "ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack"
+	echo "0,reserve,1,2097152,2097152,0x10000000,0,0,5,,,,,"
+	echo "10,alloc,1,1024,1000,0x10000000,0,0,5,,,,,"
+	echo "20,reserve,2,20971520,20971520,0x20000000,0,0,5,,,,,"
+	echo "30,alloc,2,3145728,3145728,0x20000000,0,0,5,,,,,"
+	echo "40,free,1,1024,1000,0x10000000,0,0,5,,,,,"
+	echo "50,release,1,2097152,2097152,0x10000000,0,0,5,,,,,"
+	echo "60,reserve,3,4194304,4194304,0x30000000,0,0,5,,,,,"
+	echo "70,free,2,3145728,3145728,0x20000000,0,0,5,,,,,"
+} >rec.csv
+mp import -o rec.db rec.csv
+expect_status 0
+mp replay --backend=sim --pool=caching,direct --no-save rec.db
+expect_status 0
+expect_stdout_match '^       recorded +24\.0 MiB +7\.997  as the trace recorded it: 3 segments reserved, 2 held at its peak; caching.s model of it: -2\.00 MiB \(-8\.33%\)$'
+mp replay --backend=sim --pool=caching --no-save --json rec.db
+cp "$OUT" rec.json
+check_json rec.json '
+r, = j["recorded"]
+assert r == {"device": 0, "has_segments": True, "peak_reserved_bytes": 24 << 20, "segments": 3, "segments_at_peak": 2}, r
+c, = [x for x in j["results"] if x["pool"] == "caching"]
+assert c["peak_reserved_bytes"] == 22 << 20, c["peak_reserved_bytes"]
+'
+mp replay --backend=sim --pool=direct --no-save t.db
+expect_stdout_contains "recorded     unknown: the trace has no segment-level events, so no pool's figures can be checked against it"
+mp replay --backend=sim --pool=direct --no-save --json t.db
+cp "$OUT" norec.json
+check_json norec.json 'assert j["recorded"] == [{"device": 0, "has_segments": False, "peak_reserved_bytes": None, "segments": None, "segments_at_peak": None}]'
 
 step "--verify passes for every pool on sim and on host memory"
 for be in sim host; do
