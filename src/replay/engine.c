@@ -153,8 +153,8 @@ static int direct_alloc(struct engine *e, const struct mp_replay_alloc *a, struc
 
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
-	b->pb = (struct memprof_pool_block){
-	        .addr = r.addr, .size_bytes = r.size_bytes, .handle = r.token};
+	b->pb = (struct memprof_pool_block){.addr = r.addr, .size_bytes = r.size_bytes,
+	                                    .handle = r.token};
 	b->direct = 1;
 	e->res->n_below_threshold++;
 	return MEMPROF_POOL_OK;
@@ -387,8 +387,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 
 		if (!items)
 			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		for (size_t k = 0; k < d->n_allocs;
-		     k++) /* the pool sees none below the threshold */
+		for (size_t k = 0; k < d->n_allocs; k++) /* the pool sees none below the threshold */
 			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
 				items[n++] = items[k];
 		rc = pool->ops.plan(*p, items, n);

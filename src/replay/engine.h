@@ -77,9 +77,9 @@ struct mp_replay_result {
 	uint64_t n_allocs, n_frees;
 	uint64_t pool_threshold_bytes; /* the option this run had, 0: none */
 	uint64_t n_below_threshold;    /* allocations sent straight to the backend */
-	uint64_t backend_calls;        /* every service call that reached the backend */
-	uint64_t n_calls[16];          /* by enum mp_cost_call */
-	uint64_t call_ns[16];          /* their time, measured or modelled, by enum mp_cost_call */
+	uint64_t backend_calls; /* every service call that reached the backend */
+	uint64_t n_calls[16];   /* by enum mp_cost_call */
+	uint64_t call_ns[16];   /* their time, measured or modelled, by enum mp_cost_call */
 	uint64_t alloc_ns_p50, alloc_ns_p99, alloc_ns_max;
 	uint64_t free_ns_p50, free_ns_p99;
 	uint64_t total_ns;   /* allocator time: pool host time plus backend time */
