@@ -101,6 +101,13 @@ struct mp_replay_result {
 	uint64_t trace_peak_reserved_bytes;
 	uint64_t trace_segments;         /* reserve and map events */
 	uint64_t trace_segments_at_peak; /* held when reserved bytes first peaked */
+	/* Runs of this pool (replay --repeat), 1 by default: with more, host_ns
+	 * (and backend_ns when measured) are the median over the runs, and
+	 * these their least and greatest; every other figure is the first
+	 * run's.  Set by the caller, not by mp_replay_run (which sets 1). */
+	uint32_t n_runs;
+	uint64_t host_ns_min, host_ns_max;
+	uint64_t backend_ns_min, backend_ns_max;
 };
 
 /*

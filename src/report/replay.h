@@ -3,7 +3,9 @@
  * tools).  Receives results, never handles.  Each result is compared with
  * the baseline pool's result for the same device when one is present:
  * saved_bytes = baseline peak reserved - peak reserved, time_saved_ns =
- * baseline total_ns - total_ns (negative when worse), unless either run
+ * baseline backend_ns - backend_ns (negative when worse: the backend's time
+ * only, modelled or measured, never mixed with the pool's CPU time measured
+ * on this host, which is shown apart with its spread), unless either run
  * failed (had OOMs): a failed run saves nothing, it is "failed: N OOMs,
  * first at event E".  Times are labelled
  * "measured" (cuda backend) or "modelled" everywhere they appear.
@@ -50,10 +52,10 @@ struct mp_replay_job_row {
 	uint64_t lower_bound_bytes;   /* the largest over the ranks' devices */
 	int has_saved;                /* every device had a baseline result */
 	int64_t saved_bytes;          /* summed over the ranks' devices */
-	uint64_t total_ns;            /* the slowest rank's allocator time ... */
+	uint64_t backend_ns;          /* the slowest rank's backend time ... */
 	int slowest_rank;             /* ... this one */
 	int has_time_saved;
-	int64_t time_saved_ns; /* the baseline's slowest rank time minus total_ns */
+	int64_t time_saved_ns; /* the baseline's slowest rank time minus backend_ns */
 	int time_measured;     /* every result's times were measured */
 	uint64_t n_ooms;       /* summed */
 };
@@ -65,7 +67,7 @@ size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_j
 /*
  * A job row's figures as named metrics (stored as the device -1 run of its
  * pool): peak_reserved_bytes, peak_rank, peak_device, lower_bound_bytes,
- * saved_bytes, total_ns, slowest_rank, time_saved_ns, ooms, ranks.
+ * saved_bytes, backend_ns, slowest_rank, time_saved_ns, ooms, ranks.
  */
 size_t mp_replay_job_metrics(const struct mp_replay_job_row *j, struct mp_replay_metric *out,
                              size_t max);

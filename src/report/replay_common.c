@@ -180,8 +180,8 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 	int tm = r->time_measured != 0;
 
 	if (b)
-		put(l, "time_saved_ns", (double)((int64_t)b->total_ns - (int64_t)r->total_ns), "ns",
-		    tm && b->time_measured);
+		put(l, "time_saved_ns", (double)((int64_t)b->backend_ns - (int64_t)r->backend_ns),
+		    "ns", tm && b->time_measured);
 	put(l, "alloc_ns_p50", (double)r->alloc_ns_p50, "ns", tm);
 	put(l, "alloc_ns_p99", (double)r->alloc_ns_p99, "ns", tm);
 	put(l, "alloc_ns_max", (double)r->alloc_ns_max, "ns", tm);
@@ -190,6 +190,11 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 	put(l, "total_ns", (double)r->total_ns, "ns", tm);
 	put(l, "host_ns", (double)r->host_ns, "ns", 1);
 	put(l, "backend_ns", (double)r->backend_ns, "ns", tm);
+	put(l, "runs", (double)r->n_runs, "count", 0);
+	put(l, "host_ns_min", (double)r->host_ns_min, "ns", 1);
+	put(l, "host_ns_max", (double)r->host_ns_max, "ns", 1);
+	put(l, "backend_ns_min", (double)r->backend_ns_min, "ns", tm);
+	put(l, "backend_ns_max", (double)r->backend_ns_max, "ns", tm);
 	put(l, "replay_ns", (double)r->replay_ns, "ns", 1);
 }
 
@@ -255,7 +260,7 @@ static uint64_t slowest_rank_ns(const struct mp_replay_report *rep, const char *
 
 		for (size_t i = 0; i < rep->n_results; i++)
 			if (rep->ranks[i] == k && strcmp(rep->results[i].pool, pool) == 0) {
-				sum += rep->results[i].total_ns;
+				sum += rep->results[i].backend_ns;
 				*all_measured &= rep->results[i].time_measured != 0;
 				seen = 1;
 			}
@@ -309,8 +314,8 @@ size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_j
 		for (size_t m = i; m < rep->n_results; m++)
 			if (strcmp(rep->results[m].pool, pool) == 0)
 				add_to_row(rep, m, j);
-		j->total_ns = slowest_rank_ns(rep, pool, &j->slowest_rank, &j->time_measured,
-		                              &j->n_ranks);
+		j->backend_ns = slowest_rank_ns(rep, pool, &j->slowest_rank, &j->time_measured,
+		                                &j->n_ranks);
 		n++;
 	}
 	for (size_t k = 0; k < n && rep->baseline; k++) {
@@ -322,7 +327,7 @@ size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_j
 			base_failed |= strcmp(out[m].pool, rep->baseline) == 0 && out[m].n_ooms > 0;
 		/* a failed run (OOMs on a rank) saves nothing */
 		out[k].has_time_saved = rank >= 0 && out[k].n_ooms == 0 && !base_failed;
-		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].total_ns;
+		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].backend_ns;
 	}
 	return n;
 }
@@ -338,7 +343,7 @@ size_t mp_replay_job_metrics(const struct mp_replay_job_row *j, struct mp_replay
 	put(&l, "lower_bound_bytes", (double)j->lower_bound_bytes, "bytes", 0);
 	if (j->has_saved)
 		put(&l, "saved_bytes", (double)j->saved_bytes, "bytes", 0);
-	put(&l, "total_ns", (double)j->total_ns, "ns", j->time_measured);
+	put(&l, "backend_ns", (double)j->backend_ns, "ns", j->time_measured);
 	put(&l, "slowest_rank", (double)j->slowest_rank, "count", 0);
 	if (j->has_time_saved)
 		put(&l, "time_saved_ns", (double)j->time_saved_ns, "ns", j->time_measured);

@@ -98,7 +98,12 @@ static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp
 	add_u64(o, "host_ns", r->host_ns);
 	add_u64(o, "backend_ns", r->backend_ns);
 	add_u64(o, "replay_ns", r->replay_ns);
-	add_diff(o, "time_saved_ns", b, b ? b->total_ns : 0, r->total_ns);
+	add_u64(o, "runs", r->n_runs);
+	add_u64(o, "host_ns_min", r->host_ns_min);
+	add_u64(o, "host_ns_max", r->host_ns_max);
+	add_u64(o, "backend_ns_min", r->backend_ns_min);
+	add_u64(o, "backend_ns_max", r->backend_ns_max);
+	add_diff(o, "time_saved_ns", b, b ? b->backend_ns : 0, r->backend_ns);
 }
 
 /* Its place among the pools of its device, best first, or why it did nothing. */
@@ -170,7 +175,7 @@ static cJSON *job_row_json(const struct mp_replay_job_row *j)
 	else
 		cJSON_AddNullToObject(o, "saved_bytes");
 	cJSON_AddStringToObject(o, "time_is", j->time_measured ? "measured" : "modelled");
-	add_u64(o, "total_ns", j->total_ns);
+	add_u64(o, "backend_ns", j->backend_ns);
 	mp_json_add_int(o, "slowest_rank", j->slowest_rank);
 	if (j->has_time_saved)
 		mp_json_add_int(o, "time_saved_ns", j->time_saved_ns);

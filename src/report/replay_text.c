@@ -40,13 +40,22 @@ static void print_header(FILE *out, const struct mp_replay_report *rep)
 	fprintf(out, "backend   %s\n", rep->backend ? rep->backend : "-");
 	if (n_measured == rep->n_results && n_measured > 0)
 		fprintf(out,
-		        "times     (measured): backend calls timed on the device, pool CPU time on "
-		        "this host\n");
+		        "times     backend time (measured): backend calls timed on the device; "
+		        "the pool's CPU time on this host is apart, in each pool's details\n");
 	else if (n_measured == 0)
-		fprintf(out, "times     (modelled): backend calls costed by the cost model of "
-		             "memprof-replay(1), pool CPU time measured on this host\n");
+		fprintf(out, "times     backend time (modelled): backend calls costed by the cost "
+		             "model of memprof-replay(1); the pool's CPU time, measured on this "
+		             "host, is apart, in each pool's details\n");
 	else
 		fprintf(out, "times     mixed: each pool's details say measured or modelled\n");
+	if (rep->n_results > 0 && rep->results[0].n_runs > 1)
+		fprintf(out,
+		        "runs      %u of each pool: a measured time is their median, with its "
+		        "spread\n",
+		        (unsigned)rep->results[0].n_runs);
+	else
+		fprintf(out, "runs      1 of each pool: measured times are left out (--repeat=N "
+		             "gives their median and spread)\n");
 	fprintf(out, "baseline  %s\n", rep->baseline ? rep->baseline : "none");
 	if (rep->ranks)
 		fprintf(out, "ranks     %d (MPI), gathered on rank 0\n", rep->n_ranks);
@@ -72,17 +81,21 @@ static void print_row(FILE *out, const struct mp_replay_report *rep,
 	if (r->lower_bound_bytes > 0)
 		snprintf(ratio, sizeof(ratio), "%.3f",
 		         (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes);
-	if (b) {
+	if (b)
 		mp_format_bytes(saved, sizeof(saved),
 		                (int64_t)b->peak_reserved_bytes - (int64_t)r->peak_reserved_bytes);
-		dur(tsaved, sizeof(tsaved), (int64_t)b->total_ns - (int64_t)r->total_ns);
-	}
-	fprintf(out, "  %-4s %-12s %13s %6s %*s %9.3f %9llu %10s %10s %10s %10s %5llu", place,
+	/* backend time only: a measured one needs runs to have a spread */
+	if (r->time_measured && r->n_runs < 2)
+		snprintf(total, sizeof(total), "-");
+	else
+		dur(total, sizeof(total), (int64_t)r->backend_ns);
+	if (b && !((r->time_measured || b->time_measured) && (r->n_runs < 2 || b->n_runs < 2)))
+		dur(tsaved, sizeof(tsaved), (int64_t)b->backend_ns - (int64_t)r->backend_ns);
+	fprintf(out, "  %-4s %-12s %13s %6s %*s %9.3f %9llu %10s %10s %12s %10s %5llu", place,
 	        r->pool, bytes(peak, sizeof(peak), r->peak_reserved_bytes), ratio, saved_w, saved,
 	        r->frag_at_peak, (unsigned long long)r->backend_calls,
 	        dur(p50, sizeof(p50), (int64_t)r->alloc_ns_p50),
-	        dur(p99, sizeof(p99), (int64_t)r->alloc_ns_p99),
-	        dur(total, sizeof(total), (int64_t)r->total_ns), tsaved,
+	        dur(p99, sizeof(p99), (int64_t)r->alloc_ns_p99), total, tsaved,
 	        (unsigned long long)r->n_ooms);
 	if (show_verify)
 		fprintf(out, "  %s",
@@ -168,9 +181,9 @@ static void print_table(FILE *out, const struct mp_replay_report *rep, const siz
 
 	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
 	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
-	fprintf(out, "  %-4s %-12s %13s %6s %*s %9s %9s %10s %10s %10s %10s %5s%s\n", "rank",
+	fprintf(out, "  %-4s %-12s %13s %6s %*s %9s %9s %10s %10s %12s %10s %5s%s\n", "rank",
 	        "pool", "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50",
-	        "alloc p99", "alloc time", "time saved", "ooms", show_verify ? "  verify" : "");
+	        "alloc p99", "backend time", "time saved", "ooms", show_verify ? "  verify" : "");
 	print_recorded(out, rep, idx, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_replay_result *r = &rep->results[idx[i]];
@@ -234,6 +247,33 @@ static void print_calls(FILE *out, const struct mp_replay_result *r)
 	fputc('\n', out);
 }
 
+/* The backend's time, and what it saves against the baseline: modelled, or
+ * measured with the spread of its runs (left out after one run). */
+static void print_backend_time(FILE *out, const struct mp_replay_result *r,
+                               const struct mp_replay_result *b)
+{
+	char t1[32], t2[32], t3[32];
+
+	if (r->time_measured && r->n_runs < 2) {
+		fprintf(out, "  backend time    left out: measured in one run only, its spread is "
+		             "unknown (--repeat=N)\n");
+		return;
+	}
+	if (r->time_measured)
+		fprintf(out,
+		        "  backend time    %s, the median of %u runs, from %s to %s (measured)\n",
+		        dur(t1, sizeof(t1), (int64_t)r->backend_ns), (unsigned)r->n_runs,
+		        dur(t2, sizeof(t2), (int64_t)r->backend_ns_min),
+		        dur(t3, sizeof(t3), (int64_t)r->backend_ns_max));
+	else
+		fprintf(out, "  backend time    %s (modelled)\n",
+		        dur(t1, sizeof(t1), (int64_t)r->backend_ns));
+	if (b && !(b->time_measured && b->n_runs < 2))
+		fprintf(out, "  time saved      %s of backend time against %s (%s)\n",
+		        dur(t1, sizeof(t1), (int64_t)b->backend_ns - (int64_t)r->backend_ns),
+		        b->pool, label(r->time_measured && b->time_measured));
+}
+
 static void print_times(FILE *out, const struct mp_replay_report *rep,
                         const struct mp_replay_result *r)
 {
@@ -241,22 +281,26 @@ static void print_times(FILE *out, const struct mp_replay_report *rep,
 	const char *tm = label(r->time_measured);
 	char t1[32], t2[32], t3[32];
 
-	fprintf(out, "  alloc latency   p50 %s, p99 %s, max %s (%s)\n",
+	fprintf(out,
+	        "  alloc latency   p50 %s, p99 %s, max %s (backend %s, with the pool's CPU "
+	        "time of the first run)\n",
 	        dur(t1, sizeof(t1), (int64_t)r->alloc_ns_p50),
 	        dur(t2, sizeof(t2), (int64_t)r->alloc_ns_p99),
 	        dur(t3, sizeof(t3), (int64_t)r->alloc_ns_max), tm);
-	fprintf(out, "  free latency    p50 %s, p99 %s (%s)\n",
+	fprintf(out, "  free latency    p50 %s, p99 %s (backend %s, likewise)\n",
 	        dur(t1, sizeof(t1), (int64_t)r->free_ns_p50),
 	        dur(t2, sizeof(t2), (int64_t)r->free_ns_p99), tm);
-	fprintf(out,
-	        "  allocator time  %s (%s): pool %s (measured on this host), backend %s (%s)\n",
-	        dur(t1, sizeof(t1), (int64_t)r->total_ns), tm,
-	        dur(t2, sizeof(t2), (int64_t)r->host_ns),
-	        dur(t3, sizeof(t3), (int64_t)r->backend_ns), tm);
-	if (b)
-		fprintf(out, "  time saved      %s against %s (%s)\n",
-		        dur(t1, sizeof(t1), (int64_t)b->total_ns - (int64_t)r->total_ns), b->pool,
-		        label(r->time_measured && b->time_measured));
+	print_backend_time(out, r, b);
+	if (r->n_runs < 2)
+		fprintf(out, "  pool CPU time   left out: measured in one run only, its spread is "
+		             "unknown (--repeat=N)\n");
+	else
+		fprintf(out,
+		        "  pool CPU time   %s, the median of %u runs, from %s to %s (measured on "
+		        "this host)\n",
+		        dur(t1, sizeof(t1), (int64_t)r->host_ns), (unsigned)r->n_runs,
+		        dur(t2, sizeof(t2), (int64_t)r->host_ns_min),
+		        dur(t3, sizeof(t3), (int64_t)r->host_ns_max));
 }
 
 static void print_stat(FILE *out, const struct mp_replay_stat *s)
@@ -315,7 +359,7 @@ static void print_job_row(FILE *out, const struct mp_replay_job_row *j, int save
 	fprintf(out, "  %-12s %5d %13s %4d/%-3d %11s %*s %10s %4d %10s %5llu\n", j->pool,
 	        j->n_ranks, bytes(peak, sizeof(peak), j->peak_reserved_bytes), j->peak_rank,
 	        (int)j->peak_device, bytes(lb, sizeof(lb), j->lower_bound_bytes), saved_w, saved,
-	        dur(total, sizeof(total), (int64_t)j->total_ns), j->slowest_rank, tsaved,
+	        dur(total, sizeof(total), (int64_t)j->backend_ns), j->slowest_rank, tsaved,
 	        (unsigned long long)j->n_ooms);
 }
 
@@ -335,11 +379,11 @@ static int print_job(FILE *out, const struct mp_replay_report *rep)
 	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
 	fprintf(out,
 	        "\njob (%d ranks): peak = the worst device's, saved = summed over the ranks' "
-	        "devices, time = the slowest rank's (%s)\n",
+	        "devices, backend time = the slowest rank's (%s)\n",
 	        rep->n_ranks, label(measured && n > 0));
 	fprintf(out, "  %-12s %5s %13s %8s %11s %*s %10s %4s %10s %5s\n", "pool", "ranks",
-	        "peak reserved", "rank/dev", "lower bound", w, col, "alloc time", "rank",
-	        "time saved", "ooms");
+	        "peak reserved", "rank/dev", "lower bound", w, col, "backend", "rank", "time saved",
+	        "ooms");
 	for (size_t i = 0; i < n; i++)
 		print_job_row(out, &rows[i], w);
 	free(rows);

@@ -166,6 +166,46 @@ mp replay --backend=sim --pool=direct --no-save --json t.db
 cp "$OUT" norec.json
 check_json norec.json 'assert j["recorded"] == [{"device": 0, "has_segments": False, "peak_reserved_bytes": None, "segments": None, "segments_at_peak": None}]'
 
+step "time saved is the backend's time only; the pool's CPU time needs runs and a spread"
+mp replay --pool=direct,planned --backend=sim --no-save t.db
+expect_status 0
+expect_stdout_line "runs      1 of each pool: measured times are left out (--repeat=N gives their median and spread)"
+expect_stdout_contains "pool CPU time   left out: measured in one run only, its spread is unknown (--repeat=N)"
+expect_stdout_match '^  backend time    [0-9.]+ [nu]?s \(modelled\)$'
+expect_stdout_match '^  time saved      -?[0-9.]+ [nmu]?s of backend time against caching \(modelled\)$'
+mp replay --pool=direct,planned --backend=sim --no-save --json t.db
+cp "$OUT" times.json
+check_json times.json '
+r = {x["pool"]: x for x in j["results"]}
+c = r["caching"]
+for x in r.values():
+    assert x["runs"] == 1 and x["host_ns_min"] == x["host_ns"] == x["host_ns_max"], x
+    # the backend time saved, never mixed with the pool CPU time measured on this host
+    assert x["time_saved_ns"] == c["backend_ns"] - x["backend_ns"], x
+'
+mp replay --pool=direct,planned --backend=sim --no-save --repeat=3 t.db
+expect_status 0
+expect_stdout_line "runs      3 of each pool: a measured time is their median, with its spread"
+expect_stdout_match '^  pool CPU time   [0-9.]+ [nmu]?s, the median of 3 runs, from [0-9.]+ [nmu]?s to [0-9.]+ [nmu]?s \(measured on this host\)$'
+expect_stdout_not_contains "left out"
+mp replay --pool=direct,planned --backend=sim --no-save --repeat=3 --json t.db
+cp "$OUT" times3.json
+check_json times3.json '
+for x in j["results"]:
+    assert x["runs"] == 3 and x["host_ns_min"] <= x["host_ns"] <= x["host_ns_max"], x
+    assert x["total_ns"] == x["host_ns"] + x["backend_ns"], x
+    # sim: the modelled backend time is the same every run
+    assert x["backend_ns_min"] == x["backend_ns"] == x["backend_ns_max"], x
+'
+for bad in --repeat=0 --repeat=101 --repeat=x; do
+	mp replay --pool=direct --backend=sim --no-save $bad t.db
+	expect_status 2
+	expect_stderr_contains "invalid --repeat"
+done
+mp replay --pool=direct --backend=sim --no-save --repeat=2 --mpi t.db
+expect_status 2
+expect_stderr_contains "--repeat is not supported with --mpi"
+
 step "--verify passes for every pool on sim and on host memory"
 for be in sim host; do
 	mp replay --backend=$be --verify --no-save --json t.db

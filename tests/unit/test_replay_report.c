@@ -29,6 +29,7 @@ static void make_results(int measured)
 	res[0].peak_reserved_bytes = 3 * GiB;
 	res[0].lower_bound_bytes = 2 * GiB;
 	res[0].total_ns = 1000;
+	res[0].backend_ns = 1000;
 	res[0].n_calls[MP_COST_RESERVE] = 7;
 	res[0].n_calls[MP_COST_RELEASE] = 2;
 	res[0].backend_calls = 9;
@@ -78,6 +79,7 @@ static void make_results(int measured)
 	res[2].peak_reserved_bytes = (1ull << 53) + 1; /* not a double */
 	res[2].lower_bound_bytes = 0;
 	res[2].total_ns = 400;
+	res[2].backend_ns = 400;
 	res[2].verify = MP_VERIFY_PASSED;
 
 	snprintf(res[3].pool, sizeof(res[3].pool), "caching");
@@ -85,10 +87,14 @@ static void make_results(int measured)
 	res[3].level = MP_LEVEL_SEGMENT;
 	res[3].peak_reserved_bytes = 10 * GiB;
 	res[3].total_ns = 900;
+	res[3].backend_ns = 900;
 	res[3].verify = MP_VERIFY_PASSED;
 	for (int i = 0; i < 4; i++) {
 		res[i].backend = measured ? "cuda" : "sim";
 		res[i].time_measured = measured;
+		res[i].n_runs = 1;
+		res[i].host_ns_min = res[i].host_ns_max = res[i].host_ns;
+		res[i].backend_ns_min = res[i].backend_ns_max = res[i].backend_ns;
 	}
 }
 
@@ -263,7 +269,9 @@ Test(replay_report, json_result_values)
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "failed")));
 	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
 	cr_assert_eq(num(r, "saved_bytes"), -2.0 * GiB); /* caching on device 0: 3 - 5 GiB */
-	cr_assert_eq(num(r, "time_saved_ns"), -500);     /* 1000 - 1500 */
+	/* backend time only: 1000 - 1200, not the allocator times 1000 - 1500 */
+	cr_assert_eq(num(r, "time_saved_ns"), -200);
+	cr_assert_eq(num(r, "runs"), 1);
 	cJSON_Delete(root);
 	free(text);
 }
@@ -440,7 +448,7 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	make_results(0);
 	rep = make_report("caching");
 	text = render(mp_replay_print_text, &rep);
-	cr_assert(strstr(text, "times     (modelled)"), "%s", text);
+	cr_assert(strstr(text, "times     backend time (modelled)"), "%s", text);
 	cr_assert_null(strstr(text, "(measured):"), "%s", text);
 	cr_assert(strstr(text, "oom at event 1234: request 2.00 GiB with 37.5 GiB live, "
 	                       "39.0 GiB reserved"),
@@ -449,16 +457,19 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	          text);
 	cr_assert(strstr(text, "saved vs caching"), "%s", text);
 	cr_assert(strstr(text, notes[0]), "%s", text);
-	cr_assert(strstr(text, "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (modelled)"), "%s",
-	          text);
+	cr_assert(strstr(text,
+	                 "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (backend modelled, "
+	                 "with the pool's CPU time of the first run)"),
+	          "%s", text);
 	/* direct had 3 OOMs: it failed, has no figures in the table and saves nothing */
 	cr_assert(strstr(text, "\n  -    direct       failed: 3 OOMs, first at event 1234\n"), "%s",
 	          text);
 	cr_assert_null(strstr(text, "against caching (modelled)\n  OOMs            3"), "%s", text);
-	cr_assert(strstr(text, "time saved      500 ns against caching (modelled)"), "%s", text);
+	cr_assert(strstr(text, "time saved      500 ns of backend time against caching (modelled)"),
+	          "%s", text);
 	cr_assert(strstr(text, "segments"), "%s", text);
-	/* every pool's allocator time says which */
-	for (p = text; (p = strstr(p, "allocator time")); p++) {
+	/* every pool's backend time says which; the pool's CPU time, one run, is left out */
+	for (p = text; (p = strstr(p, "  backend time    ")); p++) {
 		char *eol = strchr(p, '\n');
 
 		cr_assert(eol && memmem(p, (size_t)(eol - p), "(modelled)", 10), "%.*s",
@@ -466,6 +477,23 @@ Test(replay_report, text_modelled_and_oom_sentence)
 		n++;
 	}
 	cr_assert_eq(n, 4);
+	cr_assert(strstr(text, "runs      1 of each pool: measured times are left out"), "%s",
+	          text);
+	cr_assert(strstr(text, "pool CPU time   left out: measured in one run only"), "%s", text);
+	cr_assert_null(strstr(text, "300 ns"), "%s", text); /* direct's pool CPU time */
+	free(text);
+
+	/* three runs: the pool's CPU time is their median, with its spread */
+	for (int i = 0; i < 4; i++)
+		res[i].n_runs = 3;
+	res[1].host_ns_min = 250, res[1].host_ns_max = 900;
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text, "runs      3 of each pool: a measured time is their median"), "%s",
+	          text);
+	cr_assert(strstr(text,
+	                 "pool CPU time   300 ns, the median of 3 runs, from 250 ns to 900 ns "
+	                 "(measured on this host)"),
+	          "%s", text);
 	free(text);
 }
 
@@ -478,10 +506,23 @@ Test(replay_report, text_measured)
 	rep = make_report("caching");
 	rep.capacity_bytes = 40 * GiB;
 	text = render(mp_replay_print_text, &rep);
-	cr_assert(strstr(text, "times     (measured)"), "%s", text);
+	cr_assert(strstr(text, "times     backend time (measured)"), "%s", text);
 	cr_assert(strstr(text, "capacity  40.0 GiB"), "%s", text);
 	cr_assert_null(strstr(text, "(modelled)"), "%s", text);
-	cr_assert(strstr(text, "(measured)"), "%s", text);
+	/* measured in one run: left out, in the table too */
+	cr_assert(strstr(text, "backend time    left out: measured in one run only"), "%s", text);
+	cr_assert(strstr(text, " 0 ns            -          -     0"), "%s", text);
+	free(text);
+	for (int i = 0; i < 4; i++)
+		res[i].n_runs = 5;
+	res[3].backend_ns_min = 800, res[3].backend_ns_max = 1100;
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text,
+	                 "backend time    900 ns, the median of 5 runs, from 800 ns to 1.1 us "
+	                 "(measured)"),
+	          "%s", text);
+	cr_assert(strstr(text, "time saved      500 ns of backend time against caching (measured)"),
+	          "%s", text);
 	free(text);
 }
 
