@@ -6,6 +6,7 @@
  * result has its "rank", and "ranks" and "job" (figures per pool) are added.
  */
 #include "replay/cost_model.h"
+#include "replay/driver_model.h"
 #include "report/json_util.h"
 #include "report/replay.h"
 #include "util/error.h"
@@ -202,6 +203,18 @@ static int add_job(cJSON *root, const struct mp_replay_report *rep)
 	return 0;
 }
 
+/* The driver granularity reserved bytes are counted in (modelled). */
+static void add_driver_model(cJSON *root)
+{
+	cJSON *o = cJSON_AddObjectToObject(root, "driver_model");
+
+	if (!o)
+		return;
+	cJSON_AddBoolToObject(o, "modelled", 1);
+	add_u64(o, "page_bytes", MP_DRIVER_PAGE_BYTES);
+	add_u64(o, "small_align_bytes", MP_DRIVER_ALIGN_BYTES);
+}
+
 /* The trace's own figures, one per device (and rank), as the first result
  * of the device carries them. */
 static void add_recorded(cJSON *root, const struct mp_replay_report *rep)
@@ -261,6 +274,7 @@ int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 	notes = cJSON_AddArrayToObject(root, "notes");
 	for (size_t i = 0; i < rep->n_notes; i++)
 		cJSON_AddItemToArray(notes, cJSON_CreateString(rep->notes[i]));
+	add_driver_model(root);
 	add_recorded(root, rep);
 	results = cJSON_AddArrayToObject(root, "results");
 	for (size_t i = 0; i < rep->n_results; i++)

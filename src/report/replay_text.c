@@ -56,6 +56,10 @@ static void print_header(FILE *out, const struct mp_replay_report *rep)
 	else
 		fprintf(out, "runs      1 of each pool: measured times are left out (--repeat=N "
 		             "gives their median and spread)\n");
+	fprintf(out,
+	        "reserved  as the CUDA driver reserves it (modelled): a cudaMalloc of 2 MiB or "
+	        "more in whole 2 MiB pages, a smaller one rounded to 512 B in 2 MiB pages "
+	        "the small ones share\n");
 	fprintf(out, "baseline  %s\n", rep->baseline ? rep->baseline : "none");
 	if (rep->ranks)
 		fprintf(out, "ranks     %d (MPI), gathered on rank 0\n", rep->n_ranks);

@@ -7,12 +7,16 @@
 #   [3] alloc 3: 2048, stream 9   [4] free 1   [5] free 2
 #   [6] alloc 4: 8192, stream 7   [7] free 3   [8] free 4
 # Requested bytes: 1000, 5096, 4096, 6144, 6144, 2048, 10240 -> lower bound 10240.
-# direct holds 1024+4096+2048 = 7168 after [3], 2048+8192 = 10240 after [6]: peak 10240,
-#   8 backend calls (4 cudaMalloc, 4 cudaFree).
-# planned: 4 overlaps only 3, so 8192 + 2048 = 10240 = the lower bound, ratio 1.
+# Reserved bytes are what the CUDA driver reserves (modelled, memprof-replay(1) DRIVER
+# GRANULARITY): a cudaMalloc under 2 MiB takes its size rounded to 512 B inside 2 MiB
+# pages the small requests share.
+# direct holds 1024+4096+2048 = 7168 after [3], 2048+8192 = 10240 after [6]: one 2 MiB
+#   page, peak 2097152; 8 backend calls (4 cudaMalloc, 4 cudaFree).
+# planned: 4 overlaps only 3, so one reservation of 8192 + 2048 = 10240 = the lower
+#   bound: one 2 MiB page too, ratio 2097152 / 10240 = 204.8.
 # caching (PyTorch's rules): every request is small (<= 1 MiB): one 2 MiB segment for
 #   stream 7 and another for stream 9 (a stream never takes another's blocks): 4 MiB;
-#   saved by direct against it: 4194304 - 10240 = 4184064.
+#   saved by direct against it: 4194304 - 2097152 = 2097152.
 # tests/cli/data/replay-segments.csv has no blocks: segments 2 MiB + 20 MiB, release the
 #   2 MiB, reserve 4 MiB: replayed at the segment level, lower bound 24 MiB.
 set -u
@@ -41,11 +45,12 @@ d, p, c = r["direct"], r["planned"], r["caching"]
 for x in (d, p, c):
     assert x["lower_bound_bytes"] == 10240 and x["device"] == 0 and x["level"] == "block"
     assert x["time_is"] == "modelled" and x["verify"] == "off" and x["ooms"] == 0
-assert d["peak_reserved_bytes"] == 10240 and d["backend_calls"] == 8
+assert d["peak_reserved_bytes"] == 2097152 and d["backend_calls"] == 8
 assert d["calls"]["cudaMalloc"] == 4 and d["calls"]["cudaFree"] == 4
-assert p["peak_reserved_bytes"] == 10240 and p["ratio_to_lower_bound"] == 1.0
+assert p["peak_reserved_bytes"] == 2097152 and p["ratio_to_lower_bound"] == 204.8
 assert c["peak_reserved_bytes"] == 4194304
-assert d["saved_bytes"] == 4194304 - 10240 and c["saved_bytes"] == 0
+assert d["saved_bytes"] == 4194304 - 2097152 and c["saved_bytes"] == 0
+assert j["driver_model"] == {"modelled": True, "page_bytes": 2097152, "small_align_bytes": 512}
 assert d["alloc_ns_p50"] > 0 and d["alloc_ns_p99"] >= d["alloc_ns_p50"]
 '
 
@@ -58,21 +63,23 @@ expect_stdout_contains "direct"
 
 step "results are stored in the trace with their options, unless --no-save"
 expect_eq "$(sql t.db 'SELECT count(*) FROM replay_runs')" 3 "runs stored"
-expect_eq "$(sql t.db "SELECT value FROM replay_metrics m JOIN replay_runs r ON m.run = r.id WHERE r.pool = 'direct' AND m.name = 'peak_reserved_bytes'")" 10240.0 "direct's stored peak"
+expect_eq "$(sql t.db "SELECT value FROM replay_metrics m JOIN replay_runs r ON m.run = r.id WHERE r.pool = 'direct' AND m.name = 'peak_reserved_bytes'")" 2097152.0 "direct's stored peak"
 expect_eq "$(sql t.db "SELECT count(*) FROM replay_runs WHERE options LIKE '%--pool=direct,planned%'")" 3 "runs with their options"
 
 step "--capacity: an OOM names the event, the request and the live bytes"
-mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 --json t.db
+# under 3 MiB caching cannot reserve stream 9's 2 MiB segment for alloc 3 ([3], event 4);
+# alloc 4 fits in stream 7's segment
+mp replay --pool=caching --baseline=none --backend=sim --no-save --capacity=3MiB --json t.db
 expect_status 0
 cp "$OUT" cap.json
 check_json cap.json '
 d, = j["results"]
-assert d["ooms"] == 2, d["ooms"]  # alloc 3 (7168 > 7000), and alloc 4 (8192 alone)
+assert d["ooms"] == 1, d["ooms"]
 o = d["first_oom"]
 assert o["seq"] == 4 and o["request_bytes"] == 2048, o
-assert o["live_bytes"] == 4096 and o["reserved_bytes"] == 5120, o
+assert o["live_bytes"] == 4096 and o["reserved_bytes"] == 2097152, o
 '
-mp replay --pool=direct --baseline=none --backend=sim --no-save --capacity=7000 t.db
+mp replay --pool=caching --baseline=none --backend=sim --no-save --capacity=3MiB t.db
 expect_status 0
 expect_stdout_contains "event 4"
 
@@ -92,28 +99,30 @@ r = {x["pool"]: x for x in j["results"]}
 b, d = r["bucketed"], r["direct"]
 assert b["failed"] is True and b["ooms"] == 1 and b["first_oom"]["seq"] == 4, b
 assert b["saved_bytes"] is None and b["ratio_to_lower_bound"] is None and b["time_saved_ns"] is None, b
-assert d["failed"] is False and d["saved_bytes"] == 4194304 - 10240, d
+assert d["failed"] is False and d["saved_bytes"] == 4194304 - 2097152, d
 '
 step "a baseline that failed: no pool is compared with it"
-mp replay --pool=direct --backend=sim --no-save --capacity=10240 t.db
+# under 2 MiB caching cannot add stream 9's segment (alloc 3, event 4); direct's one page fits
+mp replay --pool=direct --backend=sim --no-save --capacity=2MiB t.db
 expect_status 0
-expect_stdout_match '^  -    caching +failed: 4 OOMs, first at event 1$'
+expect_stdout_match '^  -    caching +failed: 1 OOM, first at event 4$'
 expect_stdout_contains "the baseline caching failed: no pool is compared with it"
-mp replay --pool=direct --backend=sim --no-save --capacity=10240 --json t.db
+mp replay --pool=direct --backend=sim --no-save --capacity=2MiB --json t.db
 cp "$OUT" basefail.json
 check_json basefail.json '
 d = [x for x in j["results"] if x["pool"] == "direct"][0]
 assert d["failed"] is False and d["saved_bytes"] is None and d["time_saved_ns"] is None, d
-assert d["ratio_to_lower_bound"] == 1.0, d
+assert d["ratio_to_lower_bound"] == 204.8, d
 '
 
 step "pools ranked by peak reserved, then backend time; the best marked; those that did nothing on one line"
-# planned and direct both hold 10240 B, planned with 1 backend call against 8; mxfp8 finds no
+# planned, global2x and direct all hold one 2 MiB page of the driver: the least backend
+# time first (1, 4 and 8 backend calls); mxfp8 finds no
 # pairs and sharded no iterations in this trace: every request goes to their caching fallback
 mp replay --backend=sim --no-save t.db
 expect_status 0
 rows=$(awk '/^  rank /{p=1; next} /^ +recorded /{next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
-expect_eq "$rows" "1*planned 2direct 3global2x 4caching 5bucketed 6compacting " "ranked pools"
+expect_eq "$rows" "1*planned 2global2x 3direct 4caching 5bucketed 6compacting " "ranked pools"
 expect_stdout_line "  * the best here: the least peak reserved (then the least backend time)"
 expect_stdout_line "  did nothing on this trace (no details below):"
 expect_stdout_line "    mxfp8        no parameter/gradient pairs in this trace: every request went to its caching fallback"
@@ -125,8 +134,8 @@ mp replay --backend=sim --no-save --json t.db
 cp "$OUT" rank.json
 check_json rank.json '
 r = {x["pool"]: x for x in j["results"]}
-assert [(p, r[p]["place"]) for p in ("planned", "direct", "global2x", "caching", "bucketed", "compacting")] == [
-    ("planned", 1), ("direct", 2), ("global2x", 3), ("caching", 4), ("bucketed", 5), ("compacting", 6)], r
+assert [(p, r[p]["place"]) for p in ("planned", "global2x", "direct", "caching", "bucketed", "compacting")] == [
+    ("planned", 1), ("global2x", 2), ("direct", 3), ("caching", 4), ("bucketed", 5), ("compacting", 6)], r
 assert [p for p in r if r[p]["best"]] == ["planned"]
 for p in ("mxfp8", "sharded"):
     assert r[p]["place"] is None and r[p]["best"] is False and "caching fallback" in r[p]["no_effect"], r[p]
@@ -262,7 +271,7 @@ expect_status 0
 cp "$OUT" dev0.json
 check_json dev0.json '
 d, = j["results"]
-assert d["device"] == 0 and d["peak_reserved_bytes"] == 10240, d
+assert d["device"] == 0 and d["peak_reserved_bytes"] == 2097152, d
 assert d["saved_bytes"] is None and d["time_saved_ns"] is None, d  # --baseline=none
 '
 mp replay --pool=direct --backend=sim --no-save --device=3 t.db
