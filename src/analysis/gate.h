@@ -76,6 +76,7 @@ struct mp_gate_pool {
 	int64_t peak_reserved_bytes; /* -1 when the run has none */
 	int64_t total_ns;            /* allocator time; -1 when the run has none */
 	int time_measured;           /* 1 measured on the device, 0 modelled */
+	int failed;                  /* the run had OOMs: its peak is not a result */
 };
 
 struct mp_gate_trace {

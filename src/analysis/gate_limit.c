@@ -247,6 +247,11 @@ static void check_pool(struct mp_gate_result *r, const struct mp_gate_pool_chang
 		r->why = "a stored run has no peak reserved bytes";
 		return;
 	}
+	if (c->base->failed || c->head->failed) {
+		r->outcome = MP_GATE_NOT_CHECKED;
+		r->why = "a stored run failed (had OOMs): its peak is not a result";
+		return;
+	}
 	set_increase(r, c->base->peak_reserved_bytes, c->head->peak_reserved_bytes);
 }
 

@@ -212,6 +212,8 @@ static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct 
 		const struct mp_report_metric *peak =
 		        mp_report_run_metric(run, "peak_reserved_bytes");
 		const struct mp_report_metric *time = mp_report_run_metric(run, "total_ns");
+		const struct mp_report_metric *failed = mp_report_run_metric(run, "failed");
+		const struct mp_report_metric *ooms = mp_report_run_metric(run, "ooms");
 		struct mp_gate_pool pool = {
 		        .device = run->device,
 		        .pool = (char *)run->pool,
@@ -220,6 +222,8 @@ static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct 
 		        .peak_reserved_bytes = peak ? (int64_t)peak->value : -1,
 		        .total_ns = time ? (int64_t)time->value : -1,
 		        .time_measured = time ? time->measured : 0,
+		        /* runs stored before "failed" was: their OOMs say it */
+		        .failed = failed ? failed->value != 0 : (ooms && ooms->value > 0),
 		};
 
 		if (o->device >= 0 && run->device != o->device)

@@ -19,7 +19,7 @@
 
 #include "replay/engine.h"
 
-#define MP_REPLAY_JSON_VERSION 1
+#define MP_REPLAY_JSON_VERSION 2 /* 2: time_saved_ns is backend time; job backend_ns */
 
 struct mp_replay_report {
 	const char *trace_path;

@@ -441,6 +441,18 @@ if have_sqlite3; then
 	expect_stdout_match "caching \(sim\): peak reserved .* allocator time not compared \(modelled vs measured\)"
 fi
 
+step "a stored run that failed (had OOMs) is not compared: NOT CHECKED"
+# under 80 MiB direct serves BASE's 64 MiB but not HEAD's 64 + 32 MiB
+mp replay --pool=direct --backend=sim --capacity=80MiB pbase.db
+expect_status 0
+mp replay --pool=direct --backend=sim --capacity=80MiB phead.db
+expect_status 0
+mp diff --max-pool-increase=1000% pbase.db phead.db
+expect_status 0
+expect_stdout_contains "NOT CHECKED  pool direct (sim) peak reserved on device 0: not checked against --max-pool-increase=1000%: a stored run failed (had OOMs): its peak is not a result"
+mp diff --require-checked --max-pool-increase=1000% pbase.db phead.db
+expect_status 3
+
 step "bad options: exit 2"
 for args in "--bogus base.db head.db" "--max-peak-increase=abc base.db head.db" \
 	"--max-peak-increase=-1% base.db head.db" "--max-frag=1.5 base.db head.db" \
