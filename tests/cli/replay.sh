@@ -211,9 +211,15 @@ for bad in --repeat=0 --repeat=101 --repeat=x; do
 	expect_status 2
 	expect_stderr_contains "invalid --repeat"
 done
-mp replay --pool=direct --backend=sim --no-save --repeat=2 --mpi t.db
-expect_status 2
-expect_stderr_contains "--repeat is not supported with --mpi"
+# MPI starts before the options are read; the MPI library's own leaks are not memprof's
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	mp replay --pool=direct --backend=sim --no-save --repeat=2 --mpi t.db
+if grep -q "built without MPI" "$ERR"; then
+	say "this memprof has no MPI: --repeat with --mpi not checked"
+else
+	expect_status 2
+	expect_stderr_contains "--repeat is not supported with --mpi"
+fi
 
 step "--verify passes for every pool on sim and on host memory"
 for be in sim host; do
