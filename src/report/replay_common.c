@@ -1,6 +1,7 @@
 /*
  * report/replay_common.c - what the text and JSON replay writers share:
- * the baseline's result for a device, and a result's figures as named
+ * the baseline's result for a device (none for a run that failed), the
+ * pools' order and which did nothing on the trace, a result's figures as named
  * metrics (the numeric JSON keys, and the pool's own stats as
  * "pool.<name>"), which is also what the trace stores; and the job's
  * figures of a replay over MPI ranks.  No output here.

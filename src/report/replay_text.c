@@ -1,10 +1,13 @@
 /*
  * report/replay_text.c - the text rendering of 'memprof replay' for people:
- * a header that says once whether times are measured or modelled, a table
- * per device (one row per pool), the first OOM and verify failures in a
- * sentence each, the notes, then each pool's details and its own stats,
- * every time there labelled measured or modelled.  Under --mpi the devices
- * name their rank, and a table of the job's figures per pool follows them.
+ * a header that says once whether times are measured or modelled, how many
+ * runs, and that reserved bytes follow the modelled driver granularity; a
+ * table per device: the trace's recorded row, the pools ranked (best
+ * marked), failed ones last, those that did nothing in a line each; the
+ * first OOM and verify failures in a sentence each, the notes, then each
+ * pool's details and its own stats, every time there labelled measured or
+ * modelled, a measured one only with the spread of its runs.  Under --mpi
+ * the devices name their rank, and a table of the job's figures follows.
  */
 #include "replay/cost_model.h"
 #include "report/replay.h"
