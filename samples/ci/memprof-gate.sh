@@ -156,7 +156,7 @@ if [ "$UPDATE" = 1 ]; then
 fi
 
 # --- the gate ---------------------------------------------------------------------------
-outputs=(--text="$OUT_DIR/diff.txt" --md="$OUT_DIR/summary.md" --json="$OUT_DIR/diff.json"
+outputs=(--force --text="$OUT_DIR/diff.txt" --md="$OUT_DIR/summary.md" --json="$OUT_DIR/diff.json"
 	--junit="$OUT_DIR/junit.xml")
 if [ -f "$BASELINE" ]; then
 	# shellcheck disable=SC2086 # thresholds are words on purpose

@@ -33,7 +33,9 @@ static void *nccl_sym(void *lib, const char *name)
 
 static void nccl_load(void)
 {
-	void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+	/* MEMPROF_LIBNCCL names the file where NCCL is only in a Python wheel (as for replay) */
+	const char *path = getenv("MEMPROF_LIBNCCL");
+	void *lib = dlopen(path && *path ? path : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
 
 	if (!lib)
 		sample_die("cannot load NCCL: %s", dlerror());

@@ -70,8 +70,7 @@ void mp_attribution_free(struct mp_attribution *a)
 			table_free(a->devices[i].tables[k]);
 }
 
-const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *a,
-                                                   int32_t device)
+const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *a, int32_t device)
 {
 	int i;
 
@@ -248,7 +247,8 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 
 struct mp_mem_listener mp_attribution_listener(struct mp_attribution *a)
 {
-	struct mp_mem_listener l = {a, on_alloc, on_free, on_event, NULL};
+	struct mp_mem_listener l = {
+	        .ctx = a, .on_alloc = on_alloc, .on_free = on_free, .on_event = on_event};
 
 	return l;
 }
@@ -264,8 +264,7 @@ static int by_size(const void *pa, const void *pb)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-struct mp_attr_group *mp_attribution_groups(const struct mp_attr_device *d, int kind,
-                                            ptrdiff_t *n)
+struct mp_attr_group *mp_attribution_groups(const struct mp_attr_device *d, int kind, ptrdiff_t *n)
 {
 	const struct mp_attr_table *t = d->taken ? d->tables[kind] : NULL;
 	struct mp_attr_group *g;

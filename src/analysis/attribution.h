@@ -47,8 +47,8 @@ struct mp_attr_table; /* private */
 
 struct mp_attr_device {
 	int32_t device;
-	int taken;            /* the moment happened on this device */
-	int64_t ts_ns, seq;   /* of the moment */
+	int taken;          /* the moment happened on this device */
+	int64_t ts_ns, seq; /* of the moment */
 	int64_t live_bytes, live_blocks;
 	struct mp_attr_table *tables[MP_ATTR_KINDS]; /* NULL for kinds not asked */
 };
@@ -68,15 +68,13 @@ void mp_attribution_init(struct mp_attribution *a, const struct mp_memstate *ms,
 void mp_attribution_free(struct mp_attribution *a);
 struct mp_mem_listener mp_attribution_listener(struct mp_attribution *a);
 
-const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *a,
-                                                   int32_t device);
+const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *a, int32_t device);
 /*
  * The groups of one kind at the moment, largest first (bytes, then count,
  * then key), groups with no block left out: a malloc'd array the caller
  * frees, NULL with *n = 0 when there are none or memory ran out (*n = -1
  * then).
  */
-struct mp_attr_group *mp_attribution_groups(const struct mp_attr_device *d, int kind,
-                                            ptrdiff_t *n);
+struct mp_attr_group *mp_attribution_groups(const struct mp_attr_device *d, int kind, ptrdiff_t *n);
 
 #endif

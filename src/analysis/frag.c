@@ -2,8 +2,9 @@
  * analysis/frag.c - fragmentation figures per device, taken after every
  * event from the memory state and the device's hole tracker: kept at the
  * peaks, at OOMs and at the end, and integrated over time.  A device moves
- * to the segments model at its first segment-level event (its live blocks
- * are then placed in the segments, and the integrals start again there).
+ * to the segments model at its first segment-level event (its live and
+ * pending blocks are then placed in the segments, and the integrals start
+ * again there).  Holes are what no block holds: a pending block is no hole.
  */
 #include "analysis/frag.h"
 #include "util/error.h"
@@ -90,8 +91,7 @@ static int readd_block(void *ctx, const struct mp_mem_block *b)
 
 /* Start (or restart) a device's hole tracker in a model; live blocks of
  * the device are placed in it. */
-static int set_model(struct mp_frag *f, struct mp_frag_device *fd, int slot, int model,
-                     int64_t seq)
+static int set_model(struct mp_frag *f, struct mp_frag_device *fd, int slot, int model, int64_t seq)
 {
 	struct readd r = {fd, slot, 0};
 	int rc;
@@ -104,7 +104,7 @@ static int set_model(struct mp_frag *f, struct mp_frag_device *fd, int slot, int
 	fd->model_since_seq = seq;
 	memset(&fd->tw, 0, sizeof(fd->tw));
 	fd->started = 0;
-	return mp_memstate_foreach_live(f->ms, readd_block, &r);
+	return mp_memstate_foreach_held(f->ms, readd_block, &r);
 }
 
 static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
@@ -125,7 +125,12 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	return rc == MP_EINVAL ? 0 : rc; /* a wrapping range: left out of the model */
 }
 
-static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
+/*
+ * A block leaves the hole tracker when the allocator takes it back, not when
+ * the program frees it: a pending block (PyTorch's active_pending_free, waiting
+ * for its stream) still occupies its range and is no hole anyone could reuse.
+ */
+static int on_release(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
 {
 	struct mp_frag *f = ctx;
 	struct mp_frag_device *fd = b->dev_slot < 0 ? NULL : &f->devices[b->dev_slot];
@@ -143,8 +148,8 @@ static int on_segment(struct mp_frag *f, struct mp_frag_device *fd, int slot,
 	int64_t n;
 	int rc = 0;
 
-	if (fd->model != MP_FRAG_SEGMENTS && (rc = set_model(f, fd, slot, MP_FRAG_SEGMENTS,
-	                                                     ev->seq)) < 0)
+	if (fd->model != MP_FRAG_SEGMENTS &&
+	    (rc = set_model(f, fd, slot, MP_FRAG_SEGMENTS, ev->seq)) < 0)
 		return rc;
 	switch (ev->op) {
 	case MEMPROF_OP_RESERVE:
@@ -186,8 +191,9 @@ static void take_point(const struct mp_frag_device *fd, const struct mp_mem_devi
 		mp_extents_figures(fd->x, &h);
 	if (fd->model == MP_FRAG_SEGMENTS) {
 		p->reserved_bytes = d->reserved_bytes;
-		if (d->reserved_bytes >= d->live_bytes)
-			p->free_in_reserved_bytes = d->reserved_bytes - d->live_bytes;
+		/* held = live + pending: a pending block is neither live nor free */
+		if (d->reserved_bytes >= d->active_bytes)
+			p->free_in_reserved_bytes = d->reserved_bytes - d->active_bytes;
 		p->largest_free_bytes = (int64_t)h.largest_hole;
 	} else if (fd->model == MP_FRAG_ADDRESS_SPACE) {
 		p->reserved_bytes = (int64_t)h.container_bytes;
@@ -304,7 +310,12 @@ static int on_end(void *ctx)
 
 struct mp_mem_listener mp_frag_listener(struct mp_frag *f)
 {
-	struct mp_mem_listener l = {f, on_alloc, on_free, on_event, on_end};
+	struct mp_mem_listener l = {.ctx = f,
+	                            .on_alloc = on_alloc,
+	                            .on_event = on_event,
+	                            .on_end = on_end,
+	                            .on_release = on_release,
+	                            .on_held = on_alloc};
 
 	return l;
 }

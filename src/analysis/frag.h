@@ -40,12 +40,12 @@ struct mp_frag_oom {
 
 /* Integrals over time of the figures, for the time-weighted averages. */
 struct mp_frag_integrals {
-	int64_t span_ns;    /* time integrated over (negative gaps count 0) */
-	double internal;    /* of live - requested bytes, byte-ns */
-	double live;        /* of live bytes */
-	double free;        /* of free-in-reserved bytes */
-	double ext_ratio;   /* of 1 - largest / free (0 when nothing is free) */
-	int64_t n_unknown;  /* events after which free was unknown */
+	int64_t span_ns;   /* time integrated over (negative gaps count 0) */
+	double internal;   /* of live - requested bytes, byte-ns */
+	double live;       /* of live bytes */
+	double free;       /* of free-in-reserved bytes */
+	double ext_ratio;  /* of 1 - largest / free (0 when nothing is free) */
+	int64_t n_unknown; /* events after which free was unknown */
 };
 
 struct mp_frag_device {
@@ -56,9 +56,9 @@ struct mp_frag_device {
 	struct mp_frag_point at_live_peak, at_reserved_peak, at_end;
 	struct mp_frag_integrals tw;
 	struct mp_frag_oom *ooms;
-	size_t n_ooms;         /* kept */
-	int64_t n_ooms_total;  /* seen */
-	int64_t n_no_address;  /* allocations without an address (not in the model) */
+	size_t n_ooms;        /* kept */
+	int64_t n_ooms_total; /* seen */
+	int64_t n_no_address; /* allocations without an address (not in the model) */
 	struct mp_extents_figures holes_at_end;
 	/* private */
 	struct mp_extents *x;

@@ -596,7 +596,11 @@ void mp_lifetime_free(struct mp_lifetime *l)
 
 struct mp_mem_listener mp_lifetime_listener(struct mp_lifetime *l)
 {
-	struct mp_mem_listener m = {l, on_alloc, on_free, on_event, on_end};
+	struct mp_mem_listener m = {.ctx = l,
+	                            .on_alloc = on_alloc,
+	                            .on_free = on_free,
+	                            .on_event = on_event,
+	                            .on_end = on_end};
 
 	return m;
 }

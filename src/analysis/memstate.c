@@ -151,6 +151,23 @@ static int notify_block(struct mp_memstate *ms, int freed, const struct mp_mem_b
 	return 0;
 }
 
+/* The listeners' on_release (what) or on_held (!what) for b. */
+static int notify_held(struct mp_memstate *ms, int released, const struct mp_mem_block *b,
+                       const struct memprof_record *rec)
+{
+	int i, rc;
+
+	for (i = 0; i < ms->n_listeners; i++) {
+		const struct mp_mem_listener *l = &ms->listeners[i];
+		int (*fn)(void *, const struct mp_mem_block *, const struct memprof_record *) =
+		        released ? l->on_release : l->on_held;
+
+		if (fn && (rc = fn(l->ctx, b, rec)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static void fill_block(struct mp_mem_block *b, const struct memprof_record *rec, int slot)
 {
 	const struct memprof_event *ev = &rec->ev;
@@ -208,7 +225,7 @@ static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, in
 	if (pending_from_start) {
 		b->pending = 1;
 		ms->n_pending++;
-		return 0;
+		return notify_held(ms, 0, b, rec);
 	}
 	ms->live_bytes += b->size_bytes;
 	raise_peak(&ms->live_peak, ms->live_bytes, ev);
@@ -255,6 +272,8 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 		ms->n_pending++;
 	}
 	if (ev->op == MEMPROF_OP_FREE) {
+		if ((rc = notify_held(ms, 1, b, rec)) < 0)
+			return rc;
 		ms->held_bytes -= b->size_bytes;
 		if (d)
 			d->active_bytes -= b->size_bytes;
@@ -434,8 +453,9 @@ struct mp_consumer mp_memstate_consumer(struct mp_memstate *ms)
 	return c;
 }
 
-int mp_memstate_foreach_live(const struct mp_memstate *ms,
-                             int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx)
+/* fn for every live block, and the pending ones too when pending_too. */
+static int foreach_block(const struct mp_memstate *ms, int pending_too,
+                         int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx)
 {
 	int p, rc;
 	size_t i;
@@ -449,9 +469,21 @@ int mp_memstate_foreach_live(const struct mp_memstate *ms,
 			if (!m->used[i])
 				continue;
 			b = mp_slot_pool_at(&ms->blocks, m->vals[i]);
-			if (!b->pending && (rc = fn(ctx, b)) < 0)
+			if ((pending_too || !b->pending) && (rc = fn(ctx, b)) < 0)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+int mp_memstate_foreach_live(const struct mp_memstate *ms,
+                             int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx)
+{
+	return foreach_block(ms, 0, fn, ctx);
+}
+
+int mp_memstate_foreach_held(const struct mp_memstate *ms,
+                             int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx)
+{
+	return foreach_block(ms, 1, fn, ctx);
 }

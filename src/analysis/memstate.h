@@ -89,6 +89,13 @@ struct mp_mem_listener {
 	                unsigned changes);
 	/* after the last event; the memory state is final */
 	int (*on_end)(void *ctx);
+	/* the allocator took a block back (its free), live or pending until then: its
+	 * address range is free again; b still holds the allocation's data.  NULL: not told */
+	int (*on_release)(void *ctx, const struct mp_mem_block *b,
+	                  const struct memprof_record *rec);
+	/* a block the program freed before recording began appeared (a preexisting
+	 * pending block): it holds memory until its release but is not live */
+	int (*on_held)(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec);
 };
 
 struct mp_memstate {
@@ -142,6 +149,10 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 /* Call fn for every live block (not pending), in no particular order; stops
  * at and returns fn's first negative return. */
 int mp_memstate_foreach_live(const struct mp_memstate *ms,
+                             int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx);
+/* The same for every block that holds memory: live, and pending (freed by the program,
+ * not yet by the allocator). */
+int mp_memstate_foreach_held(const struct mp_memstate *ms,
                              int (*fn)(void *ctx, const struct mp_mem_block *b), void *ctx);
 
 #endif

@@ -166,8 +166,9 @@ static int add_call(struct mp_plan_overhead *o, const struct memprof_event *ev)
 	if (ev->duration_ns <= 0)
 		return 0;
 	if (o->n_with_duration++ == 0 || ev->ts_ns > o->last_end_ns - ev->duration_ns)
-		o->last_end_ns = ev->ts_ns > INT64_MAX - ev->duration_ns ? INT64_MAX
-		                                                          : ev->ts_ns + ev->duration_ns;
+		o->last_end_ns = ev->ts_ns > INT64_MAX - ev->duration_ns
+		                         ? INT64_MAX
+		                         : ev->ts_ns + ev->duration_ns;
 	o->time_ns =
 	        ev->duration_ns > INT64_MAX - o->time_ns ? INT64_MAX : o->time_ns + ev->duration_ns;
 	size = ev->op == MEMPROF_OP_OOM && ev->requested_bytes > 0 ? ev->requested_bytes
@@ -343,7 +344,7 @@ static int on_end(void *ctx)
 
 struct mp_mem_listener mp_plan_listener(struct mp_plan *p)
 {
-	struct mp_mem_listener l = {p, NULL, NULL, on_event, on_end};
+	struct mp_mem_listener l = {.ctx = p, .on_event = on_event, .on_end = on_end};
 
 	return l;
 }

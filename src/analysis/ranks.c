@@ -388,7 +388,11 @@ static int on_end(void *ctx)
 
 struct mp_mem_listener mp_ranks_listener(struct mp_ranks *r)
 {
-	struct mp_mem_listener l = {r, on_alloc, on_free, on_event, on_end};
+	struct mp_mem_listener l = {.ctx = r,
+	                            .on_alloc = on_alloc,
+	                            .on_free = on_free,
+	                            .on_event = on_event,
+	                            .on_end = on_end};
 
 	return l;
 }

@@ -301,12 +301,22 @@ static void why_phase_name(struct mp_steps *s, const struct mp_steps_candidate *
 static void why_none(struct mp_steps *s)
 {
 	const struct mp_steps_period *p = &s->period;
-	char period[256];
+	char period[420];
 
 	if (p->n_allocs == 0)
 		snprintf(period, sizeof(period), "the trace has no block-level allocations");
 	else if (p->n_searched < 2)
 		snprintf(period, sizeof(period), "there are too few allocations to repeat");
+	else if (p->rejected_period)
+		snprintf(period, sizeof(period),
+		         "the first %lld allocations of the first process and device repeat every "
+		         "%lld allocations (%lld times), but live bytes change by %lld bytes a "
+		         "repeat, over a quarter of the %lld bytes a repeat allocates: repeats "
+		         "inside "
+		         "one step (layers), not steps",
+		         (long long)p->n_searched, (long long)p->rejected_period,
+		         (long long)p->rejected_repeats, (long long)p->rejected_drift_bytes,
+		         (long long)p->rejected_volume_bytes);
 	else
 		snprintf(period, sizeof(period),
 		         "the first %lld allocations of the first process and device repeat no "

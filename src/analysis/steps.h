@@ -69,6 +69,11 @@ struct mp_steps_period {
 	int64_t n_searched; /* allocations searched (the prefix) */
 	int64_t work;       /* comparisons made */
 	int work_exhausted;
+	/* the last period rejected because the live bytes at its repeats changed by over a
+	 * quarter of what one repeat allocates (repeats inside one step, not steps); 0: none.
+	 * drift: the change per repeat on average; volume: the bytes one repeat allocates */
+	int64_t rejected_period, rejected_repeats, rejected_drift_bytes, rejected_volume_bytes;
+	int64_t best_anchor_index; /* private */
 	/* private: the prefix */
 	int64_t *sizes, *stacks, *live, *seqs, *ts;
 	size_t n, cap;
@@ -80,7 +85,7 @@ struct mp_steps_period {
 struct mp_steps_result {
 	int method;       /* enum mp_steps_method */
 	const char *name; /* display name (phase methods), owned by s; NULL otherwise */
-	char why[512];    /* why this method, or why none */
+	char why[768];    /* why this method, or why none */
 	const struct mp_step_mark *starts; /* the steps' first records, in order */
 	size_t n_steps;
 	int64_t n_dropped;            /* steps past MP_STEPS_MAX, not listed */

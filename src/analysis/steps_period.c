@@ -8,6 +8,7 @@
 #include "analysis/steps.h"
 #include "util/error.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,12 +178,47 @@ static int pick_anchor(struct mp_steps_period *p, size_t start, size_t period)
 	return 1;
 }
 
-/* The smallest period whose periodic tail starts earliest, holding at least
- * two periods and a quarter of the allocations; multiples of a period
- * found are not tried (their tails start no later). */
-static void search_period(struct mp_steps_period *p, size_t *best_period, size_t *best_start)
+/*
+ * Whether the repeats of a period are steps.  A training step frees within
+ * itself most of what it allocates (activations, gradients, temporaries), so
+ * the live bytes before its anchor change from one step to the next by far
+ * less than it allocates: by nothing in a steady state, by a leak's bytes
+ * otherwise.  Repeats inside one step do not: each layer of a forward pass
+ * keeps its activations, each layer of a backward pass frees the forward's.
+ * So the live bytes before the anchors may change, per repeat on average, by
+ * at most a quarter of the bytes one repeat allocates.  Records the last
+ * period rejected and its figures.
+ */
+static int level_holds(struct mp_steps_period *p, size_t start, size_t period)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN, volume = 0, n_anchors = 0;
+	size_t i;
+
+	for (i = (size_t)p->anchor_index; i < p->n; i += period, n_anchors++) {
+		lo = p->live[i] < lo ? p->live[i] : lo;
+		hi = p->live[i] > hi ? p->live[i] : hi;
+	}
+	for (i = start; i < start + period; i++)
+		volume += p->sizes[i] > 0 ? p->sizes[i] : 0;
+	if (n_anchors < 2 || (double)(hi - lo) <= (double)volume / 4 * (double)(n_anchors - 1))
+		return 1;
+	p->rejected_period = (int64_t)period;
+	p->rejected_repeats = n_anchors;
+	p->rejected_drift_bytes = (hi - lo) / (n_anchors - 1);
+	p->rejected_volume_bytes = volume;
+	return 0;
+}
+
+/*
+ * The smallest period whose periodic tail starts earliest, holding at least
+ * two periods and a quarter of the allocations, with an anchor, whose repeats
+ * begin at one memory level; multiples of a period found are not tried
+ * (their tails start no later).
+ */
+static int search_period(struct mp_steps_period *p, size_t *best_period, size_t *best_start)
 {
 	size_t n = p->n, period, s;
+	int rc;
 
 	*best_period = 0;
 	*best_start = n;
@@ -194,11 +230,22 @@ static void search_period(struct mp_steps_period *p, size_t *best_period, size_t
 			break;
 		}
 		s = periodic_from(p, period);
-		if (n - s >= 2 * period && (n - s) * 4 >= n && s < *best_start) {
-			*best_period = period;
-			*best_start = s;
-		}
+		if (!(n - s >= 2 * period && (n - s) * 4 >= n && s < *best_start))
+			continue;
+		if ((rc = pick_anchor(p, s, period)) < 0)
+			return rc;
+		if (rc == 0 || !level_holds(p, s, period))
+			continue;
+		*best_period = period;
+		*best_start = s;
+		p->best_anchor_index = p->anchor_index;
 	}
+	if (*best_period) { /* the anchor of the period chosen (later tries moved it) */
+		p->anchor_index = p->best_anchor_index;
+		p->anchor_size_bytes = p->sizes[p->anchor_index];
+		p->anchor_stack_id = p->stacks[p->anchor_index];
+	}
+	return 0;
 }
 
 int mp_steps_period_search(struct mp_steps_period *p)
@@ -208,9 +255,9 @@ int mp_steps_period_search(struct mp_steps_period *p)
 
 	p->done = 1;
 	p->n_searched = (int64_t)p->n;
-	if (p->n >= 2)
-		search_period(p, &period, &start);
-	if (period > 0 && (rc = pick_anchor(p, start, period)) > 0) {
+	if (p->n >= 2 && (rc = search_period(p, &period, &start)) < 0)
+		return rc;
+	if (period > 0) {
 		p->found = 1;
 		p->period = (int64_t)period;
 		p->start_index = (int64_t)start;

@@ -58,7 +58,13 @@ static int load_locked(const char *path)
 		path = MP_CUPTI_SONAME;
 	snprintf(load_path, sizeof load_path, "%s", path);
 	dlerror();
-	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* A CUPTI the process already holds (PyTorch's, through its own RPATH) comes first:
+	 * two CUPTIs in one process fight over the driver's callbacks. */
+	void *handle = dlopen(MP_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (handle && !dlsym(handle, "cuptiGetVersion"))
+		handle = NULL;
+	if (!handle)
+		handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		const char *why = dlerror();
 		snprintf(load_error, sizeof load_error, "cannot load CUPTI '%s': %s", path,

@@ -35,8 +35,10 @@ struct mp_cupti {
 extern struct mp_cupti mp_cupti;
 
 /*
- * Load libcupti from path (NULL or "": $MEMPROF_CUPTI, else the soname
- * libcupti.so.13) and resolve the table.  Returns 0, or -1 with a one-line
+ * Load libcupti and resolve the table: the libcupti.so.13 the process
+ * already holds when there is one (PyTorch loads its wheel's copy: one
+ * process must not hold two), else path (NULL or "": $MEMPROF_CUPTI, else
+ * the soname libcupti.so.13).  Returns 0, or -1 with a one-line
  * reason in err (the dlopen error, or the missing symbol).  Loading twice
  * returns the first outcome.  The path actually loaded: mp_cupti_path().
  */

@@ -13,6 +13,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ struct analyze_opts {
 	struct mp_analysis a;
 	int json;
 	const char *timeline;
+	const char *trace;
+	int force;
 	int64_t points;
 	const char *at_text;
 	const char *step_name; /* --step */
@@ -48,6 +51,7 @@ static void help(FILE *out)
 	        "      --churn-window=DUR  a block freed this soon is churn (default 1ms)\n"
 	        "      --idle-share=R      least share of the trace an idle block lives (0.5)\n"
 	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
+	        "  -f, --force             replace the --timeline FILE if it exists\n"
 	        "      --points=N          at most N timeline rows per device (default 2000)\n"
 	        "      --step=NAME         each begin of phase NAME starts a training step (plan\n"
 	        "                          metrics; default: from phase names or the period)\n"
@@ -185,16 +189,20 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 	        {"points", required_argument, NULL, 'p'},
 	        {"step", required_argument, NULL, 's'},
 	        {"json", no_argument, NULL, 'j'},
+	        {"force", no_argument, NULL, 'f'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int ch, rc;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
 			o->json = 1;
+			break;
+		case 'f':
+			o->force = 1;
 			break;
 		case 'h':
 			help(stdout);
@@ -216,15 +224,31 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 static int write_timeline(const struct analyze_opts *o, const struct mp_timeline *t,
                           struct mp_error *err)
 {
+	const char *inputs[] = {o->trace, NULL};
 	struct mp_outfile of;
+	int rc;
 
-	if (mp_outfile_open(&of, o->timeline, 1, err) < 0)
+	if (mp_outfile_open(&of, o->timeline, o->force, inputs, err) < 0)
 		return err->code;
-	if (mp_timeline_csv_write(of.f, t, o->a.device) < 0) {
+	if ((rc = mp_timeline_csv_write(of.f, t, o->a.device)) < 0) {
+		rc = mp_outfile_write_error(&of, rc, "timeline", err);
 		mp_outfile_abort(&of);
-		return mp_err(err, MP_EIO, "cannot write timeline '%s'", o->timeline);
+		return rc;
 	}
 	return mp_outfile_commit(&of, err);
+}
+
+/* The text report, its trace strings made visible (util/visible). */
+static int print_text(const struct analyze_opts *o, struct mp_error *err)
+{
+	FILE *v = mp_visible_open(stdout);
+
+	if (!v)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	mp_analyze_print_text(v, &o->a);
+	if (fclose(v) != 0)
+		return mp_err(err, MP_EIO, "cannot write to standard output");
+	return 0;
 }
 
 static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
@@ -282,6 +306,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.source = source = mp_store_get_meta(s, "source");
 		o->a.truncated = mp_cmd_meta_flag(s, "truncated");
 		o->a.lossy = mp_cmd_meta_flag(s, "lossy");
+		o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
 		o->a.ms = &p->ms;
 		o->a.frag = &p->frag;
 		o->a.attr = &p->attr;
@@ -293,7 +318,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
 			rc = mp_err(err, MP_ENOMEM, "out of memory");
 		else if (!o->json)
-			mp_analyze_print_text(stdout, &o->a);
+			rc = print_text(o, err);
 	}
 	free(source);
 	mp_numa_free(&numa);
@@ -326,8 +351,16 @@ static int run(int argc, char **argv)
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;
+	o.trace = argv[optind];
+	if (o.timeline &&
+	    mp_outfile_check(o.timeline, o.force, (const char *const *)argv + optind, &err) < 0)
+		return mp_cmd_fail(&mp_cmd_analyze, &err);
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_analyze, &err);
+	if ((rc = mp_cmd_check_device(&mp_cmd_analyze, s, argv[optind], o.a.device)) != 0) {
+		mp_store_close(s);
+		return rc;
+	}
 	rc = analyze(s, &o, &err);
 	mp_store_close(s);
 	if (rc < 0)
@@ -339,7 +372,7 @@ const struct mp_cmd mp_cmd_analyze = {
         .name = "analyze",
         .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
         .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--step=NAME] "
-                 "[--json] [--timeline=FILE.csv] TRACE",
+                 "[--json] [--timeline=FILE.csv] [-f] TRACE",
         .help = help,
         .run = run,
 };

@@ -63,8 +63,7 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	rc = mp_gate_cmd_load(&mp_cmd_check, argv[optind], &o, &t);
 	if (rc == MP_EXIT_OK && o.device >= 0 && t.n_devices == 0)
-		rc = mp_cmd_error(&mp_cmd_check, "no device %d in '%s'", (int)o.device,
-		                  argv[optind]);
+		rc = mp_cmd_check_device(&mp_cmd_check, NULL, argv[optind], o.device);
 	if (rc == MP_EXIT_OK) {
 		memset(&r, 0, sizeof(r));
 		r.command = "check";

@@ -65,6 +65,20 @@ int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_m
 
 /* 1 when the trace's meta key is set to anything but "0" (truncated, lossy). */
 int mp_cmd_meta_flag(struct mp_store *s, const char *key);
+/* A meta value as a count: 0 when absent or not a number. */
+int64_t mp_cmd_meta_int(struct mp_store *s, const char *key);
+/*
+ * Every command that takes --device=N says the same when the trace has no
+ * device N: "no device N in 'T': its devices: 0, 1" (or "none (no events)"),
+ * exit 1.  Returns MP_EXIT_OK when device is -1 (all) or in the trace (open s, or
+ * path opened here), else prints that and returns MP_EXIT_ERROR.
+ */
+int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *path,
+                        int32_t device);
+/* The trace's event devices as text in list ("0, 1"); 1 when device is among them, 0 when
+ * not, -1 with err set when the trace cannot be read.  s may be NULL: path is opened. */
+int mp_cmd_device_list(struct mp_store *s, const char *path, int32_t device, char *list,
+                       size_t size, struct mp_error *err);
 
 /* The replay runs stored in a trace, loaded for the report writers. */
 struct mp_cmd_runs {

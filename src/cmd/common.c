@@ -4,6 +4,7 @@
  */
 #include "cmd/cmd.h"
 #include "store/store.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -12,15 +13,26 @@
 
 static char command_line[4096];
 
+/* A message on stderr, its subjects made visible (util/visible): a name
+ * from a trace may hold terminal escapes. */
+static void say(const char *msg)
+{
+	mp_visible_write(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
 int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)
 {
 	va_list ap;
+	char *msg = NULL;
+	int n;
 
 	fprintf(stderr, "memprof %s: ", c->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	say(n < 0 ? "out of memory" : msg);
+	free(msg);
 	return MP_EXIT_ERROR;
 }
 
@@ -42,7 +54,8 @@ int mp_cmd_fail(const struct mp_cmd *c, const struct mp_error *e)
 {
 	const char *hint = hint_for(e);
 
-	fprintf(stderr, "memprof %s: %s\n", c->name, e->msg[0] ? e->msg : "unknown error");
+	fprintf(stderr, "memprof %s: ", c->name);
+	say(e->msg[0] ? e->msg : "unknown error");
 	if (hint)
 		fprintf(stderr, "hint: %s\n", hint);
 	return MP_EXIT_ERROR;
@@ -120,6 +133,63 @@ int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_m
 	return rc;
 }
 
+int mp_cmd_device_list(struct mp_store *s, const char *path, int32_t device, char *list,
+                       size_t size, struct mp_error *err)
+{
+	struct mp_store *mine = NULL;
+	int32_t have[16];
+	size_t n = 0, i, len = 0;
+	int found = 0;
+
+	if (!s && mp_store_open(&mine, path, err) < 0)
+		return -1;
+	if (mp_store_event_devices(s ? s : mine, have, 16, &n) < 0) {
+		mp_err_copy(err, mp_store_error(s ? s : mine));
+		mp_store_close(mine);
+		return -1;
+	}
+	mp_store_close(mine);
+	list[0] = '\0';
+	for (i = 0; i < n && i < 16; i++) {
+		found |= have[i] == device;
+		if (len < size)
+			len += (size_t)snprintf(list + len, size - len, "%s%d", i ? ", " : "",
+			                        (int)have[i]);
+	}
+	if (n > 16 && len < size)
+		snprintf(list + len, size - len, ", ...");
+	if (n == 0)
+		snprintf(list, size, "none (no events)");
+	return found;
+}
+
+int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *path,
+                        int32_t device)
+{
+	struct mp_error err = {0};
+	char list[200];
+	int found;
+
+	if (device < 0)
+		return MP_EXIT_OK;
+	if ((found = mp_cmd_device_list(s, path, device, list, sizeof(list), &err)) < 0)
+		return mp_cmd_fail(c, &err);
+	if (found)
+		return MP_EXIT_OK;
+	return mp_cmd_error(c, "no device %d in '%s': its devices: %s", (int)device, path, list);
+}
+
+int64_t mp_cmd_meta_int(struct mp_store *s, const char *key)
+{
+	char *v = mp_store_get_meta(s, key), *end = NULL;
+	long long n = v ? strtoll(v, &end, 10) : 0;
+
+	if (!v || end == v || *end != '\0' || n < 0)
+		n = 0;
+	free(v);
+	return (int64_t)n;
+}
+
 int mp_cmd_meta_flag(struct mp_store *s, const char *key)
 {
 	char *v = mp_store_get_meta(s, key);
@@ -158,7 +228,8 @@ int mp_cmd_load_runs(const char *path, struct mp_cmd_runs *out, struct mp_error 
 		};
 		for (j = 0; j < r->n_metrics; j++)
 			*m++ = (struct mp_report_metric){r->metrics[j].name, r->metrics[j].value,
-			                                 r->metrics[j].unit, r->metrics[j].measured};
+			                                 r->metrics[j].unit,
+			                                 r->metrics[j].measured};
 	}
 	out->view.runs = out->runs;
 	out->view.n = out->set.n_runs;

@@ -56,6 +56,19 @@ static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 	return 0;
 }
 
+/* --device=N in neither trace: say so, with the devices each has. */
+static int no_device(const struct mp_gate_cmd_opts *o, const char *base, const char *head)
+{
+	struct mp_error err = {0};
+	char lb[200], lh[200];
+
+	if (mp_cmd_device_list(NULL, base, o->device, lb, sizeof(lb), &err) < 0 ||
+	    mp_cmd_device_list(NULL, head, o->device, lh, sizeof(lh), &err) < 0)
+		return mp_cmd_fail(&mp_cmd_diff, &err);
+	return mp_cmd_error(&mp_cmd_diff, "no device %d in '%s' nor in '%s': their devices: %s; %s",
+	                    (int)o->device, base, head, lb, lh);
+}
+
 static int run(int argc, char **argv)
 {
 	struct mp_gate_cmd_opts o;
@@ -73,8 +86,7 @@ static int run(int argc, char **argv)
 	if (rc == MP_EXIT_OK)
 		rc = mp_gate_cmd_load(&mp_cmd_diff, argv[optind + 1], &o, &head);
 	if (rc == MP_EXIT_OK && o.device >= 0 && base.n_devices == 0 && head.n_devices == 0)
-		rc = mp_cmd_error(&mp_cmd_diff, "no device %d in '%s' nor in '%s'", (int)o.device,
-		                  argv[optind], argv[optind + 1]);
+		rc = no_device(&o, argv[optind], argv[optind + 1]);
 	if (rc == MP_EXIT_OK && mp_gate_diff(&d, &base, &head) < 0)
 		rc = mp_cmd_error(&mp_cmd_diff, "out of memory");
 	if (rc == MP_EXIT_OK) {

@@ -290,7 +290,8 @@ static int export_perfetto(struct mp_store *s, struct mp_outfile *of, const stru
 		rc = mp_err(err, MP_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = perfetto_run(s, w, err);
-	if (w && mp_perfetto_close(w, &st) < 0 && rc >= 0)
+	/* a failed write also stops the reader, with no message of its own */
+	if (w && mp_perfetto_close(w, &st) < 0 && (rc >= 0 || !err->msg[0]))
 		rc = mp_err(err, errno == ENOSPC || errno == EFBIG ? MP_EFULL : MP_EIO,
 		            "cannot write '%s': %s", of->path ? of->path : "<stdout>",
 		            strerror(errno));
@@ -430,7 +431,7 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_store_open(&s, argv[optind], &err) < 0)
 		return mp_cmd_fail(&mp_cmd_export, &err);
-	if (mp_outfile_open(&of, out, force, &err) < 0) {
+	if (mp_outfile_open(&of, out, force, (const char *const *)argv + optind, &err) < 0) {
 		mp_store_close(s);
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	}

@@ -8,6 +8,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,9 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 			        arg);
 		o->granularity = (uint64_t)v;
 		return 0;
+	case MP_GATE_OPT_FORCE:
+		o->force = 1;
+		return 0;
 	case MP_GATE_OPT_FORMAT:
 		if ((o->format = mp_gate_format_parse(arg)) < 0)
 			return mp_cmd_usage(
@@ -128,14 +132,27 @@ int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *
 	                    arg, name);
 }
 
-/* One pass of the analyses over the trace at s. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
-                      struct mp_gate_cmd_opts *o)
+/* Every output file by the rule of util/outfile, before any work. */
+static int check_outputs(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o)
+{
+	struct mp_error err = {0};
+	int f;
+
+	for (f = 0; f < MP_GATE_N_FORMATS; f++)
+		if (o->files[f] && mp_outfile_check(o->files[f], o->force, o->inputs, &err) < 0)
+			return mp_cmd_fail(c, &err);
+	if (o->output && mp_outfile_check(o->output, o->force, o->inputs, &err) < 0)
+		return mp_cmd_fail(c, &err);
+	return 0;
+}
+
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct option *longopts, struct mp_gate_cmd_opts *o)
 {
 	int ch, rc, idx;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, (idx = -1, &idx))) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, (idx = -1, &idx))) != -1) {
 		if (idx >= 0 && ch != '?' && ch != ':' &&
 		    (rc = mp_gate_cmd_exact(c, argv, longopts, idx)) != 0)
 			return rc;
@@ -151,9 +168,11 @@ int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struc
 				return rc;
 		}
 	}
-	return 0;
+	o->inputs = (const char *const *)argv + optind; /* argv[argc] is NULL */
+	return check_outputs(c, o);
 }
 
+/* One pass of the analyses over the trace at s. */
 static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
                     struct mp_error *err)
 {
@@ -255,18 +274,36 @@ int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_g
 	return MP_EXIT_OK;
 }
 
-static int write_file(const struct mp_cmd *c, const char *path, int format,
-                      const struct mp_gate_report *r)
+/* mp_gate_write, with the text and Markdown made visible (util/visible):
+ * no terminal escape from a trace reaches a terminal or a CI log. */
+static int gate_write(FILE *out, int format, const struct mp_gate_report *r)
+{
+	FILE *v;
+	int rc;
+
+	if (format != MP_GATE_FORMAT_TEXT && format != MP_GATE_FORMAT_MD)
+		return mp_gate_write(out, format, r);
+	if (!(v = mp_visible_open(out)))
+		return MP_ENOMEM;
+	rc = mp_gate_write(v, format, r);
+	if (fclose(v) != 0 && rc == 0)
+		rc = MP_EIO;
+	return rc;
+}
+
+static int write_file(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o, const char *path,
+                      int format, const struct mp_gate_report *r)
 {
 	struct mp_error err = {0};
 	struct mp_outfile of;
+	int rc;
 
-	if (mp_outfile_open(&of, path, 1, &err) < 0)
+	if (mp_outfile_open(&of, path, o->force, o->inputs, &err) < 0)
 		return mp_cmd_fail(c, &err);
-	if (mp_gate_write(of.f, format, r) < 0) {
+	if ((rc = gate_write(of.f, format, r)) < 0) {
+		mp_outfile_write_error(&of, rc, mp_gate_format_name(format), &err);
 		mp_outfile_abort(&of);
-		return mp_cmd_error(c, "cannot write %s '%s': out of memory or disk",
-		                    mp_gate_format_name(format), path);
+		return mp_cmd_fail(c, &err);
 	}
 	if (mp_outfile_commit(&of, &err) < 0)
 		return mp_cmd_fail(c, &err);
@@ -291,12 +328,12 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	r->top = o->top;
 	r->require_checked = o->require_checked;
 	for (f = 0; f < MP_GATE_N_FORMATS; f++)
-		if (o->files[f] && write_file(c, o->files[f], f, r) != MP_EXIT_OK)
+		if (o->files[f] && write_file(c, o, o->files[f], f, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
 	if (o->output) {
-		if (write_file(c, o->output, o->format, r) != MP_EXIT_OK)
+		if (write_file(c, o, o->output, o->format, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
-	} else if ((rc = mp_gate_write(stdout, o->format, r)) < 0) {
+	} else if ((rc = gate_write(stdout, o->format, r)) < 0) {
 		status = mp_cmd_error(c, "cannot write %s to standard output: %s",
 		                      mp_gate_format_name(o->format),
 		                      rc == MP_ENOMEM ? "out of memory" : "write error");

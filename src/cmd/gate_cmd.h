@@ -23,6 +23,7 @@ enum {
 	MP_GATE_OPT_FORMAT,
 	MP_GATE_OPT_REQUIRE_CHECKED,
 	MP_GATE_OPT_OUTPUT = 'o',
+	MP_GATE_OPT_FORCE = 'f',
 	MP_GATE_OPT_FILE = 300, /* + enum mp_gate_format: --text, --md, --json, --junit */
 	MP_GATE_OPT_LIMIT = 400,
 };
@@ -39,6 +40,7 @@ enum {
 	        {"md", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_MD},             \
 	        {"json", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_JSON},         \
 	        {"junit", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_JUNIT},       \
+	        {"force", no_argument, NULL, MP_GATE_OPT_FORCE},                                   \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
@@ -57,6 +59,7 @@ enum {
 	"      --md=FILE           also write Markdown to FILE\n"                                  \
 	"      --json=FILE         also write JSON to FILE\n"                                      \
 	"      --junit=FILE        also write JUnit XML to FILE\n"                                 \
+	"  -f, --force             replace output files that exist (never a trace)\n"              \
 	"  -h, --help              show this help\n"
 
 struct mp_gate_cmd_opts {
@@ -67,6 +70,8 @@ struct mp_gate_cmd_opts {
 	int require_checked;                  /* --require-checked */
 	const char *output;                   /* -o, or NULL for standard output */
 	const char *files[MP_GATE_N_FORMATS]; /* --text, --md, --json, --junit */
+	int force;                            /* --force: replace outputs that exist */
+	const char *const *inputs;            /* the traces, NULL-terminated */
 	struct mp_gate_limit limits[MP_GATE_N_KINDS];
 	size_t n_limits;
 };
@@ -82,9 +87,10 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx);
 /* The options of argv by longopts (exact names only), into o: 0, -1 after
  * printing the help (c->help), or an exit status.  Leaves optind at the
- * first operand. */
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
-                      struct mp_gate_cmd_opts *o);
+ * first operand; refuses (MP_EXIT_ERROR) an output that exists without
+ * --force or that is one of the traces, before any trace is read. */
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct option *longopts, struct mp_gate_cmd_opts *o);
 /* Load path's gate figures into t (which the caller frees either way).
  * Returns MP_EXIT_OK or MP_EXIT_ERROR after saying why. */
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,

@@ -5,6 +5,7 @@
  */
 #include "cmd/cmd.h"
 #include "import/import.h"
+#include "util/outfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -166,7 +167,11 @@ static int run(int argc, char **argv)
 		return mp_cmd_usage(&mp_cmd_import, "reading standard input needs --output");
 	if (!out && !(out = out_default = default_output(argv[optind])))
 		return mp_cmd_error(&mp_cmd_import, "out of memory");
-	rc = mp_import_files((const char *const *)argv + optind, argc - optind, out, &o, &st, &err);
+	/* the existing output is the store's to refuse; an input, even with --force, ours */
+	rc = mp_outfile_check(out, 1, (const char *const *)argv + optind, &err);
+	if (rc == 0)
+		rc = mp_import_files((const char *const *)argv + optind, argc - optind, out, &o,
+		                     &st, &err);
 	if (rc < 0) {
 		free(out_default);
 		return mp_cmd_fail(&mp_cmd_import, &err);

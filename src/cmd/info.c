@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "report/info.h"
 #include "store/reader.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -34,6 +35,19 @@ static int summarize(struct mp_store *s, struct mp_memstate *sum, struct mp_erro
 	rc = mp_cmd_read_trace(s, r, sum, err);
 	mp_reader_close(r);
 	return rc;
+}
+
+/* The text, its trace strings made visible (util/visible). */
+static int print_text(const struct mp_info *info, struct mp_error *err)
+{
+	FILE *v = mp_visible_open(stdout);
+
+	if (!v)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	mp_info_print_text(v, info);
+	if (fclose(v) != 0)
+		return mp_err(err, MP_EIO, "cannot write to standard output");
+	return 0;
 }
 
 static int describe(struct mp_store *s, int json, struct mp_error *err)
@@ -74,7 +88,7 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 		if (json && mp_info_print_json(stdout, &info) < 0)
 			rc = mp_err(err, MP_ENOMEM, "out of memory");
 		else if (!json)
-			mp_info_print_text(stdout, &info);
+			rc = print_text(&info, err);
 	}
 	for (i = 0; i < 9; i++)
 		free(meta[i]);

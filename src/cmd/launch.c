@@ -5,6 +5,7 @@
  * that ran and exited 127.
  */
 #include "cmd/launch.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,7 @@ static void child(char *const argv[], char *const env[], const struct mp_launch_
 		_exit(127);
 	}
 	restore(old); /* handlers become SIG_DFL at exec; SIG_IGN stays as we got it */
+	mp_cleanup_child_signals();
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	for (; *env; env++)
 		putenv(*env);

@@ -17,6 +17,7 @@
 #include "replay/loader.h"
 #include "report/replay.h"
 #include "store/results.h"
+#include "util/visible.h"
 
 #ifdef HAVE_CUDA
 #include "replay/cuda_api.h"
@@ -407,6 +408,20 @@ static int save_results(struct replay_run *x, const struct mp_replay_report *rep
 	return rc;
 }
 
+/* The text, its trace strings made visible (util/visible). */
+static int print_text(const struct mp_replay_report *rep)
+{
+	FILE *v = mp_visible_open(stdout);
+	int rc;
+
+	if (!v)
+		return MP_ENOMEM;
+	rc = mp_replay_print_text(v, rep);
+	if (fclose(v) != 0 && rc == 0)
+		rc = MP_EIO;
+	return rc;
+}
+
 static int report(struct replay_run *x)
 {
 	struct mp_replay_report rep = {
@@ -421,8 +436,7 @@ static int report(struct replay_run *x)
 	        .ranks = x->job ? x->ranks : NULL,
 	        .n_ranks = x->job ? x->job->g.size : 0,
 	};
-	int rc =
-	        x->a.json ? mp_replay_print_json(stdout, &rep) : mp_replay_print_text(stdout, &rep);
+	int rc = x->a.json ? mp_replay_print_json(stdout, &rep) : print_text(&rep);
 
 	if (rc < 0)
 		return mp_cmd_error(&mp_cmd_replay, "out of memory printing the results");

@@ -13,6 +13,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 struct report_opts {
 	const char *trace, *output;
-	int md;
+	int md, force;
 	int32_t device;
 	int top;
 	int64_t points;
@@ -37,6 +38,7 @@ static void help(FILE *out)
 	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
 	        "options:\n"
 	        "  -o, --output=FILE    write to FILE (default: standard output)\n"
+	        "  -f, --force          replace FILE if it exists (never the trace)\n"
 	        "      --format=FORMAT  html (default) or md\n"
 	        "      --device=N       only device N\n"
 	        "      --top=N          rows per table (default 10)\n"
@@ -53,7 +55,7 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 'f':
+	case 'm':
 		if (strcmp(arg, "html") != 0 && strcmp(arg, "md") != 0)
 			return mp_cmd_usage(&mp_cmd_report,
 			                    "invalid --format '%s': give html or md", arg);
@@ -82,22 +84,22 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"format", required_argument, NULL, 'f'},
-	        {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},
-	        {"points", required_argument, NULL, 'p'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+	        {"format", required_argument, NULL, 'm'}, {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},    {"points", required_argument, NULL, 'p'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	int ch, rc;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			help(stdout);
 			return -1;
+		case 'f':
+			o->force = 1;
+			break;
 		case '?':
 		case ':':
 			return mp_cmd_bad_option(&mp_cmd_report, argv, ch);
@@ -214,16 +216,31 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	return 0;
 }
 
+/* The Markdown, its trace strings made visible (util/visible). */
+static int write_md(FILE *out, const struct mp_report_input *in)
+{
+	FILE *v = mp_visible_open(out);
+	int rc;
+
+	if (!v)
+		return MP_ENOMEM;
+	rc = mp_report_write_md(v, in);
+	if (fclose(v) != 0 && rc == 0)
+		rc = MP_EIO;
+	return rc;
+}
+
 static int report(struct mp_store *s, const struct report_opts *o, struct mp_error *err)
 {
 	struct report_state *st = calloc(1, sizeof(*st));
 	struct mp_reader *r = NULL;
+	const char *inputs[] = {o->trace, NULL};
 	struct mp_outfile of;
 	int rc;
 
 	if (!st)
 		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_outfile_open(&of, o->output, 1, err) < 0) {
+	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0) {
 		free(st);
 		return err->code;
 	}
@@ -232,10 +249,9 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 	else if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
 		rc = mp_err_copy(err, mp_store_error(s));
 	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
-		rc = o->md ? mp_report_write_md(of.f, &st->in)
-		           : mp_report_write_html(of.f, &st->in);
+		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
 		if (rc < 0)
-			mp_err(err, rc, "cannot write report '%s'", o->output);
+			rc = mp_outfile_write_error(&of, rc, "report", err);
 	}
 	if (rc == 0)
 		rc = mp_outfile_commit(&of, err);
@@ -259,6 +275,10 @@ static int run(int argc, char **argv)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_store_open(&s, o.trace, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_report, &err);
+	if ((rc = mp_cmd_check_device(&mp_cmd_report, s, o.trace, o.device)) != 0) {
+		mp_store_close(s);
+		return rc;
+	}
 	rc = report(s, &o, &err);
 	mp_store_close(s);
 	if (rc < 0)
@@ -269,7 +289,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_report = {
         .name = "report",
         .summary = "charts of a trace in one HTML file, or a Markdown summary",
-        .usage = "memprof report [-o FILE] [--format=html|md] [--device=N] [--top=N] "
+        .usage = "memprof report [-o FILE] [-f] [--format=html|md] [--device=N] [--top=N] "
                  "[--points=N] TRACE",
         .help = help,
         .run = run,

@@ -592,6 +592,28 @@ int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, 
 	return 0;
 }
 
+/* Whether the first opcode of p (len >= 1) is already refused: then the
+ * whole input need not be read (an endless /dev/zero is refused at once). */
+static int refused_at_start(const struct mp_pickle *p, const char *name, struct mp_error *err)
+{
+	struct mp_pickle *first;
+	int rc;
+
+	if (p->data[0] == 0x80) /* PROTO: a binary pickle */
+		return 0;
+	if (!(first = calloc(1, sizeof(*first)))) /* the whole input will say it */
+		return 0;
+	first->data = p->data; /* borrowed: its first byte only */
+	first->len = 1;
+	rc = load(first, name, err);
+	first->data = NULL;
+	mp_pickle_free(first);
+	if (rc < 0 && strncmp(err->msg, "truncated", 9) != 0)
+		return rc;
+	mp_err_clear(err);
+	return 0;
+}
+
 int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp_error *err)
 {
 	struct mp_pickle *p = calloc(1, sizeof(*p));
@@ -602,12 +624,23 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
 	if (!p)
 		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
 	for (;;) {
+		if (p->len >= MP_PICKLE_MAX_BYTES) {
+			mp_pickle_free(p);
+			return mp_err(err, MP_EFORMAT,
+			              "input too large '%s': over %d GiB, more than a memory "
+			              "snapshot holds",
+			              name, (int)(MP_PICKLE_MAX_BYTES >> 30));
+		}
 		if (mp_array_reserve((void **)&p->data, &cap, p->len + (1 << 16), 1) < 0) {
 			mp_pickle_free(p);
 			return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
 		}
 		k = fread(p->data + p->len, 1, cap - p->len, in);
 		p->len += k;
+		if (p->len == k && k > 0 && err && refused_at_start(p, name, err) < 0) {
+			mp_pickle_free(p);
+			return err->code;
+		}
 		if (k == 0)
 			break;
 	}

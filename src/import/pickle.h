@@ -47,8 +47,13 @@ struct mp_pk {
 
 struct mp_pickle;
 
+/* The most of an input read (an endless stream is refused past it). */
+#define MP_PICKLE_MAX_BYTES (INT64_C(4) << 30)
+
 /*
- * Read all of in (named name in messages) and unpickle it.  On success
+ * Read all of in (named name in messages), at most MP_PICKLE_MAX_BYTES,
+ * and unpickle it; an input whose first opcode is refused is refused
+ * before the rest is read.  On success
  * *out holds the document; its root is mp_pickle_root().  Errors are
  * MP_EFORMAT with the byte offset and the opcode, MP_EIO or MP_ENOMEM.
  */

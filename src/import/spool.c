@@ -243,6 +243,27 @@ static int meta_numa(struct mp_spool_in *in)
 	return rc;
 }
 
+/* The CUPTI file each process used ('memprof record' finds it; several differing: all, once each).
+ */
+static int meta_cupti(struct mp_spool_in *in)
+{
+	char *had = mp_store_get_meta(in->c->store, "cupti"), *both = NULL;
+	char buf[4096];
+	int rc = 0;
+
+	if (!meta(in, "cupti", buf, sizeof(buf)) || !buf[0])
+		;
+	else if (!had)
+		rc = mp_store_set_meta(in->c->store, "cupti", buf);
+	else if (!strstr(had, buf))
+		rc = asprintf(&both, "%s; %s", had, buf) < 0
+		             ? -1
+		             : mp_store_set_meta(in->c->store, "cupti", both);
+	free(both);
+	free(had);
+	return rc;
+}
+
 /* key += delta in the trace's meta table (several spools add up). */
 static int meta_add(struct mp_store *s, const char *key, int64_t delta)
 {
@@ -314,7 +335,7 @@ static int write_meta(struct mp_spool_in *in)
 	                               : "monotonic_ns") < 0 ||
 	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
 	     meta_add(s, "host_buffers", in->n_host_buffers) < 0 || meta_numa(in) < 0 ||
-	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
+	     meta_cupti(in) < 0 || meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
 	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
 	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
 	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||

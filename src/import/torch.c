@@ -34,6 +34,9 @@ struct torch_import {
 	char *text; /* NUL-terminated copies of frame strings */
 	size_t cap_text;
 	int64_t api_malloc, api_free, api_map, api_unmap;
+	/* allocations freed inside the window: the snapshot has their request only, so their
+	 * granted size is modelled (mp_torch_round_size); kept in meta modelled_granted_blocks */
+	int64_t n_modelled_granted;
 };
 
 /* --- checking the document ------------------------------------------------------- */
@@ -627,6 +630,8 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 	};
 	struct memprof_event ev;
 
+	if (e->action == TP_ALLOC && e->granted < e->size)
+		t->n_modelled_granted++;
 	switch (e->action) {
 	case TP_ALLOC:
 	case TP_FREE_REQUESTED:
@@ -834,6 +839,15 @@ static int write_meta(struct torch_import *t)
 
 	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0)
 		return MP_EIO;
+	if (t->n_modelled_granted > 0) { /* several snapshots in one trace add up */
+		char *had = mp_store_get_meta(s, "modelled_granted_blocks"), buf[24];
+
+		snprintf(buf, sizeof(buf), "%lld",
+		         (long long)(t->n_modelled_granted + (had ? strtoll(had, NULL, 10) : 0)));
+		free(had);
+		if (mp_store_set_meta(s, "modelled_granted_blocks", buf) < 0)
+			return MP_EIO;
+	}
 	if (settings) {
 		int64_t left = 10000;
 		cJSON *j = to_json(settings, 0, &left);

@@ -1,8 +1,8 @@
 /*
- * live/http.c - a minimal HTTP/1.1 server for one resource: listen, accept,
- * read one request with a deadline, answer, close.  The request parsing and
- * the answer (mp_live_http_answer) are pure so tests check them exactly;
- * the socket loop around them owns timeouts.  Prints nothing.
+ * live/http.c - a minimal HTTP/1.1 server for one resource: the listening
+ * socket and the answer to a request.  The request parsing and the answer
+ * (mp_live_http_answer) are pure so tests check them exactly; the loop that
+ * serves connections (live/http_serve.c) owns deadlines.  Prints nothing.
  */
 #include "live/http.h"
 
@@ -11,22 +11,13 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#define REQUEST_DEADLINE_MS 5000
-#define SEND_TIMEOUT_S      2
-
-struct mp_live_http {
-	int fd, stop_pipe[2];
-	char addr[INET6_ADDRSTRLEN];
-	int port;
-};
+#include "live/http_internal.h"
 
 /* --- the answer ------------------------------------------------------------------------ */
 
@@ -162,7 +153,8 @@ int mp_live_http_open(struct mp_live_http **out, const char *addr, int port, str
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 16) == 0)
+		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 64) == 0 &&
+		    fcntl(fd, F_SETFL, O_NONBLOCK) == 0)
 			h->fd = fd;
 		else {
 			e = errno;
@@ -212,96 +204,6 @@ const char *mp_live_http_addr(const struct mp_live_http *h)
 int mp_live_http_port(const struct mp_live_http *h)
 {
 	return h->port;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Read what the client still sends (a body we did not want) for a moment, so
- * that closing does not reset the connection before it read the answer. */
-static void drain(int fd)
-{
-	char buf[4096];
-	size_t total = 0;
-	struct pollfd p = {fd, POLLIN, 0};
-
-	while (total < 65536 && poll(&p, 1, 200) > 0) {
-		ssize_t k = recv(fd, buf, sizeof(buf), 0);
-
-		if (k <= 0)
-			break;
-		total += (size_t)k;
-	}
-}
-
-/* Read one request from fd within the deadline and answer it. */
-static void one_connection(struct mp_live_http *h, int fd, mp_live_body_fn fn, void *arg)
-{
-	char req[MP_LIVE_HTTP_MAX_REQUEST];
-	struct mp_live_text out = {0};
-	struct timeval tv = {SEND_TIMEOUT_S, 0};
-	int64_t deadline = now_ms() + REQUEST_DEADLINE_MS;
-	size_t n = 0, sent = 0;
-	int done = 0;
-
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (!done) {
-		struct pollfd p[2] = {{fd, POLLIN, 0}, {h->stop_pipe[0], POLLIN, 0}};
-		int64_t left = deadline - now_ms();
-		ssize_t k;
-
-		if (left <= 0 || poll(p, 2, (int)left) <= 0 || p[1].revents)
-			break; /* too slow, interrupted, or stopping: no answer */
-		k = recv(fd, req + n, sizeof(req) - n, 0);
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		done = mp_live_http_answer(req, n, fn, arg, &out);
-	}
-	while (done && !out.failed && sent < out.n) {
-		ssize_t k = send(fd, out.p + sent, out.n - sent, MSG_NOSIGNAL);
-
-		if (k <= 0)
-			break; /* the client went away, or is too slow to read */
-		sent += (size_t)k;
-	}
-	mp_live_text_free(&out);
-	shutdown(fd, SHUT_WR);
-	drain(fd);
-	close(fd);
-}
-
-void mp_live_http_serve(struct mp_live_http *h, mp_live_body_fn fn, void *arg)
-{
-	for (;;) {
-		struct pollfd p[2] = {{h->fd, POLLIN, 0}, {h->stop_pipe[0], POLLIN, 0}};
-		int fd;
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		if (p[1].revents)
-			return;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		fd = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd >= 0)
-			one_connection(h, fd, fn, arg);
-	}
-}
-
-void mp_live_http_stop(struct mp_live_http *h)
-{
-	ssize_t k = write(h->stop_pipe[1], "x", 1);
-
-	(void)k;
 }
 
 void mp_live_http_close(struct mp_live_http *h)

@@ -3,10 +3,12 @@
  * GET (and HEAD) /metrics answers 200 with the body a callback renders
  * (Content-Type text/plain; version=0.0.4); other paths 404, other methods
  * 405, requests that do not parse 400.  One request per connection
- * (Connection: close).  A client gets 5 s to send its request and each send
- * may block 2 s at most, so a slow or broken client delays the next scrape,
- * never the caller's other threads.  Runs on a thread of 'memprof record',
- * never in the workload.
+ * (Connection: close).  Connections are served together by one poll loop:
+ * each has MP_LIVE_HTTP_DEADLINE_MS in all (to send its request, read the
+ * answer and be closed), at most MP_LIVE_HTTP_MAX_CONNS are open (a new one
+ * closes the oldest), and stopping closes every one at once, so no client,
+ * slow, trickling or idle, holds a scrape or the end of the recording.
+ * Runs on a thread of 'memprof record', never in the workload.
  */
 #ifndef MP_LIVE_HTTP_H
 #define MP_LIVE_HTTP_H
@@ -32,7 +34,8 @@ int mp_live_http_open(struct mp_live_http **out, const char *addr, int port, str
 const char *mp_live_http_addr(const struct mp_live_http *h);
 int mp_live_http_port(const struct mp_live_http *h);
 
-/* Answer requests until mp_live_http_stop (call on a thread of its own). */
+/* Answer requests until mp_live_http_stop (call on a thread of its own);
+ * returns at once when stopped, whatever the clients do. */
 void mp_live_http_serve(struct mp_live_http *h, mp_live_body_fn fn, void *arg);
 /* Make mp_live_http_serve return (from any thread; async-signal-safe). */
 void mp_live_http_stop(struct mp_live_http *h);
@@ -48,5 +51,8 @@ int mp_live_http_answer(const char *req, size_t n, mp_live_body_fn fn, void *arg
 
 /* Requests larger than this are answered 400. */
 #define MP_LIVE_HTTP_MAX_REQUEST 8192
+/* The whole life of one connection, and how many may be open at once. */
+#define MP_LIVE_HTTP_DEADLINE_MS 5000
+#define MP_LIVE_HTTP_MAX_CONNS   32
 
 #endif

@@ -13,56 +13,74 @@
 #include "replay/cuda_api.h"
 
 /*
- * Symbol names: the oldest ABI version with the semantics used, present in
- * every driver since CUDA 11.2 (the stream-ordered allocator); a second name
- * is tried when the first is missing.
+ * Symbol names: the ABI version the CUDA headers memprof was built with map
+ * each name to (cuda.h's "#define cuEventElapsedTime cuEventElapsedTime_v2"),
+ * so the entry point called is the one whose prototype the code was compiled
+ * against.  SYM_OR adds an older name tried when a driver predates the
+ * header's, for calls whose old version has the same meaning here.
  */
+#define MP_CU_STR(x)  #x
+#define MP_CU_XSTR(x) MP_CU_STR(x)
+#define SYM(field, fn)                                                                             \
+	{                                                                                          \
+		offsetof(struct mp_cu_api, field),                                                 \
+		{                                                                                  \
+			MP_CU_XSTR(fn), NULL                                                       \
+		}                                                                                  \
+	}
+#define SYM_OR(field, fn, also)                                                                    \
+	{                                                                                          \
+		offsetof(struct mp_cu_api, field),                                                 \
+		{                                                                                  \
+			MP_CU_XSTR(fn), also                                                       \
+		}                                                                                  \
+	}
 static const struct {
 	size_t offset;
 	const char *names[2];
 } cu_symbols[] = {
-        {offsetof(struct mp_cu_api, Init), {"cuInit"}},
-        {offsetof(struct mp_cu_api, GetErrorName), {"cuGetErrorName"}},
-        {offsetof(struct mp_cu_api, DeviceGetCount), {"cuDeviceGetCount"}},
-        {offsetof(struct mp_cu_api, DeviceGet), {"cuDeviceGet"}},
-        {offsetof(struct mp_cu_api, DeviceGetUuid), {"cuDeviceGetUuid", "cuDeviceGetUuid_v2"}},
-        {offsetof(struct mp_cu_api, DevicePrimaryCtxRetain), {"cuDevicePrimaryCtxRetain"}},
-        {offsetof(struct mp_cu_api, DevicePrimaryCtxRelease), {"cuDevicePrimaryCtxRelease_v2"}},
-        {offsetof(struct mp_cu_api, CtxSetCurrent), {"cuCtxSetCurrent"}},
-        {offsetof(struct mp_cu_api, CtxSynchronize), {"cuCtxSynchronize"}},
-        {offsetof(struct mp_cu_api, MemAlloc), {"cuMemAlloc_v2"}},
-        {offsetof(struct mp_cu_api, MemFree), {"cuMemFree_v2"}},
-        {offsetof(struct mp_cu_api, MemsetD8Async), {"cuMemsetD8Async"}},
-        {offsetof(struct mp_cu_api, MemsetD8), {"cuMemsetD8_v2"}},
-        {offsetof(struct mp_cu_api, MemsetD32), {"cuMemsetD32_v2"}},
-        {offsetof(struct mp_cu_api, MemcpyDtoDAsync), {"cuMemcpyDtoDAsync_v2"}},
-        {offsetof(struct mp_cu_api, MemcpyDtoH), {"cuMemcpyDtoH_v2"}},
-        {offsetof(struct mp_cu_api, MemAddressReserve), {"cuMemAddressReserve"}},
-        {offsetof(struct mp_cu_api, MemAddressFree), {"cuMemAddressFree"}},
-        {offsetof(struct mp_cu_api, MemCreate), {"cuMemCreate"}},
-        {offsetof(struct mp_cu_api, MemRelease), {"cuMemRelease"}},
-        {offsetof(struct mp_cu_api, MemMap), {"cuMemMap"}},
-        {offsetof(struct mp_cu_api, MemUnmap), {"cuMemUnmap"}},
-        {offsetof(struct mp_cu_api, MemSetAccess), {"cuMemSetAccess"}},
-        {offsetof(struct mp_cu_api, MemGetAllocationGranularity),
-         {"cuMemGetAllocationGranularity"}},
-        {offsetof(struct mp_cu_api, MemAllocAsync), {"cuMemAllocAsync"}},
-        {offsetof(struct mp_cu_api, MemFreeAsync), {"cuMemFreeAsync"}},
-        {offsetof(struct mp_cu_api, DeviceGetDefaultMemPool), {"cuDeviceGetDefaultMemPool"}},
-        {offsetof(struct mp_cu_api, MemPoolGetAttribute), {"cuMemPoolGetAttribute"}},
-        {offsetof(struct mp_cu_api, MemPoolSetAttribute), {"cuMemPoolSetAttribute"}},
-        {offsetof(struct mp_cu_api, MemPoolTrimTo), {"cuMemPoolTrimTo"}},
-        {offsetof(struct mp_cu_api, StreamCreate), {"cuStreamCreate"}},
-        {offsetof(struct mp_cu_api, StreamDestroy), {"cuStreamDestroy_v2"}},
-        {offsetof(struct mp_cu_api, StreamSynchronize), {"cuStreamSynchronize"}},
-        {offsetof(struct mp_cu_api, EventCreate), {"cuEventCreate"}},
-        {offsetof(struct mp_cu_api, EventDestroy), {"cuEventDestroy_v2"}},
-        {offsetof(struct mp_cu_api, EventRecord), {"cuEventRecord"}},
-        {offsetof(struct mp_cu_api, EventSynchronize), {"cuEventSynchronize"}},
-        {offsetof(struct mp_cu_api, EventQuery), {"cuEventQuery"}},
-        {offsetof(struct mp_cu_api, EventElapsedTime),
-         {"cuEventElapsedTime", "cuEventElapsedTime_v2"}},
+        SYM(Init, cuInit),
+        SYM(GetErrorName, cuGetErrorName),
+        SYM(DeviceGetCount, cuDeviceGetCount),
+        SYM(DeviceGet, cuDeviceGet),
+        SYM_OR(DeviceGetUuid, cuDeviceGetUuid, "cuDeviceGetUuid"),
+        SYM(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain),
+        SYM(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease),
+        SYM(CtxSetCurrent, cuCtxSetCurrent),
+        SYM(CtxSynchronize, cuCtxSynchronize),
+        SYM(MemAlloc, cuMemAlloc),
+        SYM(MemFree, cuMemFree),
+        SYM(MemsetD8Async, cuMemsetD8Async),
+        SYM(MemsetD8, cuMemsetD8),
+        SYM(MemsetD32, cuMemsetD32),
+        SYM(MemcpyDtoDAsync, cuMemcpyDtoDAsync),
+        SYM(MemcpyDtoH, cuMemcpyDtoH),
+        SYM(MemAddressReserve, cuMemAddressReserve),
+        SYM(MemAddressFree, cuMemAddressFree),
+        SYM(MemCreate, cuMemCreate),
+        SYM(MemRelease, cuMemRelease),
+        SYM(MemMap, cuMemMap),
+        SYM(MemUnmap, cuMemUnmap),
+        SYM(MemSetAccess, cuMemSetAccess),
+        SYM(MemGetAllocationGranularity, cuMemGetAllocationGranularity),
+        SYM(MemAllocAsync, cuMemAllocAsync),
+        SYM(MemFreeAsync, cuMemFreeAsync),
+        SYM(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool),
+        SYM(MemPoolGetAttribute, cuMemPoolGetAttribute),
+        SYM(MemPoolSetAttribute, cuMemPoolSetAttribute),
+        SYM(MemPoolTrimTo, cuMemPoolTrimTo),
+        SYM(StreamCreate, cuStreamCreate),
+        SYM(StreamDestroy, cuStreamDestroy),
+        SYM(StreamSynchronize, cuStreamSynchronize),
+        SYM(EventCreate, cuEventCreate),
+        SYM(EventDestroy, cuEventDestroy),
+        SYM(EventRecord, cuEventRecord),
+        SYM(EventSynchronize, cuEventSynchronize),
+        SYM(EventQuery, cuEventQuery),
+        SYM_OR(EventElapsedTime, cuEventElapsedTime, "cuEventElapsedTime"),
 };
+#undef SYM
+#undef SYM_OR
 
 /* Loaded once per process and never unloaded: the driver keeps threads alive. */
 struct mp_cu_api mp_cu;

@@ -57,34 +57,99 @@ static int cu_failed(struct mp_error *err, const char *call, CUresult rc)
 			return mp_nccl_failed((err), "nccl" #call, rc_, NULL);                     \
 	} while (0)
 
-/* Ranks: dev first, then the other visible GPUs, at most world_size in all. */
+/* Undo what make_state did for ranks 1..n-1 and the events: a failed init leaves nothing. */
+static void drop_state(struct mp_cuda_coll *c, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct rank *r = &c->ranks[i];
+
+		if (r->stream) {
+			mp_cu.CtxSetCurrent(r->ctx);
+			mp_cu.StreamDestroy(r->stream);
+		}
+		if (r->ctx)
+			mp_cu.DevicePrimaryCtxRelease(r->dev);
+	}
+	mp_cu.CtxSetCurrent(c->ranks[0].ctx);
+	if (c->ev_begin)
+		mp_cu.EventDestroy(c->ev_begin);
+	if (c->ev_end)
+		mp_cu.EventDestroy(c->ev_end);
+	c->ev_begin = c->ev_end = NULL;
+	memset(c->ranks, 0, sizeof c->ranks);
+	memset(c->comms, 0, sizeof c->comms);
+	c->n_ranks = 0;
+}
+
+/* Rank n on device d (not the replay's): its primary context and a stream. */
+static CUresult add_rank(struct mp_cuda_coll *c, int n, CUdevice d, const char **call)
+{
+	struct rank *r = &c->ranks[n];
+	CUresult rc;
+
+	r->dev = d;
+	if ((rc = mp_cu.DevicePrimaryCtxRetain(&r->ctx, d)) != CUDA_SUCCESS) {
+		r->ctx = NULL;
+		*call = "cuDevicePrimaryCtxRetain";
+		return rc;
+	}
+	if ((rc = mp_cu.CtxSetCurrent(r->ctx)) != CUDA_SUCCESS) {
+		*call = "cuCtxSetCurrent";
+		return rc;
+	}
+	if ((rc = mp_cu.StreamCreate(&r->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+		r->stream = NULL;
+		*call = "cuStreamCreate";
+	}
+	return rc;
+}
+
+/*
+ * Ranks: dev first, then the other visible GPUs, at most world_size in all.
+ * c->n_ranks is set only once ncclCommInitAll has succeeded: after a failure
+ * nothing is kept, and the next collective tries again from the start.
+ */
 static int make_state(struct mp_cuda_coll *c, CUdevice dev, CUcontext ctx, CUstream s0,
                       uint32_t world_size, struct mp_error *err)
 {
-	int n_devices = 0, devlist[MAX_RANKS];
+	int n_devices = 0, n = 1, devlist[MAX_RANKS];
+	const char *call = "cuDeviceGetCount";
+	CUresult cr;
+	ncclResult_t nr;
 
-	CU_TRY(err, DeviceGetCount, (&n_devices));
-	CU_TRY(err, EventCreate, (&c->ev_begin, CU_EVENT_DEFAULT));
-	CU_TRY(err, EventCreate, (&c->ev_end, CU_EVENT_DEFAULT));
 	c->ranks[0] = (struct rank){.dev = dev, .ctx = ctx, .stream = s0};
-	c->n_ranks = 1;
-	for (int d = 0;
-	     d < n_devices && c->n_ranks < MAX_RANKS && (uint32_t)c->n_ranks < world_size; d++) {
-		struct rank *r = &c->ranks[c->n_ranks];
+	if ((cr = mp_cu.DeviceGetCount(&n_devices)) != CUDA_SUCCESS ||
+	    (call = "cuEventCreate", cr = mp_cu.EventCreate(&c->ev_begin, CU_EVENT_DEFAULT)) !=
+	            CUDA_SUCCESS ||
+	    (cr = mp_cu.EventCreate(&c->ev_end, CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+		goto cuda_failed;
+	for (int d = 0; d < n_devices && n < MAX_RANKS && (uint32_t)n < world_size; d++) {
+		CUdevice cd;
 
-		CU_TRY(err, DeviceGet, (&r->dev, d));
-		if (r->dev == dev)
+		if ((call = "cuDeviceGet", cr = mp_cu.DeviceGet(&cd, d)) != CUDA_SUCCESS)
+			goto cuda_failed;
+		if (cd == dev)
 			continue;
-		CU_TRY(err, DevicePrimaryCtxRetain, (&r->ctx, r->dev));
-		c->n_ranks++;
-		CU_TRY(err, CtxSetCurrent, (r->ctx));
-		CU_TRY(err, StreamCreate, (&r->stream, CU_STREAM_NON_BLOCKING));
+		cr = add_rank(c, n, cd, &call);
+		n++; /* what it made is undone by drop_state, even on failure */
+		if (cr != CUDA_SUCCESS)
+			goto cuda_failed;
 	}
-	CU_TRY(err, CtxSetCurrent, (c->ranks[0].ctx));
-	for (int i = 0; i < c->n_ranks; i++)
+	if ((call = "cuCtxSetCurrent", cr = mp_cu.CtxSetCurrent(c->ranks[0].ctx)) != CUDA_SUCCESS)
+		goto cuda_failed;
+	for (int i = 0; i < n; i++)
 		devlist[i] = (int)c->ranks[i].dev;
-	NCCL_TRY(err, CommInitAll, (c->comms, c->n_ranks, devlist));
+	if ((nr = mp_nccl.CommInitAll(c->comms, n, devlist)) != ncclSuccess) {
+		mp_nccl_failed(err, "ncclCommInitAll", nr, NULL);
+		drop_state(c, n);
+		return MEMPROF_POOL_EFAULT;
+	}
+	c->n_ranks = n;
 	return MEMPROF_POOL_OK;
+cuda_failed:
+	cu_failed(err, call, cr);
+	drop_state(c, n);
+	return MEMPROF_POOL_EFAULT;
 }
 
 /* Ranks 1.. need n_bytes of their own. */

@@ -24,6 +24,7 @@ int mp_cuda_nccl_unique_id(unsigned char id[MP_NCCL_UNIQUE_ID_BYTES], struct mp_
 
 #include "memprof/pool.h"
 #include "replay/cuda_nccl.h"
+#include "util/libfind.h"
 
 #define DEFAULT_TIMEOUT_S 120.0
 
@@ -49,29 +50,62 @@ static const struct {
 };
 
 struct mp_nccl_api mp_nccl;
-static void *nccl_dl; /* loaded once per process, never unloaded */
+static void *nccl_dl;        /* loaded once per process, never unloaded */
+static char nccl_path[4096]; /* the file loaded (or the soname) */
+
+const char *mp_nccl_path(void)
+{
+	return nccl_dl ? nccl_path : NULL;
+}
+
+/* MEMPROF_LIBNCCL, the wheel of the python3 on PATH, the toolkits (util/libfind.h); NULL: the
+ * soname. */
+static char *find_nccl(void)
+{
+	struct mp_libfind_roots roots = {0};
+	struct mp_libfind_query q = {.explicit_path = getenv("MEMPROF_LIBNCCL"),
+	                             .cuda_home = getenv("CUDA_HOME"),
+	                             .cuda_path = getenv("CUDA_PATH"),
+	                             .roots = &roots};
+	struct mp_libfind_hit hit;
+
+#ifdef MEMPROF_CUDA_DIR
+	q.cuda_dir = MEMPROF_CUDA_DIR;
+#endif
+	if (!(q.explicit_path && *q.explicit_path)) {
+		const char *py = getenv("MEMPROF_PYTHON");
+
+		(void)mp_libfind_python_roots(py && *py ? py : "python3", 10000, &roots);
+	}
+	mp_libfind_nccl(&q, &hit);
+	mp_libfind_roots_free(&roots);
+	return hit.path;
+}
 
 int mp_nccl_load(char *why, size_t why_size)
 {
-	const char *lib = getenv("MEMPROF_LIBNCCL");
-	const char *e;
+	char *found;
+	const char *lib, *e;
 	void *dl;
 
 	if (nccl_dl)
 		return 1;
-	if (!lib || !*lib)
-		lib = "libnccl.so.2";
+	found = find_nccl();
+	lib = found ? found : "libnccl.so.2";
 	dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		e = dlerror();
 		snprintf(why, why_size, "NCCL not found (%s)", e ? e : lib);
+		free(found);
 		return 0;
 	}
+	snprintf(nccl_path, sizeof nccl_path, "%s", lib);
+	free(found);
 	for (size_t i = 0; i < sizeof nccl_symbols / sizeof nccl_symbols[0]; i++) {
 		void *sym = dlsym(dl, nccl_symbols[i].name);
 
 		if (!sym && !nccl_symbols[i].optional) {
-			snprintf(why, why_size, "%s is not NCCL 2: it has no %s", lib,
+			snprintf(why, why_size, "%s is not NCCL 2: it has no %s", nccl_path,
 			         nccl_symbols[i].name);
 			dlclose(dl);
 			memset(&mp_nccl, 0, sizeof mp_nccl);

@@ -60,8 +60,15 @@ struct mp_nccl_api {
 };
 extern struct mp_nccl_api mp_nccl;
 
-/* 1 when NCCL is loaded (once per process); 0 with why saying what is missing. */
+/*
+ * 1 when NCCL is loaded (once per process); 0 with why saying what is
+ * missing.  Where from: MEMPROF_LIBNCCL, the nvidia/nccl wheel of the python3
+ * on PATH (MEMPROF_PYTHON names another), CUDA_HOME, CUDA_PATH, the build's
+ * toolkit, then the soname libnccl.so.2 (util/libfind.h).
+ */
 int mp_nccl_load(char *why, size_t why_size);
+/* The file loaded (a path, or the soname when found by the loader); NULL before. */
+const char *mp_nccl_path(void);
 
 /*
  * Describe a failed NCCL call (its result and, where NCCL has one, its last

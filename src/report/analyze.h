@@ -25,6 +25,9 @@ struct mp_analysis {
 	const char *path;
 	const char *source; /* meta 'source', may be NULL */
 	int truncated, lossy;
+	/* allocations whose granted size the importer modelled (meta modelled_granted_blocks:
+	 * a snapshot's blocks freed inside its window); 0: every size is as recorded */
+	int64_t modelled_granted_blocks;
 	/* options as run */
 	int device; /* -1: every device */
 	int top;

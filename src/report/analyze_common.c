@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mp_attr_kind_names[MP_ATTR_KINDS] = {"stack", "phase", "stream", "size",
-                                                        "api"};
+const char *const mp_attr_kind_names[MP_ATTR_KINDS] = {"stack", "phase", "stream", "size", "api"};
 
 int64_t mp_size_class_min(int64_t k)
 {
@@ -62,10 +61,10 @@ int mp_analyze_device_order(const struct mp_analysis *a, int order[MP_MEM_MAX_DE
 	return n;
 }
 
-#define NOTE(...)                                           \
-	do {                                                    \
-		snprintf(text, sizeof(text), __VA_ARGS__);          \
-		fn(ctx, text);                                      \
+#define NOTE(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(text, sizeof(text), __VA_ARGS__);                                         \
+		fn(ctx, text);                                                                     \
 	} while (0)
 
 static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const char *), void *ctx)
@@ -79,11 +78,18 @@ static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const ch
 	else if (allocs == 0)
 		NOTE("the trace has no allocations: live bytes are 0 throughout");
 	if (a->truncated)
-		NOTE("the trace is marked truncated: recording stopped early, so blocks live at its "
+		NOTE("the trace is marked truncated: recording stopped early, so blocks live at "
+		     "its "
 		     "end are not necessarily leaks");
 	if (a->source && strcmp(a->source, "torch") == 0)
 		NOTE("a PyTorch snapshot records a window of the program: leaks are blocks never "
 		     "freed within the window, and blocks live before it are preexisting");
+	if (a->modelled_granted_blocks > 0)
+		NOTE("peak live bytes and internal fragmentation are partly modelled: %lld "
+		     "allocations freed inside the window have only their request in the trace, "
+		     "their granted size is modelled (rounded up to 512 B; the real block may be "
+		     "larger)",
+		     (long long)a->modelled_granted_blocks);
 	if (a->lossy)
 		NOTE("the trace is marked lossy: its importer inferred or dropped some records "
 		     "('memprof info' says how many)");
@@ -134,7 +140,8 @@ static void frag_notes(const struct mp_analysis *a, const struct mp_frag_device 
 		NOTE("device %d: %lld blocks live at the end lie outside every segment", dev,
 		     (long long)fd->holes_at_end.n_outside);
 	if (fd->holes_at_end.n_overlaps)
-		NOTE("device %d: %lld allocations overlapped a live block (a corrupt or lossy trace): "
+		NOTE("device %d: %lld allocations overlapped a live block (a corrupt or lossy "
+		     "trace): "
 		     "holes next to them are approximate",
 		     dev, (long long)fd->holes_at_end.n_overlaps);
 	if (fd->tw.n_unknown)

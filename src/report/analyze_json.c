@@ -43,12 +43,13 @@ static cJSON *point_json(const struct mp_frag_point *p)
 	mp_json_add_known(o, "largest_free_bytes", p->largest_free_bytes);
 	if (p->free_in_reserved_bytes < 0 || p->largest_free_bytes < 0)
 		cJSON_AddNullToObject(o, "external_ratio");
-	else if (p->free_in_reserved_bytes == 0 || p->largest_free_bytes > p->free_in_reserved_bytes)
+	else if (p->free_in_reserved_bytes == 0 ||
+	         p->largest_free_bytes > p->free_in_reserved_bytes)
 		cJSON_AddNumberToObject(o, "external_ratio", 0.0);
 	else
 		cJSON_AddNumberToObject(o, "external_ratio",
 		                        1.0 - (double)p->largest_free_bytes /
-		                                      (double)p->free_in_reserved_bytes);
+		                                        (double)p->free_in_reserved_bytes);
 	return o;
 }
 
@@ -68,7 +69,8 @@ static cJSON *time_weighted_json(const struct mp_frag_device *fd)
 		cJSON_AddNullToObject(o, "free_in_reserved_bytes");
 		cJSON_AddNullToObject(o, "external_ratio");
 	} else {
-		cJSON_AddNumberToObject(o, "free_in_reserved_bytes", tw->free / (double)tw->span_ns);
+		cJSON_AddNumberToObject(o, "free_in_reserved_bytes",
+		                        tw->free / (double)tw->span_ns);
 		cJSON_AddNumberToObject(o, "external_ratio", tw->ext_ratio / (double)tw->span_ns);
 	}
 	return o;
@@ -117,7 +119,8 @@ static cJSON *ooms_json(const struct mp_frag_device *fd)
 		mp_json_add_known(o, "largest_free_bytes", oom->at.largest_free_bytes);
 		add_fits(o, "fits_in_free_reserved", oom->requested_bytes,
 		         oom->at.free_in_reserved_bytes);
-		add_fits(o, "fits_in_largest_free", oom->requested_bytes, oom->at.largest_free_bytes);
+		add_fits(o, "fits_in_largest_free", oom->requested_bytes,
+		         oom->at.largest_free_bytes);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -269,8 +272,9 @@ static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_devic
 	peaks = cJSON_AddObjectToObject(o, "peaks");
 	cJSON_AddItemToObject(peaks, "live", mp_analyze_peak_json(&d->live_peak));
 	cJSON_AddItemToObject(peaks, "requested", mp_analyze_peak_json(&d->requested_peak));
-	cJSON_AddItemToObject(peaks, "reserved", d->has_segments ? mp_analyze_peak_json(&d->reserved_peak)
-	                                                         : cJSON_CreateNull());
+	cJSON_AddItemToObject(peaks, "reserved",
+	                      d->has_segments ? mp_analyze_peak_json(&d->reserved_peak)
+	                                      : cJSON_CreateNull());
 	end = cJSON_AddObjectToObject(o, "end");
 	mp_json_add_int(end, "live_bytes", d->live_bytes);
 	mp_json_add_int(end, "requested_bytes", d->requested_bytes);
@@ -318,7 +322,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	const struct mp_memstate *ms = a->ms;
 	cJSON *root = cJSON_CreateObject(), *devs;
 	int order[MP_MEM_MAX_DEVICES], n, i;
-	char *text;
+	int rc;
 
 	mp_json_add_int(root, "memprof_analyze_version", MP_ANALYZE_JSON_VERSION);
 	cJSON_AddStringToObject(root, "trace", a->path);
@@ -328,6 +332,8 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 		cJSON_AddNullToObject(root, "source");
 	cJSON_AddBoolToObject(root, "truncated", a->truncated);
 	cJSON_AddBoolToObject(root, "lossy", a->lossy);
+	cJSON_AddNumberToObject(root, "modelled_granted_blocks",
+	                        (double)a->modelled_granted_blocks);
 	cJSON_AddItemToObject(root, "options", options_json(a));
 	mp_json_add_int(root, "events", ms->n_events);
 	mp_json_add_int(root, "span_ns", ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0);
@@ -339,12 +345,7 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	cJSON_AddItemToObject(root, "ranks", mp_analyze_ranks_json(a));
 	cJSON_AddItemToObject(root, "plan", mp_analyze_plan_json(a));
 	cJSON_AddItemToObject(root, "numa", mp_analyze_numa_json(a));
-	text = cJSON_Print(root);
+	rc = mp_json_write(out, root);
 	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return 0;
+	return rc < 0 ? -1 : 0;
 }

@@ -32,8 +32,8 @@ static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
 			continue;
 		mp_frame_short_name(name, sizeof(name), f->name);
 		if (source)
-			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", name, file,
-			             (long long)f->line);
+			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", name,
+			             file, (long long)f->line);
 		else
 			w = snprintf(buf + len, n - len, "%s%s", shown ? " < " : "", name);
 		if (w < 0)
@@ -48,12 +48,15 @@ static void print_peaks(FILE *out, const struct mp_analysis *a, const struct mp_
 {
 	char b[32], t[32];
 
-	fprintf(out, "  peak live       %-10s at %s, event %lld\n",
-	        mp_analyze_bytes(b, sizeof(b), d->live_peak.bytes), mp_analyze_at_time(t, sizeof(t), a, d->live_peak.ts_ns),
-	        (long long)d->live_peak.seq);
+	fprintf(out, "  peak live       %-10s at %s, event %lld%s\n",
+	        mp_analyze_bytes(b, sizeof(b), d->live_peak.bytes),
+	        mp_analyze_at_time(t, sizeof(t), a, d->live_peak.ts_ns),
+	        (long long)d->live_peak.seq,
+	        a->modelled_granted_blocks > 0 ? " (partly modelled: see notes)" : "");
 	fprintf(out, "  peak requested  %-10s at %s, event %lld\n",
 	        mp_analyze_bytes(b, sizeof(b), d->requested_peak.bytes),
-	        mp_analyze_at_time(t, sizeof(t), a, d->requested_peak.ts_ns), (long long)d->requested_peak.seq);
+	        mp_analyze_at_time(t, sizeof(t), a, d->requested_peak.ts_ns),
+	        (long long)d->requested_peak.seq);
 	if (d->has_segments)
 		fprintf(out, "  peak reserved   %-10s at %s, event %lld\n",
 		        mp_analyze_bytes(b, sizeof(b), d->reserved_peak.bytes),
@@ -61,8 +64,8 @@ static void print_peaks(FILE *out, const struct mp_analysis *a, const struct mp_
 		        (long long)d->reserved_peak.seq);
 	else
 		fprintf(out, "  peak reserved   unknown (no segment-level events)\n");
-	fprintf(out, "  at the end      %s live in %lld blocks", mp_analyze_bytes(b, sizeof(b), d->live_bytes),
-	        (long long)d->n_live);
+	fprintf(out, "  at the end      %s live in %lld blocks",
+	        mp_analyze_bytes(b, sizeof(b), d->live_bytes), (long long)d->n_live);
 	if (d->has_segments)
 		fprintf(out, ", %s reserved", mp_analyze_bytes(t, sizeof(t), d->reserved_bytes));
 	fputc('\n', out);
@@ -95,7 +98,10 @@ static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 
 	fprintf(out, "\n  fragmentation (%s model", mp_frag_model_name(fd->model));
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
-		fprintf(out, ", %s granules", mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+		fprintf(out, ", %s granules",
+		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+	if (a->modelled_granted_blocks > 0)
+		fprintf(out, "; internal partly modelled: see notes");
 	fprintf(out, ")\n    %-18s %17s   %-17s %-13s %s\n", "", "internal", "free in reserved",
 	        "largest hole", "external");
 	frag_row(out, "at the live peak", &fd->at_live_peak);
@@ -105,7 +111,8 @@ static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 		int known = fd->model != MP_FRAG_NONE && tw->n_unknown == 0;
 
 		fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s ", "time-weighted",
-		        mp_format_bytes(b1, sizeof(b1), (int64_t)(tw->internal / (double)tw->span_ns)),
+		        mp_format_bytes(b1, sizeof(b1),
+		                        (int64_t)(tw->internal / (double)tw->span_ns)),
 		        tw->live > 0 ? 100.0 * tw->internal / tw->live : 0.0,
 		        known ? mp_format_bytes(b2, sizeof(b2),
 		                                (int64_t)(tw->free / (double)tw->span_ns))
@@ -125,12 +132,14 @@ static void print_ooms(FILE *out, const struct mp_analysis *a, const struct mp_f
 
 	if (fd->n_ooms_total == 0)
 		return;
-	fprintf(out, "\n  %lld OOM%s\n", (long long)fd->n_ooms_total, fd->n_ooms_total > 1 ? "s" : "");
+	fprintf(out, "\n  %lld OOM%s\n", (long long)fd->n_ooms_total,
+	        fd->n_ooms_total > 1 ? "s" : "");
 	for (i = 0; i < fd->n_ooms && i < (size_t)a->top; i++) {
 		const struct mp_frag_oom *o = &fd->ooms[i];
 
 		fprintf(out, "    event %lld at %s: the request was %s", (long long)o->at.seq,
-		        mp_analyze_at_time(t, sizeof(t), a, o->at.ts_ns), mp_analyze_bytes(b1, sizeof(b1), o->requested_bytes));
+		        mp_analyze_at_time(t, sizeof(t), a, o->at.ts_ns),
+		        mp_analyze_bytes(b1, sizeof(b1), o->requested_bytes));
 		if (o->at.free_in_reserved_bytes >= 0)
 			fprintf(out, ", %s was free in reserved memory, the largest hole was %s",
 			        mp_analyze_bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
@@ -176,8 +185,10 @@ static void print_groups(FILE *out, const struct mp_analysis *a, const struct mp
 	        mp_attr_kind_names[kind]);
 	for (i = 0; i < n && i < a->top; i++) {
 		group_label(label, sizeof(label), kind, &g[i]);
-		fprintf(out, "    %10s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
-		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes : 0.0,
+		fprintf(out, "    %10s %5.1f%% %7lld  %s\n",
+		        mp_format_bytes(b, sizeof(b), g[i].bytes),
+		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes
+		                           : 0.0,
 		        (long long)g[i].count, label);
 	}
 	if (n > a->top)
@@ -215,7 +226,8 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 	if (t->count == 0)
 		return;
 	fprintf(out, "    %s: %lld %s, %s\n", title, (long long)t->count,
-	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks", mp_analyze_bytes(b, sizeof(b), t->bytes));
+	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks",
+	        mp_analyze_bytes(b, sizeof(b), t->bytes));
 	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
 			continue;
@@ -254,8 +266,9 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	         100.0 * a->idle_min_share);
 	print_findings(out, a, device, MP_LIFETIME_IDLE, title, &t.kind[MP_LIFETIME_IDLE]);
 	if (t.preexisting_live_at_end.count)
-		fprintf(out, "    %lld blocks (%s) live before the trace began are still live at its "
-		             "end: not counted as leaks\n",
+		fprintf(out,
+		        "    %lld blocks (%s) live before the trace began are still live at its "
+		        "end: not counted as leaks\n",
 		        (long long)t.preexisting_live_at_end.count,
 		        mp_analyze_bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
 }
@@ -283,7 +296,8 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 	if (a->source)
 		fprintf(out, " (%s)", a->source);
 	fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
-	        mp_format_duration(d, sizeof(d), ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
+	        mp_format_duration(d, sizeof(d),
+	                           ms->n_events ? ms->last_ts_ns - ms->first_ts_ns : 0));
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++) {
 		const struct mp_mem_device *dev = &ms->devices[order[i]];

@@ -359,8 +359,8 @@ int mp_gate_write_json(FILE *out, const struct mp_gate_report *r)
 {
 	cJSON *root = cJSON_CreateObject(), *notes;
 	size_t n_exceeded = mp_gate_n_exceeded(r);
-	char *text;
 	int failed = mp_gate_failed(r);
+	int rc;
 
 	if (!root)
 		return MP_ENOMEM;
@@ -384,12 +384,7 @@ int mp_gate_write_json(FILE *out, const struct mp_gate_report *r)
 	cJSON_AddStringToObject(root, "status", failed ? "fail" : "pass");
 	if ((notes = cJSON_AddArrayToObject(root, "notes")))
 		mp_gate_notes(r, add_note, notes);
-	text = cJSON_Print(root);
+	rc = mp_json_write(out, root);
 	cJSON_Delete(root);
-	if (!text)
-		return MP_ENOMEM;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return ferror(out) ? MP_EIO : 0;
+	return rc;
 }

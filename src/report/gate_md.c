@@ -26,7 +26,7 @@ static void md_text(FILE *out, const char *s)
 			fputs("&amp;", out);
 		else if (c < 0x20 || c == 0x7f)
 			fputc(' ', out);
-		else if (strchr("\\`*_[]|#~!$", c))
+		else if (strchr("\\`*_[]|~@#$!{}", c)) /* as report/report_md.c */
 			fprintf(out, "\\%c", c);
 		else
 			fputc(c, out);

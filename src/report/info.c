@@ -222,7 +222,7 @@ static cJSON *summary_json(const struct mp_memstate *s)
 int mp_info_print_json(FILE *out, const struct mp_info *info)
 {
 	cJSON *o = cJSON_CreateObject(), *procs = cJSON_CreateArray(), *devs = cJSON_CreateArray();
-	char *text;
+	int rc;
 	size_t i;
 
 	mp_json_add_int(o, "memprof_info_version", MP_INFO_JSON_VERSION);
@@ -261,11 +261,7 @@ int mp_info_print_json(FILE *out, const struct mp_info *info)
 	cJSON_AddItemToObject(o, "processes", procs);
 	cJSON_AddItemToObject(o, "devices", devs);
 	cJSON_AddItemToObject(o, "summary", summary_json(info->summary));
-	text = cJSON_Print(o);
+	rc = mp_json_write(out, o);
 	cJSON_Delete(o);
-	if (!text)
-		return -1;
-	fprintf(out, "%s\n", text);
-	free(text);
-	return 0;
+	return rc < 0 ? -1 : 0;
 }

@@ -5,6 +5,7 @@
  * writes; knows nothing of what the JSON means.
  */
 #include "report/json_stream.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -155,41 +156,6 @@ void mp_jstream_ts_us(struct mp_jstream *j, int64_t ts_ns)
 	}
 }
 
-/* The length of the UTF-8 sequence at s (n bytes left, s[0] >= 0x80),
- * with *valid set when it is one (RFC 3629: no overlong forms, no
- * surrogates, nothing past U+10FFFF).  An invalid one is its maximal
- * subpart, at least one byte: each is replaced by one U+FFFD, as the
- * Unicode standard recommends and Python and browsers do. */
-static size_t utf8_seq(const unsigned char *s, size_t n, int *valid)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	*valid = 0;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 1;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	for (i = 1; i < len; i++) {
-		if (i >= n || s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xbf))
-			return i;
-	}
-	*valid = 1;
-	return len;
-}
-
 /* The escape of an ASCII byte, or NULL when it is written as it is. */
 static const char *ascii_escape(unsigned char c, char tmp[7])
 {
@@ -222,7 +188,11 @@ static const char *ascii_escape(unsigned char c, char tmp[7])
 	return tmp;
 }
 
-void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
+/* s written with the escapes JSON strings need (json_text 0), or only those
+ * that JSON text made elsewhere may lack (json_text 1: its other escapes are
+ * done, and bytes >= 0x7f can only be inside its strings): the one place
+ * where memprof's JSON is made valid UTF-8. */
+static void escaped(struct mp_jstream *j, const char *s, size_t n, int json_text)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
 	char tmp[7];
@@ -230,13 +200,14 @@ void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
 	while (p < end) {
 		const char *esc = NULL;
 		size_t len = 1;
-		int valid;
+		int kind;
 
 		if (*p < 0x80) {
-			esc = ascii_escape(*p, tmp);
+			if (!json_text || *p == 0x7f)
+				esc = ascii_escape(*p, tmp);
 		} else {
-			len = utf8_seq(p, (size_t)(end - p), &valid);
-			esc = valid ? NULL : "\\ufffd";
+			len = mp_utf8_seq(p, (size_t)(end - p), &kind);
+			esc = kind == MP_UTF8_VALID ? NULL : "\\ufffd";
 		}
 		if (!esc) {
 			p += len;
@@ -248,6 +219,16 @@ void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
 		run = p;
 	}
 	mp_jstream_raw(j, (const char *)run, (size_t)(p - run));
+}
+
+void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n)
+{
+	escaped(j, s, n, 0);
+}
+
+void mp_jstream_json(struct mp_jstream *j, const char *text, size_t n)
+{
+	escaped(j, text, n, 1);
 }
 
 void mp_jstream_str_begin(struct mp_jstream *j)

@@ -45,6 +45,10 @@ void mp_jstream_str(struct mp_jstream *j, const char *s);
 void mp_jstream_str_begin(struct mp_jstream *j);
 void mp_jstream_str_part(struct mp_jstream *j, const char *s, size_t n);
 void mp_jstream_str_end(struct mp_jstream *j);
+/* JSON text made elsewhere (a cJSON tree printed: cJSON passes any byte of
+ * a string through), made valid UTF-8 by the same rule as strings: each
+ * byte of an invalid UTF-8 sequence becomes \ufffd and DEL \u007f. */
+void mp_jstream_json(struct mp_jstream *j, const char *text, size_t n);
 
 /* Write out what is buffered (and fflush out).  Returns 0, or -1 with
  * errno set when anything failed so far. */

@@ -2,8 +2,30 @@
  * report/json_util.c - cJSON helpers shared by the JSON reports.
  */
 #include "report/json_util.h"
+#include "report/json_stream.h"
+#include "util/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mp_json_write(FILE *out, const cJSON *root)
+{
+	struct mp_jstream j;
+	char *text = cJSON_Print(root);
+	int rc;
+
+	if (!text || mp_jstream_init(&j, out) < 0) {
+		free(text);
+		return MP_ENOMEM;
+	}
+	mp_jstream_json(&j, text, strlen(text));
+	mp_jstream_lit(&j, "\n");
+	free(text);
+	rc = mp_jstream_flush(&j);
+	mp_jstream_free(&j);
+	return rc < 0 ? MP_EIO : 0;
+}
 
 void mp_json_add_int(cJSON *o, const char *key, int64_t v)
 {

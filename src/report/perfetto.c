@@ -346,7 +346,11 @@ struct mp_perfetto *mp_perfetto_open(FILE *out, const struct mp_perfetto_opts *o
 
 struct mp_mem_listener mp_perfetto_listener(struct mp_perfetto *w, const struct mp_memstate *ms)
 {
-	struct mp_mem_listener l = {w, pf_slice_begin, pf_slice_end, on_event, on_end};
+	struct mp_mem_listener l = {.ctx = w,
+	                            .on_alloc = pf_slice_begin,
+	                            .on_free = pf_slice_end,
+	                            .on_event = on_event,
+	                            .on_end = on_end};
 
 	w->ms = ms;
 	return l;

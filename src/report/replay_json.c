@@ -258,7 +258,6 @@ static void add_text_or_null(cJSON *o, const char *key, const char *v)
 int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 {
 	cJSON *root = cJSON_CreateObject(), *notes, *results;
-	char *text;
 	int rc = 0;
 
 	if (!root)
@@ -283,12 +282,7 @@ int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 		cJSON_Delete(root);
 		return MP_ENOMEM;
 	}
-	text = cJSON_Print(root);
+	rc = mp_json_write(out, root);
 	cJSON_Delete(root);
-	if (!text)
-		return MP_ENOMEM;
-	if (fputs(text, out) == EOF || fputc('\n', out) == EOF || ferror(out))
-		rc = MP_EIO;
-	free(text);
 	return rc;
 }

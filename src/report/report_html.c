@@ -184,7 +184,7 @@ static void header(struct mp_html_page *pg, const int *order, int n)
 	meta_row(out, "command line", pg->in->command_line, 1);
 	meta_row(out, "created", pg->in->created, 0);
 	meta_row(out, "tool version", pg->in->tool_version, 0);
-	fputs("<dt>devices</dt><dd>", out);
+	fprintf(out, "<dt>%s</dt><dd>", n == 1 ? "device" : "devices");
 	for (i = 0; i < n; i++) {
 		const char *name = device_name(pg->in, a->ms->devices[order[i]].device);
 

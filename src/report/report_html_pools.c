@@ -2,7 +2,7 @@
  * report/report_html_pools.c - the 'pools' chart: the replay results
  * stored in the trace (report/runs.h), the newest run of each pool and
  * backend, per device: bars of peak reserved bytes against the lower bound
- * (peak live bytes), the ratio, bytes saved against the baseline, times
+ * (peak requested bytes), the ratio, bytes saved against the baseline, times
  * labelled modelled or measured as each stored metric says; and a table.
  */
 #include "report/runs.h"
@@ -89,7 +89,7 @@ static void bar_row(struct mp_html_page *pg, const struct mp_report_run *r, int 
 		double lx = P_LEFT + w * lb / top;
 
 		mp_html_text_reset(&pg->tip);
-		mp_html_text_add(&pg->tip, "lower bound: %s (peak live bytes; no pool holds less)",
+		mp_html_text_add(&pg->tip, "lower bound: %s (peak requested bytes; no pool holds less)",
 		                 mp_format_bytes(b, sizeof(b), (int64_t)lb));
 		fprintf(pg->out,
 		        "<line class=\"lower-bound\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
@@ -196,8 +196,7 @@ void mp_html_pools(struct mp_html_page *pg)
 			fputs("<p class=\"sub\">The newest replay of each pool stored in the "
 			      "trace: bars "
 			      "of peak reserved bytes; the black line is the lower bound, peak "
-			      "live "
-			      "bytes, which no pool can go below. Times are modelled unless marked "
+			      "requested bytes, which no pool can go below. Times are modelled unless marked "
 			      "measured (memprof-replay(1)).</p>\n",
 			      pg->out);
 		device_pools(pg, runs->runs, idx + i, j - i);

@@ -563,3 +563,21 @@ void mp_store_free_devices(struct memprof_device *d, size_t n)
 	}
 	free(d);
 }
+
+int mp_store_event_devices(struct mp_store *s, int32_t *out, size_t cap, size_t *n)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT device FROM events ORDER BY device;", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return mp_store_sqlerr(s, "cannot read trace");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n < cap)
+			out[*n] = (int32_t)sqlite3_column_int64(st, 0);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(s, "cannot read trace");
+}

@@ -72,5 +72,8 @@ int mp_store_processes(struct mp_store *s, struct memprof_process **out, size_t 
 void mp_store_free_processes(struct memprof_process *p, size_t n);
 int mp_store_devices(struct mp_store *s, struct memprof_device **out, size_t *n);
 void mp_store_free_devices(struct memprof_device *d, size_t n);
+/* The devices the events name (events.device, what --device selects), ascending, at most
+ * cap of them in out; *n is how many there are in all.  0 or MP_E*. */
+int mp_store_event_devices(struct mp_store *s, int32_t *out, size_t cap, size_t *n);
 
 #endif

@@ -58,17 +58,30 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+static struct sigaction xfsz_at_start;
+
 void mp_cleanup_on_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP,    SIGPIPE, SIGQUIT, SIGUSR1,
+	                           SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+	struct sigaction sa, old;
 	size_t i;
 
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction sa;
-
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
 		sigemptyset(&sa.sa_mask);
+		if (i >= 4 && sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue; /* the added ones: ignored when we started, ignored they stay */
 		sigaction(sigs[i], &sa, NULL);
 	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGXFSZ, &sa, &xfsz_at_start);
+}
+
+void mp_cleanup_child_signals(void)
+{
+	sigaction(SIGXFSZ, &xfsz_at_start, NULL);
 }

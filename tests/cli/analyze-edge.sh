@@ -35,6 +35,27 @@ mp analyze empty.db
 expect_status 0
 expect_stdout_contains "the trace has no events: there is nothing to analyze"
 
+step "a pending block (freed by the program, not yet by the allocator) is no hole"
+# a 64 MiB segment: A (32 MiB) pending, B (27 MiB) live, C (1 MiB) live, 4 MiB free at its end
+trace pending "1000,reserve,1,67108864,67108864,0x7f0000000000,0,7,4242,,cudaMalloc,,," \
+	"2000,alloc,1,33554432,33554432,0x7f0000000000,0,7,4242,,,,," \
+	"3000,alloc,2,28311552,28311552,0x7f0002000000,0,7,4242,,,,," \
+	"4000,free_requested,1,33554432,33554432,0x7f0000000000,0,7,4242,,,,," \
+	"5000,alloc,3,1048576,1048576,0x7f0003b00000,0,7,4242,,,,,"
+mp analyze --json pending.db
+expect_status 0
+cp "$OUT" pending.json
+mp info --json pending.db
+expect_status 0
+cp "$OUT" pending-info.json
+check_json pending.json '
+e = j["devices"][0]["fragmentation"]["at_end"]
+assert e["largest_free_bytes"] == 4 << 20, e
+assert e["free_in_reserved_bytes"] == 4 << 20, e
+i = json.load(open("pending-info.json"))["summary"]["by_device"][0]["end"]
+assert i["free_in_reserved_bytes"] == e["free_in_reserved_bytes"], (i, e)
+'
+
 step "only frees"
 trace frees "10,free,1,64,64,0x1000,0,0,1,,,,," "20,free,2,64,64,0x2000,0,0,1,,,,,"
 mp analyze --json frees.db
@@ -88,13 +109,18 @@ else
 	say "no sqlite3 shell: out-of-order timestamps not tested"
 fi
 
-step "a device with no events"
+step "a device that does not exist: an error naming those that do (as report, check, diff)"
 mp analyze --json --device=5 order.db
-expect_status 0
-cp "$OUT" nodev.json
-check_json nodev.json '
-assert j["devices"] == [] and "device 5 has no events in this trace" in notes, notes
-'
+expect_status 1
+expect_stdout_empty
+expect_stderr_contains "memprof analyze: no device 5 in 'order.db': its devices: 0"
+mp report --device=5 -o nodev.html order.db
+expect_status 1
+expect_stderr_contains "memprof report: no device 5 in 'order.db': its devices: 0"
+[ ! -e nodev.html ] || fail "report wrote a page for a device that does not exist"
+mp check --device=5 order.db
+expect_status 1
+expect_stderr_contains "memprof check: no device 5 in 'order.db': its devices: 0"
 
 step "no addresses"
 trace noaddr "10,alloc,1,100,100,0x0,0,0,1,,,,,"

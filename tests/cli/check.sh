@@ -247,7 +247,7 @@ mp check --device=0 --max-peak=9999 t.db
 expect_status 3
 mp check --device=1 t.db
 expect_status 1
-expect_stderr_contains "memprof check: no device 1 in 't.db'"
+expect_stderr_contains "memprof check: no device 1 in 't.db': its devices: 0"
 
 step "stored replay results are shown"
 mp replay --pool=caching,bucketed --backend=sim t.db

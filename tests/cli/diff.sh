@@ -264,7 +264,7 @@ expect_stdout_not_contains "mlp (app/model.py"
 expect_stdout_contains "(2 more)"
 mp diff --device=3 base.db head.db
 expect_status 1
-expect_stderr_contains "memprof diff: no device 3 in 'base.db' nor in 'head.db'"
+expect_stderr_contains "memprof diff: no device 3 in 'base.db' nor in 'head.db': their devices: 0; 0"
 
 step "traces with different devices"
 sed 's/^\([0-9]*,[a-z]*,[0-9]*,[0-9]*,[0-9]*,0x[0-9a-f]*\),0,/\1,1,/' head.csv >dev1.csv

@@ -35,6 +35,7 @@ spool join <<'EOF'
 header pid=4242 ppid=1
 meta host gpu-node-7
 meta argv "./train --epochs 1"
+meta cupti /opt/wheels/nvidia/cu13/lib/libcupti.so.13
 device 0 name="Test GPU" uuid=GPU-1234 total=85899345920
 # the memory record arrives before its API event (CUPTI is late and per thread)
 event kind=mem_alloc corr=10 ts=1010 addr=0x7f0000001000 bytes=1048576 device=0 mem_kind=3
@@ -78,6 +79,8 @@ expect_eq "$(q join.db 'select ordinal, name, uuid, total_bytes from devices')" 
 	"0|Test GPU|GPU-1234|85899345920" "the devices row"
 expect_eq "$(q join.db "select value from meta where key = 'source'")" "spool" "meta source"
 expect_eq "$(q join.db "select value from meta where key = 'clock'")" "monotonic_ns" "meta clock"
+expect_eq "$(q join.db "select value from meta where key = 'cupti'")" \
+	"/opt/wheels/nvidia/cu13/lib/libcupti.so.13" "meta cupti: the file the process used"
 expect_eq "$(q join.db "select value from meta where key = 'host_records_skipped'")" "0" \
 	"meta host_records_skipped"
 expect_eq "$(q join.db "select value from meta where key = 'host_buffers'")" "2" "meta host_buffers"

@@ -97,6 +97,11 @@ charts pools.html >pools.charts
 expect_eq "$(cut -d' ' -f1 pools.charts | tr '\n' ' ')" "memory frag peak pools " "charts with runs"
 expect_eq "$(grep -c '<rect class="bar' pools.html)" 3 "one bar per pool"
 expect_eq "$(grep -c '<line class="lower-bound"' pools.html)" 3 "the lower bound on every bar"
+expect_eq "$(grep -c 'lower bound: [0-9.]* [KMG]*i*B (peak requested bytes; no pool holds less)' pools.html)" 3 \
+	"the lower bound is named for what it is: peak requested bytes"
+expect_eq "$(grep -c 'peak live bytes; no pool' pools.html)" 0 "never called peak live bytes"
+expect_eq "$(grep -o '<dt>devices*</dt><dd>[^<]*' pools.html)" "<dt>device</dt><dd>0" \
+	"one device is 'device 0', not 'devices 0'"
 expect_eq "$(grep -c 'modelled</td>' pools.html)" 3 "sim times labelled modelled"
 expect_eq "$(grep -c 'measured</td>' pools.html)" 0 "no time labelled measured"
 if grep -q 'saved against caching: ' pools.html; then pass; else fail "bytes saved against the baseline"; fi

@@ -63,7 +63,8 @@ static void fuzz_run_importer(struct fuzz_store *fs, const char *format, const c
 {
 	struct mp_import_stats st = {0};
 	struct mp_error err = {0};
-	struct mp_import_ctx c = {NULL, name, file_path, NULL, fs->store, &st, &err};
+	struct mp_import_ctx c = {
+	        .path = name, .file_path = file_path, .store = fs->store, .st = &st, .err = &err};
 	int64_t before;
 	int rc;
 

@@ -5,8 +5,8 @@
 # with the NUMA node their pages landed on (checked against the machine's own nodes), the
 # GPU has its nearest node (the driver's HOST_NUMA_ID or sysfs: printed beside
 # nvidia-smi topo -m) and analyze has a NUMA section; (3) 'record --metrics=0' is scraped
-# by curl while a sample loops, and the figures are not empty; (4) 'record --live' with
-# stderr not a terminal prints its summary lines.  Prints TAP; skips (77) without a GPU.
+# by python3 (urllib; no curl needed) while a sample loops, and the figures are not
+# empty; (4) 'record --live' with stderr not a terminal prints its summary lines.  Prints TAP; skips (77) without a GPU.
 # Raw output goes to $GPU_OUT/live-numa (default gpu-runs/ of the build directory).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -27,7 +27,19 @@ failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
-q() { sqlite3 -batch "$1" "$2" 2>&1; }
+# q DB SQL: the rows as the sqlite3 shell prints them (python3's sqlite3: the GPU machine
+# may have no shell); errors go to stderr, never into the value checked
+q() {
+	python3 -c 'import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+for row in db.execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))' "$1" "$2"
+}
+# fetch URL: the body on stdout, exit 1 on any failure (no curl needed)
+fetch() {
+	python3 -c 'import sys, urllib.request
+sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1], timeout=5).read())' "$1" 2>/dev/null
+}
 
 { nvidia-smi topo -m; ls /sys/devices/system/node/; cat /sys/devices/system/node/node*/distance; } \
 	>topology.txt 2>&1
@@ -53,7 +65,7 @@ q pinned.db "SELECT process, ordinal, numa_node FROM devices" >pinned-devices.tx
 cat pinned-buffers.txt pinned-devices.txt | sed 's/^/# /'
 check "pinned buffers kept" "[ \"\$(q pinned.db 'SELECT count(*) FROM host_buffers')\" -gt 0 ]"
 check "every placed node is a node of this machine" \
-	"q pinned.db 'SELECT DISTINCT node FROM host_buffer_nodes' | while read -r k; do [ -d /sys/devices/system/node/node\$k ] || exit 1; done"
+	"(k=\$(q pinned.db 'SELECT DISTINCT node FROM host_buffer_nodes') && [ -n \"\$k\" ] && for x in \$k; do [ -d /sys/devices/system/node/node\$x ] || exit 1; done)"
 check "the GPU's nearest node is known" \
 	"[ -n \"\$(q pinned.db 'SELECT numa_node FROM devices WHERE numa_node IS NOT NULL')\" ]"
 "$MEMPROF" analyze pinned.db >pinned-analyze.txt 2>&1
@@ -66,12 +78,12 @@ pid=$!
 url=""
 for _ in $(seq 1 100); do
 	url=$(grep -o 'http://[0-9.:]*/metrics' loop.err 2>/dev/null | head -n 1)
-	[ -n "$url" ] && curl -sf "$url" >metrics-1.txt 2>/dev/null &&
+	[ -n "$url" ] && fetch "$url" >metrics-1.txt &&
 		grep -q '^memprof_allocations_total{' metrics-1.txt && break
 	sleep 0.2
 done
 sleep 1
-curl -sf "$url" >metrics-2.txt 2>/dev/null
+fetch "$url" >metrics-2.txt
 wait "$pid"
 check "metrics scraped while recording" "grep -q '^memprof_allocations_total{' metrics-2.txt"
 check "the exposition is well formed" "python3 '$top_srcdir/tests/cli/check_exposition.py' metrics-2.txt >exposition-check.txt 2>&1"

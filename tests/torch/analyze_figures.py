@@ -263,8 +263,12 @@ class Writer:
                      e.get("device_free", -1))
 
 
+MODELLED = [0]  # allocations whose granted size import_events modelled (freed in the window)
+
+
 def import_events(snap):
-    """Every event of the imported trace, in seq order."""
+    """Every event of the imported trace, in seq order.  Counts in MODELLED[0] the
+    allocations whose granted size is modelled (no survivor gives it)."""
     traces = snap.get("device_traces") or []
     anns = snap.get("external_annotations") or []
     devs = device_order(snap)
@@ -292,6 +296,7 @@ def import_events(snap):
                 size = survivors[i]
             else:
                 size = sf.granted(size)
+                MODELLED[0] += e["action"] == "alloc"
             refs.append((ts, 1, di, i, dev, e, size))
     for j, a in enumerate(anns):
         rank = 0 if a["stage"] == "START" else 2
@@ -457,10 +462,14 @@ class Device:
         op, _, id_, addr, size, req = ev[:6]
         self.events += 1
         change = None
-        if op in (ALLOC, PREEXISTING) and not never_live:
-            self.blocks[id_] = [addr, size, req, ev[6], 0, ev[8], op == PREEXISTING]
-            self.live += size
-            self.requested += min(req, size)
+        if op in (ALLOC, PREEXISTING):
+            # a block freed by the program before the trace began is pending from the
+            # start: it holds its range (no hole) but is not live
+            self.blocks[id_] = [addr, size, req, ev[6], 1 if never_live else 0, ev[8],
+                                op == PREEXISTING]
+            if not never_live:
+                self.live += size
+                self.requested += min(req, size)
             change = (addr, addr + size, 1)
         elif op in (FREE, FREE_REQUESTED):
             b = self.blocks.get(id_)
@@ -468,9 +477,9 @@ class Device:
                 self.live -= b[1]
                 self.requested -= min(b[2], b[1])
                 b[4] = 1
-                change = (b[0], b[0] + b[1], -1)
-            if b and op == FREE:
+            if b and op == FREE:  # the allocator takes the range back: a hole now
                 del self.blocks[id_]
+                change = (b[0], b[0] + b[1], -1)
         elif op in (RESERVE, RELEASE, MAP, UNMAP):
             self.has_segments = True
             if op == RESERVE:
@@ -489,10 +498,15 @@ class Device:
     def live_blocks(self):
         return [b for b in self.blocks.values() if not b[4]]
 
+    def held(self):
+        """Bytes the blocks hold: live and pending (freed by the program, not
+        yet by the allocator: neither live nor a hole)."""
+        return sum(b[1] for b in self.blocks.values())
+
     def spans(self):
-        """The live blocks that can make or fill holes: with an address and
-        a size."""
-        return [(b[0], b[0] + b[1]) for b in self.live_blocks() if b[0] and b[1]]
+        """The blocks that fill address ranges, live or pending: with an
+        address and a size."""
+        return [(b[0], b[0] + b[1]) for b in self.blocks.values() if b[0] and b[1]]
 
     def containers(self):
         return [(a, a + s) for a, s in self.segments.values()] + self.mapped
@@ -509,7 +523,7 @@ class Device:
             containers = self.containers()
             reserved = self.reserved
             holes = holes_in(containers, spans)
-            free = reserved - self.live if reserved >= self.live else None
+            free = reserved - self.held() if reserved >= self.held() else None
         else:
             containers = granule_regions(spans, GRANULARITY)
             reserved = sum(hi - lo for lo, hi in containers)
@@ -534,9 +548,9 @@ class Device:
         if not self.has_segments:
             f = self.frag(seq, ts)
             return self.live, f["internal_bytes"], f["free_in_reserved_bytes"], f["external_ratio"]
-        if self.reserved < self.live:
+        if self.reserved < self.held():
             return self.live, self.live - self.requested, None, None
-        free = self.reserved - self.live
+        free = self.reserved - self.held()
         ratio = 1 - self.holes.largest() / free if free else 0.0
         return self.live, self.live - self.requested, free, ratio
 
@@ -710,6 +724,7 @@ def public(frag):
 
 
 def analyze(snap, top):
+    MODELLED[0] = 0
     events = import_events(snap)
     devices, _, _ = replay(events)
     at = {}
@@ -722,6 +737,7 @@ def analyze(snap, top):
     _, taken, tw = replay(events, at, weighted=True)
     last_ts = events[-1][7] if events else 0
     out = {"memprof_analyze_version": 1, "events": len(events),
+           "modelled_granted_blocks": MODELLED[0],
            "span_ns": last_ts - events[0][7] if events else 0, "devices": []}
     for dev in sorted(devices):
         d = devices[dev]

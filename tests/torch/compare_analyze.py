@@ -69,7 +69,7 @@ def compare(path, exp, got, diffs):
 
 def compare_analyze(expected, got):
     diffs = []
-    for k in ("memprof_analyze_version", "events", "span_ns"):
+    for k in ("memprof_analyze_version", "events", "span_ns", "modelled_granted_blocks"):
         compare(k, expected[k], got.get(k), diffs)
     by_device = {d.get("device"): d for d in got.get("devices", [])}
     want = [d["device"] for d in expected["devices"]]

@@ -34,6 +34,8 @@ struct fakecuda {
 	int n_devices; /* cuDeviceGetCount; 0 means 1 */
 	int same_uuid; /* cuDeviceGetUuid gives every device one UUID */
 	int n_queries; /* cuEventQuery */
+	/* Calls of the entry points whose CUDA 13 headers name a _v2 (cuda.h's #defines). */
+	int n_uuid_v1, n_uuid_v2, n_elapsed_v1, n_elapsed_v2;
 };
 
 struct fakecuda fakecuda = {.cap = 1ull << 30};
@@ -81,7 +83,21 @@ DECL(CUresult, cuDeviceGet, (int *dev, int ordinal))
  * the same GPU.  FAKECUDA_UUID_PER_PROCESS=1 puts the pid in bytes 1-4: each
  * process its own GPUs, as CUDA_VISIBLE_DEVICES per rank does.
  */
+static CUresult device_uuid(unsigned char *uuid, int dev);
+
 DECL(CUresult, cuDeviceGetUuid, (unsigned char *uuid, int dev))
+{
+	fakecuda.n_uuid_v1++;
+	return device_uuid(uuid, dev);
+}
+
+DECL(CUresult, cuDeviceGetUuid_v2, (unsigned char *uuid, int dev))
+{
+	fakecuda.n_uuid_v2++;
+	return device_uuid(uuid, dev);
+}
+
+static CUresult device_uuid(unsigned char *uuid, int dev)
 {
 	const char *per_process = getenv("FAKECUDA_UUID_PER_PROCESS");
 	uint32_t pid = (uint32_t)getpid();
@@ -380,6 +396,14 @@ DECL(CUresult, cuEventSynchronize, (void *e))
 /* Every timed span lasts 0.25 ms on the fake device. */
 DECL(CUresult, cuEventElapsedTime, (float *ms, void *a, void *b))
 {
+	fakecuda.n_elapsed_v1++;
+	*ms = 0.25f;
+	return a && b ? OK : E_INVALID_VALUE;
+}
+
+DECL(CUresult, cuEventElapsedTime_v2, (float *ms, void *a, void *b))
+{
+	fakecuda.n_elapsed_v2++;
 	*ms = 0.25f;
 	return a && b ? OK : E_INVALID_VALUE;
 }

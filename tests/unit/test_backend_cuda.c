@@ -30,6 +30,7 @@ struct fakecuda {
 	int n_devices;
 	int same_uuid;
 	int n_queries;
+	int n_uuid_v1, n_uuid_v2, n_elapsed_v1, n_elapsed_v2;
 };
 
 static struct fakecuda *fc;
@@ -387,6 +388,65 @@ Test(cuda_fake, ranks_are_one_per_gpu_up_to_the_world_size)
 	cr_assert_eq(fn->n_destroy, 2);
 }
 
+/*
+ * A failed ncclCommInitAll keeps nothing (rank 1's context and stream, the
+ * events): the next collective initialises again and runs with real
+ * communicators, instead of counting ranks whose communicators were never made.
+ */
+Test(cuda_fake, a_failed_init_is_undone_and_retried)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns = 0;
+	int retained, streams, events;
+
+	use_fake();
+	fc->n_devices = 2;
+	open_fake();
+	fn = use_fake_nccl();
+	fn->fail_init = 1;
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	retained = fc->primary_retained;
+	streams = fc->live_streams;
+	events = fc->live_events;
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns),
+	             MEMPROF_POOL_EFAULT);
+	cr_assert(strstr(err.msg, "ncclCommInitAll failed"), "%s", err.msg);
+	cr_assert_eq(fc->primary_retained, retained, "rank 1's context is released");
+	cr_assert_eq(fc->live_streams, streams, "rank 1's stream is destroyed");
+	cr_assert_eq(fc->live_events, events, "the timing events are destroyed");
+	cr_assert_eq(fn->n_calls, 0, "no collective ran without communicators");
+	fn->fail_init = 0;
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 0, &ns), 0, "%s",
+	             err.msg);
+	cr_assert_eq(fn->n_init, 1, "initialised again on the next collective");
+	cr_assert_eq(fn->ndev, 2);
+	cr_assert_eq(fn->n_calls, 2);
+	cr_assert_eq(ns, 250000);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+	cr_assert_eq(fn->n_destroy, 2);
+	cr_assert_eq(fc->primary_retained, 0);
+}
+
+/* The CUDA 13 headers map cuEventElapsedTime and cuDeviceGetUuid to their _v2: those are called. */
+Test(cuda_fake, the_entry_points_are_the_versions_the_headers_name)
+{
+	struct memprof_region r;
+	uint64_t ns = 0;
+
+	open_fake();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->time_begin(be), 0, "%s", err.msg);
+	cr_assert_eq(ops->memset(be, r.addr, 0, 4096, 0), 0, "%s", err.msg);
+	cr_assert_eq(ops->time_end(be, &ns), 0, "%s", err.msg);
+	cr_assert_geq(ns, 250000, "the host time of the call plus the fake's 0.25 ms");
+	cr_assert_gt(fc->n_elapsed_v2, 0, "cuEventElapsedTime_v2 was called");
+	cr_assert_eq(fc->n_elapsed_v1, 0, "the v1 entry point was not");
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
+}
+
 Test(cuda_fake, collectives_without_nccl_are_not_supported)
 {
 	struct memprof_region r;
@@ -668,6 +728,8 @@ Test(cuda_fake, two_ranks_on_one_gpu_are_named_before_nccl_is_asked)
 	                 "for each rank (rank 1, local rank 1, sees 1 GPU here): run at most as "
 	                 "many ranks per host as it has GPUs");
 	cr_assert_eq(fn->n_init_rank_config + fn->n_init_rank + fn->n_init, 0);
+	cr_assert_gt(fc->n_uuid_v2, 0, "cuDeviceGetUuid_v2, as the CUDA 13 headers name it");
+	cr_assert_eq(fc->n_uuid_v1, 0);
 	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
 }

@@ -77,6 +77,12 @@ static int run_child_forking(const char *const *env, int n_calls, int fork_after
 				unsetenv(kv);
 			free(kv);
 		}
+		/* TEST_PRELOAD=PATH: a library the workload loaded before the driver loads us. */
+		const char *pre = getenv("TEST_PRELOAD");
+		if (pre && *pre && !dlopen(pre, RTLD_NOW | RTLD_LOCAL)) {
+			fprintf(stderr, "dlopen %s: %s\n", pre, dlerror());
+			_exit(7);
+		}
 		void *h = dlopen(TEST_INJECT_LIB, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
 			fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -275,6 +281,32 @@ Test(capture_inject, bad_cupti_path_disables_with_the_dlopen_error, .init = setu
 	cr_assert_eq(s.header.cupti_version, 0);
 	cr_assert_null(th_meta(&s, "cupti"));
 	th_free_spool(&s);
+}
+
+/*
+ * PyTorch loads its wheel's libcupti.so.13 before the driver loads memprof:
+ * the injected library must use that copy, not dlopen a second one from
+ * MEMPROF_CUPTI (here a path that does not exist, so a second load would
+ * fail), and the spool's meta names the copy used.
+ */
+Test(capture_inject, a_cupti_already_in_the_process_is_the_one_used, .init = setup,
+     .fini = teardown)
+{
+	char spool_env[300], copy[300], pre_env[320], cmd[1024];
+	snprintf(spool_env, sizeof spool_env, "MEMPROF_SPOOL_DIR=%s", dir);
+	snprintf(copy, sizeof copy, "%s/wheel/libcupti.so.13", dir);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/wheel' && cp '%s' '%s'", dir, th_cupti_path(),
+	         copy);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(pre_env, sizeof pre_env, "TEST_PRELOAD=%s", copy);
+	const char *env[] = {spool_env, pre_env, "MEMPROF_CUPTI=/nonexistent/libcupti.so.13", NULL};
+	cr_assert_eq(run_child(env, 1), 0, "stderr: %s", child_err);
+	struct th_spool s;
+	check_disabled_spool("CUPTI_ERROR_", &s); /* no driver here: CUPTI itself refuses */
+	cr_assert_geq(s.header.cupti_version, 13);
+	cr_assert_str_eq(th_meta(&s, "cupti"), copy);
+	th_free_spool(&s);
+	unlink(copy);
 }
 
 Test(capture_inject, bad_setting_disables_naming_it, .init = setup, .fini = teardown)

@@ -27,7 +27,7 @@ TestSuite(import, .init = setup, .fini = teardown);
 static int import_text(const char *text, struct mp_import_stats *st, struct mp_error *err)
 {
 	char *in = th_path(dir, "in.csv"), *out = th_path(dir, "out.db");
-	struct mp_import_opts o = {NULL, 0, "test", NULL};
+	struct mp_import_opts o = {.tool_version = "test"};
 	int rc;
 
 	th_write(in, text);

@@ -33,7 +33,7 @@ static int import_text(const char *text, const char *format, struct mp_import_st
                        struct mp_error *err)
 {
 	char *in = th_path(dir, "in.csv"), *out = th_path(dir, "out.db");
-	struct mp_import_opts o = {format, 1, "test", NULL};
+	struct mp_import_opts o = {.format = format, .overwrite = 1, .tool_version = "test"};
 	int rc;
 
 	th_write(in, text);

@@ -48,7 +48,7 @@ static int import(const char *path, const char *format, struct mp_import_stats *
                   struct mp_error *err)
 {
 	char *out = th_path(dir, "out.db");
-	struct mp_import_opts o = {format, 1, "test", NULL};
+	struct mp_import_opts o = {.format = format, .overwrite = 1, .tool_version = "test"};
 	int rc;
 
 	memset(err, 0, sizeof(*err));
@@ -327,7 +327,7 @@ Test(nsys, memprof_trace_is_not_taken_for_an_export)
 	struct mp_import_stats st;
 	struct mp_error err;
 	char *db = export_of("basic"), *trace = th_path(dir, "trace.db");
-	struct mp_import_opts o = {NULL, 0, "test", NULL};
+	struct mp_import_opts o = {.tool_version = "test"};
 
 	cr_assert_eq(mp_import_files((const char *const[]){db}, 1, trace, &o, &st, &err), 0, "%s",
 	             err.msg);

@@ -47,7 +47,7 @@ static struct mp_error err;
 static int import_as(const char *name, const char *text, size_t len, const char *format)
 {
 	char *in = th_path(dir, name), *out = th_path(dir, "out.db");
-	struct mp_import_opts o = {format, 1, "test", NULL};
+	struct mp_import_opts o = {.format = format, .overwrite = 1, .tool_version = "test"};
 	FILE *f = fopen(in, "wb");
 	int rc;
 

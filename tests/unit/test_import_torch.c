@@ -37,7 +37,7 @@ static int import_bytes(const unsigned char *b, size_t n, struct mp_import_stats
                         struct mp_error *err)
 {
 	char *in = th_path(dir, "in.pickle"), *out = th_path(dir, "out.db");
-	struct mp_import_opts o = {NULL, 1, "test", NULL, NULL};
+	struct mp_import_opts o = {.overwrite = 1, .tool_version = "test"};
 	FILE *f = fopen(in, "wb");
 	int rc;
 

@@ -72,6 +72,25 @@ Test(json_stream, invalid_utf8_replaced_by_maximal_subpart)
 	EXPECT("\xe0\x80\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* overlong 3-byte */
 }
 
+/* JSON text made elsewhere (a printed cJSON tree): only what its strings can
+ * hold raw changes, by the same rule as mp_jstream_str_part. */
+Test(json_stream, json_text_repaired_by_the_string_rule)
+{
+	static const char in[] = "{\n\t\"k\\\"\":\t\"a\xff"
+	                         "b\xed\xa0\x80\xe2\x82\xac\x7f\",\n\t\"n\":\t1\n}";
+	struct mp_jstream j;
+	char *t;
+
+	cr_assert_eq(mp_jstream_init(&j, NULL), 0);
+	mp_jstream_json(&j, in, sizeof(in) - 1);
+	t = mp_jstream_take(&j, NULL);
+	cr_assert_not_null(t);
+	cr_expect_str_eq(t, "{\n\t\"k\\\"\":\t\"a\\ufffdb\\ufffd\\ufffd\\ufffd\xe2\x82\xac"
+	                    "\\u007f\",\n\t\"n\":\t1\n}");
+	free(t);
+	mp_jstream_free(&j);
+}
+
 Test(json_stream, null_string)
 {
 	struct mp_jstream j;

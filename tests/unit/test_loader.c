@@ -356,6 +356,26 @@ Test(loader, not_found_names_every_directory_in_order)
 	cr_assert_str_eq(refusal("mypool", at("a"), MP_EINVAL), expect);
 }
 
+/* A typo of a pool in the search path gets "did you mean"; a name like none gets no guess. */
+Test(loader, a_typo_is_answered_with_the_closest_pool)
+{
+	const char *msg;
+
+	make_dir(at("dir"));
+	copy_file(DIRECT_PLUGIN, at("dir/direct.so"));
+	copy_file(DIRECT_PLUGIN, at("dir/caching.so"));
+	set_plugin_path("%s", at("dir"));
+	msg = refusal("cachng", NULL, MP_EINVAL);
+	cr_assert(
+	        strstr(msg,
+	               "cannot find pool 'cachng': did you mean 'caching'? no file cachng.so in "),
+	        "%s", msg);
+	msg = refusal("direc", NULL, MP_EINVAL);
+	cr_assert(strstr(msg, "did you mean 'direct'?"), "%s", msg);
+	msg = refusal("zzzzzz", NULL, MP_EINVAL);
+	cr_assert_null(strstr(msg, "did you mean"), "%s", msg);
+}
+
 Test(loader, plugin_dir_beats_env_beats_the_rest)
 {
 	struct mp_pool_plugin *p;

@@ -4,6 +4,7 @@
  * free_requested against free, reserved bytes, pre-existing pending blocks.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/memstate.h"
@@ -227,7 +228,8 @@ static int count_block(void *ctx, const struct mp_mem_block *b)
 
 Test(memstate, listeners_hear_blocks_then_events_in_order)
 {
-	struct mp_mem_listener l = {NULL, told_alloc, told_free, told_event, NULL};
+	struct mp_mem_listener l = {
+	        .on_alloc = told_alloc, .on_free = told_free, .on_event = told_event};
 	int64_t live = 0;
 
 	told[0] = '\0';

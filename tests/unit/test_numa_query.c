@@ -243,7 +243,7 @@ Test(numa_sysfs, distances_of_several_nodes_with_a_gap)
 
 Test(numa_sysfs, ten_nodes_sort_by_number_and_a_missing_row_is_empty)
 {
-	char buf[512], rel[64];
+	char buf[512], rel[512];
 	for (int i = 0; i <= 10; i++) {
 		if (i == 7)
 			continue;

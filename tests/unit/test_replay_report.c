@@ -100,7 +100,13 @@ static void make_results(int measured)
 
 static struct mp_replay_report make_report(const char *baseline)
 {
-	struct mp_replay_report rep = {"run.db", "sim", baseline, res, 4, 0, notes, 1};
+	struct mp_replay_report rep = {.trace_path = "run.db",
+	                               .backend = "sim",
+	                               .baseline = baseline,
+	                               .results = res,
+	                               .n_results = 4,
+	                               .notes = notes,
+	                               .n_notes = 1};
 
 	return rep;
 }

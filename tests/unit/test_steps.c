@@ -219,6 +219,48 @@ Test(steps, no_period_in_distinct_or_short_tails)
 	          "%s", st.result.why);
 }
 
+/*
+ * A one-step window of a forward pass: 22 layers, each allocating a kept
+ * activation (1000 bytes) and a temporary (100 bytes).  The sequence repeats
+ * every 2 allocations, but live bytes grow by 1000 a repeat, over a quarter of
+ * the 1100 a repeat allocates: layers inside one step, not 22 steps.
+ */
+Test(steps, repeats_inside_one_step_are_not_steps)
+{
+	int64_t live = 5000;
+	int k;
+
+	cr_assert_eq(mp_steps_init(&st, NULL, 0), 0);
+	alloc(7, 70, 0);
+	for (k = 0; k < 22; k++) {
+		alloc(1000, 1, live);
+		alloc(100, 2, live + 1000);
+		live += 1000; /* the temporary is freed, the activation kept */
+	}
+	cr_assert_eq(mp_steps_finish(&st), 0);
+	cr_assert_eq(st.result.method, MP_STEPS_NONE, "found %zu steps", st.result.n_steps);
+	cr_assert(strstr(st.result.why,
+	                 "repeat every 2 allocations (22 times), but live bytes change "
+	                 "by 1000 bytes a repeat, over a quarter of the 1100 bytes a "
+	                 "repeat allocates: repeats inside one step (layers), not steps"),
+	          "%s", st.result.why);
+}
+
+/* Steps that leak 5 bytes each (of the 80 a step allocates) are still steps. */
+Test(steps, steps_that_leak_a_little_are_steps)
+{
+	static const int64_t sizes[4] = {10, 20, 30, 20}, live[4] = {500, 100, 700, 900};
+	int i, k;
+
+	cr_assert_eq(mp_steps_init(&st, NULL, 0), 0);
+	for (k = 0; k < 8; k++)
+		for (i = 0; i < 4; i++)
+			alloc(sizes[i], i + 1, live[i] + 5 * k);
+	cr_assert_eq(mp_steps_finish(&st), 0);
+	cr_assert_eq(st.result.method, MP_STEPS_PERIOD, "%s", st.result.why);
+	cr_assert_eq(st.result.n_steps, 8);
+}
+
 Test(steps, no_allocations_no_phases)
 {
 	cr_assert_eq(mp_steps_init(&st, NULL, 0), 0);
