@@ -129,6 +129,8 @@ static int parse_ratio(const char *s, double *out)
 
 	errno = 0;
 	*out = strtod(s, &end);
+	if (end != s && end[0] == '%' && end[1] == '\0')
+		*out /= 100.0, end++; /* "80%" is 0.8 */
 	return (errno || end == s || *end || !(*out > 0.0 && *out < 1.0)) ? -1 : 0;
 }
 
@@ -151,7 +153,7 @@ static int apply(struct cb_config *cfg, const char *name, const char *v, const c
 		return parse_switch(v, &cfg->expandable);
 	}
 	if (!strcmp(name, "garbage_collection_threshold")) {
-		*why = "a ratio strictly between 0 and 1";
+		*why = "a ratio strictly between 0 and 1, or a percentage (0.8 or 80%)";
 		return parse_ratio(v, &cfg->gc_threshold);
 	}
 	if (!strcmp(name, "device_memory")) {

@@ -95,7 +95,9 @@ int pl_parse_ratio(const char *s, double lo, double hi, double *out)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < lo || v > hi)
+	if (end != s && end[0] == '%' && end[1] == '\0')
+		v /= 100.0, end++; /* "15%" is 0.15 */
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
 		return -1;
 	*out = v;
 	return 0;

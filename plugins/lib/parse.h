@@ -23,7 +23,8 @@ int pl_parse_bytes(const char *s, uint64_t *out);
 int pl_parse_bytes_list(const char *s, uint64_t *out, size_t max_n, size_t *n);
 /* A decimal count: digits only. */
 int pl_parse_count(const char *s, uint64_t *out);
-/* A number in [lo, hi] ("0.3", "1e-2"). */
+/* A number in [lo, hi] ("0.3", "1e-2"), or the same as a percentage
+ * ("30%"). */
 int pl_parse_ratio(const char *s, double lo, double hi, double *out);
 /* "on"/"off"/"1"/"0"/"true"/"false"/"yes"/"no". */
 int pl_parse_switch(const char *s, int *out);

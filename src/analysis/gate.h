@@ -76,6 +76,7 @@ struct mp_gate_pool {
 	int64_t peak_reserved_bytes; /* -1 when the run has none */
 	int64_t total_ns;            /* allocator time; -1 when the run has none */
 	int time_measured;           /* 1 measured on the device, 0 modelled */
+	int failed;                  /* the run had OOMs: its peak is not a result */
 };
 
 struct mp_gate_trace {
@@ -177,12 +178,19 @@ const char *mp_gate_kind_figure(int kind);
 
 /*
  * Parse the value of a kind's option into l: N% or SIZE for the increase
- * kinds, SIZE for peak, reserved and leaked, a ratio in [0, 1] for the
- * fragmentation kinds, NULL for --no-leaks and --no-oom (limit 0).  A
- * percent is a decimal number with at most 9 decimals, at most 10^6.
+ * kinds, SIZE for peak, reserved and leaked, a ratio R in [0, 1] or a
+ * percentage N% in [0%, 100%] for the fragmentation kinds ("0.15" and
+ * "15%" are the same limit), NULL for --no-leaks and --no-oom (limit 0).
+ * A percent is a decimal number with at most 9 decimals, at most 10^6 (a
+ * ratio given in percent: at most 7, so it stays exact).  A size of an
+ * increase kind must have a unit: a bare number other than 0 is refused
+ * (mp_gate_limit_bare_number), as "2" could mean 2% as well as 2 bytes.
  * Returns 0 or MP_EINVAL.
  */
 int mp_gate_limit_parse(int kind, const char *text, struct mp_gate_limit *l);
+/* text is a number without a unit, other than 0, for a kind that takes
+ * N% or SIZE (peak, reserved and pool increase): ambiguous, refused. */
+int mp_gate_limit_bare_number(int kind, const char *text);
 
 enum mp_gate_outcome {
 	MP_GATE_PASS,

@@ -66,6 +66,29 @@ static int parse_nano(const char *s, size_t len, int64_t max, int64_t *out)
 	return *out > max * MP_GATE_NANO ? MP_EINVAL : 0;
 }
 
+/* A ratio "R" (0 to 1, at most 9 decimals) or a percentage "N%" (0 to
+ * 100, at most 7 decimals, so that N / 100 is exact in parts per 10^9). */
+static int parse_ratio(const char *s, size_t len, int64_t *out)
+{
+	int64_t pct;
+
+	if (len == 0 || s[len - 1] != '%')
+		return parse_nano(s, len, 1, out);
+	if (parse_nano(s, len - 1, 100, &pct) < 0 || pct % 100 != 0)
+		return MP_EINVAL;
+	*out = pct / 100;
+	return 0;
+}
+
+int mp_gate_limit_bare_number(int kind, const char *text)
+{
+	int64_t v;
+
+	if (!text || !(kind <= MP_GATE_POOL_INCREASE && kind != MP_GATE_FRAG_INCREASE))
+		return 0;
+	return parse_nano(text, strlen(text), MAX_PERCENT, &v) == 0 && v != 0;
+}
+
 int mp_gate_limit_parse(int kind, const char *text, struct mp_gate_limit *l)
 {
 	size_t len = text ? strlen(text) : 0;
@@ -83,9 +106,9 @@ int mp_gate_limit_parse(int kind, const char *text, struct mp_gate_limit *l)
 	case MP_GATE_FRAG:
 	case MP_GATE_FRAG_INCREASE:
 		l->unit = MP_GATE_RATIO;
-		return text ? parse_nano(text, len, 1, &l->value) : MP_EINVAL;
+		return text ? parse_ratio(text, len, &l->value) : MP_EINVAL;
 	}
-	if (!text || len == 0)
+	if (!text || len == 0 || mp_gate_limit_bare_number(kind, text))
 		return MP_EINVAL;
 	if (kind <= MP_GATE_POOL_INCREASE && text[len - 1] == '%') {
 		l->unit = MP_GATE_PERCENT;
@@ -222,6 +245,11 @@ static void check_pool(struct mp_gate_result *r, const struct mp_gate_pool_chang
 	if (c->base->peak_reserved_bytes < 0 || c->head->peak_reserved_bytes < 0) {
 		r->outcome = MP_GATE_NOT_CHECKED;
 		r->why = "a stored run has no peak reserved bytes";
+		return;
+	}
+	if (c->base->failed || c->head->failed) {
+		r->outcome = MP_GATE_NOT_CHECKED;
+		r->why = "a stored run failed (had OOMs): its peak is not a result";
 		return;
 	}
 	set_increase(r, c->base->peak_reserved_bytes, c->head->peak_reserved_bytes);

@@ -106,7 +106,6 @@ static int parse_at(struct analyze_opts *o, const char *text)
 static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 {
 	int64_t v;
-	char *end;
 
 	switch (ch) {
 	case 'd':
@@ -151,11 +150,12 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        "invalid --churn-window '%s': give a duration such as 1ms", arg);
 		return 0;
 	case 'i':
-		o->a.idle_min_share = strtod(arg, &end);
-		if (end == arg || *end || !(o->a.idle_min_share >= 0 && o->a.idle_min_share <= 1))
-			return mp_cmd_usage(&mp_cmd_analyze,
-			                    "invalid --idle-share '%s': give a number from 0 to 1",
-			                    arg);
+		if (mp_parse_ratio(arg, 0, 1, &o->a.idle_min_share) < 0)
+			return mp_cmd_usage(
+			        &mp_cmd_analyze,
+			        "invalid --idle-share '%s': give a ratio from 0 to 1 or "
+			        "a percentage, such as 0.5 or 50%%",
+			        arg);
 		return 0;
 	case 'p':
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,

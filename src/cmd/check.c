@@ -20,7 +20,7 @@ static void help(FILE *out)
 	        "budgets (a limit is the largest value allowed; per device):\n"
 	        "      --max-peak=SIZE      peak live bytes\n"
 	        "      --max-reserved=SIZE  peak reserved bytes\n"
-	        "      --max-frag=R         fragmentation at the reserved peak (0 to 1)\n"
+	        "      --max-frag=R|N%%     fragmentation at the reserved peak (0.15 or 15%%)\n"
 	        "      --max-leaked=SIZE    bytes still live at the end (leaks)\n"
 	        "      --no-leaks           no block still live at the end\n"
 	        "      --no-oom             no OOM\n\n"
@@ -77,8 +77,9 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_check = {
         .name = "check",
         .summary = "check a trace against memory budgets; exit 3 when one is exceeded",
-        .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-frag=R] "
-                 "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--format=FORMAT] "
+        .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-frag=R|N%] "
+                 "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--require-checked] "
+                 "[--format=FORMAT] "
                  "[-o FILE] [--md=FILE] [--junit=FILE] [--json=FILE] TRACE",
         .help = help,
         .run = run,

@@ -17,11 +17,12 @@ static void help(FILE *out)
 	             "fragmentation and the replayed pools' results per device, and the call\n"
 	             "sites live at the peak that account for it (largest growth first).\n"
 	             "Exit status 3 when a threshold is exceeded, naming it and by how much.\n\n"
-	             "thresholds (a limit is the largest value allowed; per device):\n"
+	             "thresholds (a limit is the largest value allowed; per device; a SIZE needs\n"
+	             "its unit, 2B or 2MiB, as a bare 2 could mean 2%%):\n"
 	             "      --max-peak-increase=N%%|SIZE      peak live bytes, HEAD over BASE\n"
 	             "      --max-reserved-increase=N%%|SIZE  peak reserved bytes\n"
-	             "      --max-frag=R                     fragmentation of HEAD (0 to 1)\n"
-	             "      --max-frag-increase=R            fragmentation, HEAD minus BASE\n"
+	             "      --max-frag=R|N%%                 fragmentation of HEAD (0.15 or 15%%)\n"
+	             "      --max-frag-increase=R|N%%        fragmentation, HEAD minus BASE\n"
 	             "      --max-pool-increase=N%%|SIZE      peak reserved of each replayed pool\n"
 	             "                                       stored in both traces\n\n"
 	             "options:\n" MP_GATE_COMMON_HELP
@@ -106,8 +107,9 @@ const struct mp_cmd mp_cmd_diff = {
         .name = "diff",
         .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
         .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
-                 "[--max-frag=R] [--max-frag-increase=R] [--max-pool-increase=N%|SIZE] "
-                 "[--device=N] [--format=FORMAT] [-o FILE] [--md=FILE] [--junit=FILE] "
+                 "[--max-frag=R|N%] [--max-frag-increase=R|N%] [--max-pool-increase=N%|SIZE] "
+                 "[--device=N] [--require-checked] [--format=FORMAT] [-o FILE] [--md=FILE] "
+                 "[--junit=FILE] "
                  "[--json=FILE] BASE HEAD",
         .help = help,
         .run = run,

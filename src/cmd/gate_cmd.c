@@ -22,16 +22,40 @@ void mp_gate_cmd_defaults(struct mp_gate_cmd_opts *o)
 	o->format = MP_GATE_FORMAT_TEXT;
 }
 
+/* A ratio given as a bare percent ("15" for 15%): the hint, else "". */
+static const char *ratio_hint(char *hint, size_t n, const char *arg)
+{
+	struct mp_gate_limit l;
+	char pct[48];
+
+	hint[0] = '\0';
+	if (strlen(arg) + 2 > sizeof(pct) || strchr(arg, '%'))
+		return hint;
+	snprintf(pct, sizeof(pct), "%s%%", arg);
+	if (mp_gate_limit_parse(MP_GATE_FRAG, pct, &l) == 0)
+		snprintf(hint, n, " (did you mean %s?)", pct);
+	return hint;
+}
+
 static int add_limit(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int kind, const char *arg)
 {
 	struct mp_gate_limit l;
+	char hint[80];
 	size_t i;
 
+	if (mp_gate_limit_bare_number(kind, arg))
+		return mp_cmd_usage(c,
+		                    "invalid --%s '%s': a number without a unit is ambiguous (did "
+		                    "you mean %s%% or %s%s?)",
+		                    mp_gate_kind_option(kind), arg, arg, arg,
+		                    strchr(arg, '.') ? "MiB" : "B");
 	if (mp_gate_limit_parse(kind, arg, &l) < 0) {
 		if (kind == MP_GATE_FRAG || kind == MP_GATE_FRAG_INCREASE)
-			return mp_cmd_usage(
-			        c, "invalid --%s '%s': give a ratio from 0 to 1, such as 0.15",
-			        mp_gate_kind_option(kind), arg);
+			return mp_cmd_usage(c,
+			                    "invalid --%s '%s': give a ratio from 0 to 1 or a "
+			                    "percentage, such as 0.15 or 15%%%s",
+			                    mp_gate_kind_option(kind), arg,
+			                    ratio_hint(hint, sizeof(hint), arg));
 		if (kind <= MP_GATE_POOL_INCREASE)
 			return mp_cmd_usage(c,
 			                    "invalid --%s '%s': give a percentage such as 2%% or a "
@@ -83,6 +107,9 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 		if ((o->format = mp_gate_format_parse(arg)) < 0)
 			return mp_cmd_usage(
 			        c, "invalid --format '%s': give text, md, json or junit", arg);
+		return 0;
+	case MP_GATE_OPT_REQUIRE_CHECKED:
+		o->require_checked = 1;
 		return 0;
 	default: /* MP_GATE_OPT_OUTPUT */
 		o->output = arg;
@@ -204,6 +231,8 @@ static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct 
 		const struct mp_report_metric *peak =
 		        mp_report_run_metric(run, "peak_reserved_bytes");
 		const struct mp_report_metric *time = mp_report_run_metric(run, "total_ns");
+		const struct mp_report_metric *failed = mp_report_run_metric(run, "failed");
+		const struct mp_report_metric *ooms = mp_report_run_metric(run, "ooms");
 		struct mp_gate_pool pool = {
 		        .device = run->device,
 		        .pool = (char *)run->pool,
@@ -212,6 +241,8 @@ static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct 
 		        .peak_reserved_bytes = peak ? (int64_t)peak->value : -1,
 		        .total_ns = time ? (int64_t)time->value : -1,
 		        .time_measured = time ? time->measured : 0,
+		        /* runs stored before "failed" was: their OOMs say it */
+		        .failed = failed ? failed->value != 0 : (ooms && ooms->value > 0),
 		};
 
 		if (o->device >= 0 && run->device != o->device)
@@ -295,6 +326,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 	r->n_limits = o->n_limits;
 	r->device = o->device;
 	r->top = o->top;
+	r->require_checked = o->require_checked;
 	for (f = 0; f < MP_GATE_N_FORMATS; f++)
 		if (o->files[f] && write_file(c, o, o->files[f], f, r) != MP_EXIT_OK)
 			status = MP_EXIT_ERROR;
@@ -306,7 +338,7 @@ int mp_gate_cmd_finish(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o,
 		                      mp_gate_format_name(o->format),
 		                      rc == MP_ENOMEM ? "out of memory" : "write error");
 	}
-	if (status == MP_EXIT_OK && mp_gate_n_exceeded(r) > 0)
+	if (status == MP_EXIT_OK && mp_gate_failed(r))
 		status = MP_EXIT_THRESHOLD;
 	free(res);
 	r->results = NULL;

@@ -21,6 +21,7 @@ enum {
 	MP_GATE_OPT_TOP,
 	MP_GATE_OPT_GRANULARITY,
 	MP_GATE_OPT_FORMAT,
+	MP_GATE_OPT_REQUIRE_CHECKED,
 	MP_GATE_OPT_OUTPUT = 'o',
 	MP_GATE_OPT_FORCE = 'f',
 	MP_GATE_OPT_FILE = 300, /* + enum mp_gate_format: --text, --md, --json, --junit */
@@ -33,6 +34,7 @@ enum {
 	        {"top", required_argument, NULL, MP_GATE_OPT_TOP},                                 \
 	        {"granularity", required_argument, NULL, MP_GATE_OPT_GRANULARITY},                 \
 	        {"format", required_argument, NULL, MP_GATE_OPT_FORMAT},                           \
+	        {"require-checked", no_argument, NULL, MP_GATE_OPT_REQUIRE_CHECKED},               \
 	        {"output", required_argument, NULL, MP_GATE_OPT_OUTPUT},                           \
 	        {"text", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_TEXT},         \
 	        {"md", required_argument, NULL, MP_GATE_OPT_FILE + MP_GATE_FORMAT_MD},             \
@@ -49,6 +51,8 @@ enum {
 	"      --top=N             call sites listed per device (default 10)\n"                    \
 	"      --granularity=SIZE  address-space model granule for modelled reserved\n"            \
 	"                          bytes (default 2MiB)\n"                                         \
+	"      --require-checked   a threshold that could not be checked fails the gate\n"         \
+	"                          (exit 3); without it, it is reported NOT CHECKED\n"             \
 	"      --format=FORMAT     text (default), md, json or junit, on standard output\n"        \
 	"  -o, --output=FILE       write that format to FILE instead\n"                            \
 	"      --text=FILE         also write text to FILE\n"                                      \
@@ -63,6 +67,7 @@ struct mp_gate_cmd_opts {
 	int top;
 	uint64_t granularity;
 	int format;                           /* enum mp_gate_format */
+	int require_checked;                  /* --require-checked */
 	const char *output;                   /* -o, or NULL for standard output */
 	const char *files[MP_GATE_N_FORMATS]; /* --text, --md, --json, --junit */
 	int force;                            /* --force: replace outputs that exist */

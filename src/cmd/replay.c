@@ -213,6 +213,60 @@ static int gpu_of(const struct replay_run *x, size_t i)
 	return x->n_gpus > 0 ? (int)((first + (int64_t)i) % x->n_gpus) : 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorted in place), its least and greatest. */
+static uint64_t median(uint64_t *v, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	qsort(v, n, sizeof *v, by_value);
+	*lo = v[0], *hi = v[n - 1];
+	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+/*
+ * --repeat: runs 2..N of d against pool k, after res holds the first.  The
+ * pool's CPU time (and the backend time when measured) become the median
+ * of the runs, with their spread; everything else stays the first run's.
+ */
+static int repeat_runs(struct replay_run *x, const struct mp_replay_input *in,
+                       const struct mp_replay_device *d, size_t k,
+                       const struct mp_replay_options *o, struct mp_replay_result *res)
+{
+	size_t n = (size_t)x->a.repeat;
+	uint64_t *host = calloc(n, sizeof *host), *be = calloc(n, sizeof *be);
+	struct mp_replay_result *again = malloc(sizeof *again);
+	struct mp_error err = {0};
+	int rc = 0;
+
+	if (!host || !be || !again)
+		rc = mp_cmd_error(&mp_cmd_replay, "out of memory");
+	for (size_t r = 0; rc == 0 && r < n; r++) {
+		if (r > 0 && mp_replay_run(in, d, x->pools[k], o, again, &err) < 0) {
+			fprintf(stderr, "memprof replay: device %d: run %zu: %s\n", (int)d->ordinal,
+			        r + 1, err.msg);
+			rc = MP_EXIT_ERROR;
+		}
+		host[r] = r ? again->host_ns : res->host_ns;
+		be[r] = r ? again->backend_ns : res->backend_ns;
+	}
+	if (rc == 0) {
+		res->n_runs = (uint32_t)n;
+		res->host_ns = median(host, n, &res->host_ns_min, &res->host_ns_max);
+		if (res->time_measured)
+			res->backend_ns = median(be, n, &res->backend_ns_min, &res->backend_ns_max);
+		res->total_ns = res->host_ns + res->backend_ns;
+	}
+	free(host);
+	free(be);
+	free(again);
+	return rc;
+}
+
 /* Replays the i-th device d against pool k into the next result; returns 0, or MP_EXIT_ERROR. */
 static int replay_one(struct replay_run *x, const struct mp_replay_input *in, size_t i, size_t k)
 {
@@ -248,6 +302,8 @@ static int replay_one(struct replay_run *x, const struct mp_replay_input *in, si
 	}
 	if (res->verify == MP_VERIFY_FAILED)
 		x->verify_failed = 1;
+	if (x->a.repeat > 1 && repeat_runs(x, in, d, k, &o, res) != 0)
+		return MP_EXIT_ERROR;
 	x->n_results++;
 	return 0;
 }

@@ -20,6 +20,7 @@ static const struct option longopts[] = {
         {"capacity", required_argument, NULL, 'c'},
         {"pool-threshold", required_argument, NULL, 'T'},
         {"verify", no_argument, NULL, 'V'},
+        {"repeat", required_argument, NULL, 'R'},
         {"json", no_argument, NULL, 'j'},
         {"no-save", no_argument, NULL, 'n'},
         {"plugin-dir", required_argument, NULL, 'P'},
@@ -49,6 +50,9 @@ void mp_replay_args_help(FILE *out)
 	             "                           the backend, not to the pool (the baseline\n"
 	             "                           keeps every request)\n"
 	             "      --verify             check no two live allocations overlap\n"
+	             "      --repeat=N           run each pool N times (1 to 100, default 1):\n"
+	             "                           measured times are shown with their median\n"
+	             "                           and spread, and left out after one run\n"
 	             "      --json               print JSON (keys in memprof-replay(1))\n"
 	             "      --no-save            do not store the results in the trace\n"
 	             "      --plugin-dir=DIR     look for pools in DIR first\n"
@@ -160,6 +164,12 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 			                    "invalid capacity '%s': give bytes, e.g. 40GiB", v);
 		a->capacity_bytes = (uint64_t)n;
 		return 0;
+	case 'R':
+		if (mp_parse_count(v, 1, 100, &n) < 0)
+			return mp_cmd_usage(&mp_cmd_replay, "invalid --repeat '%s': give 1 to 100",
+			                    v);
+		a->repeat = (int)n;
+		return 0;
 	case 'T':
 		if (mp_parse_bytes(v, &n) < 0 || n < 0)
 			return mp_cmd_usage(&mp_cmd_replay,
@@ -182,6 +192,7 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	a->backend = "auto";
 	a->device = -1;
 	a->save = 1;
+	a->repeat = 1;
 	argc = take_pool_opts(a, argc, argv, &rc);
 	if (rc)
 		return rc;
@@ -219,6 +230,8 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_replay,
 		                    optind == argc ? "no trace given" : "more than one trace");
+	if (a->mpi && a->repeat > 1)
+		return mp_cmd_usage(&mp_cmd_replay, "--repeat is not supported with --mpi");
 	a->trace = argv[optind];
 	note_options(a, argc, argv);
 	return 0;

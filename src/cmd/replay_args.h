@@ -22,7 +22,8 @@ struct replay_args {
 	uint64_t capacity_bytes;
 	uint64_t pool_threshold_bytes; /* 0: every request to the pool */
 	int verify, json, save, list_pools;
-	int mpi; /* --mpi: this process is one MPI rank of the replay */
+	int mpi;    /* --mpi: this process is one MPI rank of the replay */
+	int repeat; /* --repeat: runs of each pool, for the spread of measured times */
 	struct memprof_pool_option pool_opts[MP_REPLAY_MAX_POOL_OPTS];
 	size_t n_pool_opts;
 	char *opt_storage[MP_REPLAY_MAX_POOL_OPTS]; /* strdup'd "NAME=VALUE" texts */

@@ -438,6 +438,8 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 	if (p)
 		pool->ops.destroy(p);
 	res->total_ns = res->host_ns + res->backend_ns;
+	res->host_ns_min = res->host_ns_max = res->host_ns;
+	res->backend_ns_min = res->backend_ns_max = res->backend_ns;
 	if (res->verify == MP_VERIFY_OFF && e->o->verify)
 		res->verify = MP_VERIFY_PASSED;
 }
@@ -470,6 +472,11 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	res->backend = o->backend->name;
 	res->device = d->ordinal;
 	res->level = d->level;
+	res->trace_has_segments = d->has_segments;
+	res->trace_peak_reserved_bytes = d->trace_peak_reserved_bytes;
+	res->trace_segments = d->trace_segments;
+	res->trace_segments_at_peak = d->trace_segments_at_peak;
+	res->n_runs = 1;
 	res->time_measured = o->backend->measures_time;
 	res->pool_threshold_bytes = o->pool_threshold_bytes;
 	rc = start(&e, in, d, pool, plan_key, &p);

@@ -95,6 +95,19 @@ struct mp_replay_result {
 	uint64_t replay_ns; /* wall time of the replay loop itself (for bench) */
 	struct mp_replay_stat stats[MP_REPLAY_MAX_STATS]; /* the pool's own figures */
 	size_t n_stats;
+	/* What the trace itself recorded on this device, the same for every
+	 * pool (replay/input.h): its segment-level events, if any. */
+	int trace_has_segments;
+	uint64_t trace_peak_reserved_bytes;
+	uint64_t trace_segments;         /* reserve and map events */
+	uint64_t trace_segments_at_peak; /* held when reserved bytes first peaked */
+	/* Runs of this pool (replay --repeat), 1 by default: with more, host_ns
+	 * (and backend_ns when measured) are the median over the runs, and
+	 * these their least and greatest; every other figure is the first
+	 * run's.  Set by the caller, not by mp_replay_run (which sets 1). */
+	uint32_t n_runs;
+	uint64_t host_ns_min, host_ns_max;
+	uint64_t backend_ns_min, backend_ns_max;
 };
 
 /*

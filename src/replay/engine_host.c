@@ -97,7 +97,9 @@ static int new_region(struct engine *e, int kind, int call, uint64_t size, uint6
 	g->kind = kind;
 	g->mapped_bytes = 0;
 	if (kind != REGION_VA) {
-		add_reserved(e, size);
+		/* a cudaMalloc takes what the driver reserves for it; cudaMallocAsync's
+		 * pool is the driver's own business: its requests count as given */
+		add_reserved(e, kind == REGION_RESERVE ? mp_driver_add(&e->driver, size) : size);
 		if (size && e->extents)
 			mp_extents_add_segment(e->extents, g->be.addr, size);
 	}
@@ -109,7 +111,7 @@ static int svc_reserve(void *ctx, uint64_t size, struct memprof_region *out)
 {
 	struct engine *e = ctx;
 
-	if (over_capacity(e, size))
+	if (over_capacity(e, mp_driver_growth(&e->driver, size)))
 		return MEMPROF_POOL_ENOMEM;
 	return new_region(e, REGION_RESERVE, MP_COST_RESERVE, size, 0, out);
 }
@@ -141,7 +143,9 @@ static int drop_region(struct engine *e, const struct memprof_region *r, int kin
 	if (rc != MEMPROF_POOL_OK)
 		return fault(e, rc);
 	if (kind != REGION_VA) {
-		e->reserved_bytes -= g->be.size_bytes;
+		e->reserved_bytes -= kind == REGION_RESERVE
+		                             ? mp_driver_remove(&e->driver, g->be.size_bytes)
+		                             : g->be.size_bytes;
 		if (e->extents)
 			mp_extents_remove_segment(e->extents, g->be.addr);
 	}

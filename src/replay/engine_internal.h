@@ -12,6 +12,7 @@
 #include "analysis/extents.h"
 #include "memprof/pool.h"
 #include "replay/cost_model.h"
+#include "replay/driver_model.h"
 #include "replay/engine.h"
 #include "replay/latency.h"
 #include "util/slot_pool.h"
@@ -50,7 +51,8 @@ struct engine {
 	struct block *blocks; /* by allocation index */
 	size_t n_blocks;
 
-	uint64_t reserved_bytes;
+	uint64_t reserved_bytes;     /* reserve: as the driver reserves it (driver_model.h) */
+	struct mp_driver_model driver; /* the small requests' shared pages */
 	uint64_t set_aside_bytes; /* sizes the pool gave for held blocks */
 	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */

@@ -33,6 +33,7 @@ struct device_build {
 	int32_t ordinal;
 	struct level_build block, segment;
 	uint64_t reserved_bytes, peak_reserved_bytes; /* as the trace recorded them */
+	uint64_t n_segments, n_live_segments, segments_at_peak;
 	int has_segments;
 };
 
@@ -230,9 +231,13 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	case MEMPROF_OP_RESERVE:
 	case MEMPROF_OP_MAP:
 		d->has_segments = 1;
+		d->n_segments++;
+		d->n_live_segments++;
 		d->reserved_bytes += ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
-		if (d->reserved_bytes > d->peak_reserved_bytes)
+		if (d->reserved_bytes > d->peak_reserved_bytes) {
 			d->peak_reserved_bytes = d->reserved_bytes;
+			d->segments_at_peak = d->n_live_segments;
+		}
 		/* maps are matched to unmaps by address, reservations by id */
 		return begin_alloc(L, &d->segment, rec,
 		                   ev->op == MEMPROF_OP_MAP ? ev->address : (uint64_t)ev->alloc_id);
@@ -240,6 +245,7 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	case MEMPROF_OP_UNMAP: {
 		uint64_t n = ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
 		d->reserved_bytes -= n < d->reserved_bytes ? n : d->reserved_bytes;
+		d->n_live_segments -= d->n_live_segments > 0;
 		return end_alloc(&d->segment, rec,
 		                 ev->op == MEMPROF_OP_UNMAP ? ev->address : (uint64_t)ev->alloc_id,
 		                 1);
@@ -275,6 +281,8 @@ static void finish_device(struct device_build *b, struct mp_replay_device *d)
 	d->n_ops = use->n_ops;
 	d->n_unmatched_frees = use->n_unmatched;
 	d->trace_peak_reserved_bytes = b->peak_reserved_bytes;
+	d->trace_segments = b->n_segments;
+	d->trace_segments_at_peak = b->segments_at_peak;
 	d->has_segments = b->has_segments;
 	use->allocs = NULL;
 	use->ops = NULL;

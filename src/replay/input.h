@@ -57,6 +57,8 @@ struct mp_replay_device {
 	int64_t *op_seq;           /* the trace event of each op (for messages) */
 	/* What the trace itself recorded, for comparison (0 when absent). */
 	uint64_t trace_peak_reserved_bytes;
+	uint64_t trace_segments;         /* reserve and map events */
+	uint64_t trace_segments_at_peak; /* held when reserved bytes first peaked */
 	int has_segments;
 };
 

@@ -37,6 +37,7 @@ struct mp_gate_report {
 	size_t n_limits;
 	const struct mp_gate_result *results;
 	size_t n_results;
+	int require_checked; /* --require-checked: a threshold not checked fails */
 };
 
 /* "text", "md", "json", "junit"; mp_gate_format_parse returns -1 for others. */
@@ -54,6 +55,22 @@ int mp_gate_write_junit(FILE *out, const struct mp_gate_report *r);
 
 /* Results with outcome MP_GATE_EXCEEDED. */
 size_t mp_gate_n_exceeded(const struct mp_gate_report *r);
+/* Results with outcome MP_GATE_PASS. */
+size_t mp_gate_n_passed(const struct mp_gate_report *r);
+/* What was not checked: results with outcome MP_GATE_NOT_CHECKED plus the
+ * limits that applied to nothing (no result at all).  Never counted as
+ * passed. */
+size_t mp_gate_n_unchecked(const struct mp_gate_report *r);
+/* The limit applies to nothing in r (no result): why, a static sentence;
+ * NULL when it has a result. */
+const char *mp_gate_unapplied_why(const struct mp_gate_report *r, const struct mp_gate_limit *l);
+/* The gate fails: a threshold exceeded, or one not checked under
+ * --require-checked.  The exit status is 3 exactly then. */
+int mp_gate_failed(const struct mp_gate_report *r);
+/* The result line, the same in text and Markdown: "PASS, 1 check within
+ * its threshold, 1 NOT CHECKED", "FAIL, 1 of 2 checks exceeded a
+ * threshold", "PASS, no threshold checked".  Returns buf. */
+char *mp_gate_summary(char *buf, size_t n, const struct mp_gate_report *r);
 
 /*
  * The sentence of one result, the same in every format, e.g. "peak live on

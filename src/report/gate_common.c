@@ -63,6 +63,69 @@ size_t mp_gate_n_exceeded(const struct mp_gate_report *r)
 	return n;
 }
 
+size_t mp_gate_n_passed(const struct mp_gate_report *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n_results; i++)
+		n += r->results[i].outcome == MP_GATE_PASS;
+	return n;
+}
+
+const char *mp_gate_unapplied_why(const struct mp_gate_report *r, const struct mp_gate_limit *l)
+{
+	size_t j;
+
+	for (j = 0; j < r->n_results; j++)
+		if (r->results[j].limit == l)
+			return NULL;
+	if (l->kind == MP_GATE_POOL_INCREASE)
+		return "no pool is replayed in both traces (memprof replay TRACE --pool=...)";
+	return r->base ? "no device is in both traces" : "the trace has no device";
+}
+
+size_t mp_gate_n_unchecked(const struct mp_gate_report *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n_results; i++)
+		n += r->results[i].outcome == MP_GATE_NOT_CHECKED;
+	for (i = 0; i < r->n_limits; i++)
+		n += mp_gate_unapplied_why(r, &r->limits[i]) != NULL;
+	return n;
+}
+
+int mp_gate_failed(const struct mp_gate_report *r)
+{
+	return mp_gate_n_exceeded(r) > 0 || (r->require_checked && mp_gate_n_unchecked(r) > 0);
+}
+
+char *mp_gate_summary(char *buf, size_t n, const struct mp_gate_report *r)
+{
+	size_t n_exceeded = mp_gate_n_exceeded(r), n_passed = mp_gate_n_passed(r);
+	size_t n_unchecked = mp_gate_n_unchecked(r), n_checked = n_exceeded + n_passed;
+	const char *word = mp_gate_failed(r) ? "FAIL" : "PASS";
+	char unchecked[64] = "";
+
+	if (r->n_limits == 0) {
+		snprintf(buf, n, "PASS, no threshold checked");
+		return buf;
+	}
+	if (n_unchecked > 0)
+		snprintf(unchecked, sizeof(unchecked), ", %zu NOT CHECKED%s", n_unchecked,
+		         r->require_checked ? " (--require-checked)" : "");
+	if (n_exceeded > 0)
+		snprintf(buf, n, "%s, %zu of %zu checks exceeded a threshold%s", word, n_exceeded,
+		         n_checked, unchecked);
+	else if (n_checked > 0)
+		snprintf(buf, n, "%s, %zu check%s within %s threshold%s%s", word, n_checked,
+		         n_checked == 1 ? "" : "s", n_checked == 1 ? "its" : "their",
+		         n_checked == 1 ? "" : "s", unchecked);
+	else
+		snprintf(buf, n, "%s, nothing checked%s", word, unchecked);
+	return buf;
+}
+
 const char *mp_gate_reserved_name(int reserved)
 {
 	switch (reserved) {
@@ -376,7 +439,7 @@ void mp_gate_notes(const struct mp_gate_report *r, void (*fn)(void *ctx, const c
                    void *ctx)
 {
 	struct notes nt = {fn, ctx};
-	size_t i, j;
+	size_t i, n_unchecked;
 
 	if (r->base)
 		trace_notes(&nt, r->base, "BASE");
@@ -387,20 +450,19 @@ void mp_gate_notes(const struct mp_gate_report *r, void (*fn)(void *ctx, const c
 		note(&nt, "no threshold given: nothing was checked (memprof-%s(1) lists them)",
 		     r->command);
 	for (i = 0; i < r->n_limits; i++) {
+		const char *why = mp_gate_unapplied_why(r, &r->limits[i]);
 		char lim[80];
 
-		for (j = 0; j < r->n_results && r->results[j].limit != &r->limits[i]; j++)
-			;
-		if (j < r->n_results)
-			continue;
-		mp_gate_limit_text(lim, sizeof(lim), &r->limits[i]);
-		note(&nt, "%s checked nothing: %s", lim,
-		     r->limits[i].kind == MP_GATE_POOL_INCREASE
-		             ? "no pool is replayed in both traces (memprof replay TRACE "
-		               "--pool=...)"
-		     : r->base ? "no device is in both traces"
-		               : "the trace has no device");
+		if (why)
+			note(&nt, "%s checked nothing: %s",
+			     mp_gate_limit_text(lim, sizeof(lim), &r->limits[i]), why);
 	}
+	n_unchecked = mp_gate_n_unchecked(r);
+	if (n_unchecked > 0 && !r->require_checked)
+		note(&nt,
+		     "%zu check%s NOT CHECKED, which is not a pass: --require-checked makes an "
+		     "unchecked threshold fail the gate (exit 3)",
+		     n_unchecked, n_unchecked == 1 ? " was" : "s were");
 }
 
 static void cell_bytes(char *buf, size_t n, int64_t v)

@@ -359,6 +359,7 @@ int mp_gate_write_json(FILE *out, const struct mp_gate_report *r)
 {
 	cJSON *root = cJSON_CreateObject(), *notes;
 	size_t n_exceeded = mp_gate_n_exceeded(r);
+	int failed = mp_gate_failed(r);
 	int rc;
 
 	if (!root)
@@ -377,7 +378,10 @@ int mp_gate_write_json(FILE *out, const struct mp_gate_report *r)
 	add_pools(root, r);
 	add_results(root, r);
 	mp_json_add_int(root, "exceeded", (int64_t)n_exceeded);
-	cJSON_AddStringToObject(root, "status", n_exceeded ? "fail" : "pass");
+	mp_json_add_int(root, "passed", (int64_t)mp_gate_n_passed(r));
+	mp_json_add_int(root, "not_checked", (int64_t)mp_gate_n_unchecked(r));
+	cJSON_AddBoolToObject(root, "require_checked", r->require_checked);
+	cJSON_AddStringToObject(root, "status", failed ? "fail" : "pass");
 	if ((notes = cJSON_AddArrayToObject(root, "notes")))
 		mp_gate_notes(r, add_note, notes);
 	rc = mp_json_write(out, root);

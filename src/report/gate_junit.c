@@ -1,7 +1,8 @@
 /*
  * report/gate_junit.c - 'memprof diff' and 'memprof check' as JUnit XML for
  * CI test reports: one testsuite "memprof", one testcase per threshold and
- * device (a failure when exceeded, skipped when not checkable), the
+ * device (a failure when exceeded, skipped when not checkable or a failure
+ * under --require-checked; a limit that applied to nothing likewise), the
  * figures as the suite's properties (the JUnit schema has none per
  * testcase) and the notes as its system-out.  Valid against the Jenkins
  * xUnit junit-10.xsd (tests/data/); every string goes through xml_text.
@@ -180,6 +181,22 @@ static void print_properties(FILE *out, const struct mp_gate_report *r)
 	fputs("  </properties>\n", out);
 }
 
+/* A check not made: skipped, or a failure under --require-checked. */
+static void unchecked(FILE *out, const struct mp_gate_report *r, const char *why)
+{
+	fputs(r->require_checked ? "    <failure type=\"not_checked\" message=\"NOT CHECKED: "
+	                         : "    <skipped message=\"",
+	      out);
+	xml_text(out, why);
+	if (r->require_checked) {
+		fputs("\">--require-checked: ", out);
+		xml_text(out, why);
+		fputs("</failure>\n", out);
+	} else {
+		fputs("\"/>\n", out);
+	}
+}
+
 static void print_testcase(FILE *out, const struct mp_gate_report *r,
                            const struct mp_gate_result *res)
 {
@@ -197,12 +214,26 @@ static void print_testcase(FILE *out, const struct mp_gate_report *r,
 		xml_text(out, text);
 		fputs("</failure>\n", out);
 	} else if (res->outcome == MP_GATE_NOT_CHECKED) {
-		fputs("    <skipped message=\"", out);
-		xml_text(out, res->why);
-		fputs("\"/>\n", out);
+		unchecked(out, r, res->why);
 	}
 	fputs("    <system-out>", out);
 	xml_text(out, text);
+	fputs("</system-out>\n  </testcase>\n", out);
+}
+
+/* A limit that applied to nothing: a testcase of its own, not checked. */
+static void print_unapplied(FILE *out, const struct mp_gate_report *r,
+                            const struct mp_gate_limit *l, const char *why)
+{
+	char lim[80];
+
+	fprintf(out, "  <testcase classname=\"memprof.%s\" name=\"%s (applies to nothing)\">\n",
+	        r->command, mp_gate_kind_option(l->kind));
+	unchecked(out, r, why);
+	fputs("    <system-out>", out);
+	xml_text(out, mp_gate_limit_text(lim, sizeof(lim), l));
+	fputs(" checked nothing: ", out);
+	xml_text(out, why);
 	fputs("</system-out>\n  </testcase>\n", out);
 }
 
@@ -222,18 +253,24 @@ static void put_note(void *ctx, const char *note)
 int mp_gate_write_junit(FILE *out, const struct mp_gate_report *r)
 {
 	struct note_ctx c = {out, 0};
-	size_t i, n_skipped = 0;
+	size_t i, n_unchecked = mp_gate_n_unchecked(r), n_unapplied = 0;
+	const char *why;
 
-	for (i = 0; i < r->n_results; i++)
-		n_skipped += r->results[i].outcome == MP_GATE_NOT_CHECKED;
+	for (i = 0; i < r->n_limits; i++)
+		n_unapplied += mp_gate_unapplied_why(r, &r->limits[i]) != NULL;
 	fprintf(out,
 	        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	        "<testsuite name=\"memprof\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
 	        "skipped=\"%zu\">\n",
-	        r->n_results, mp_gate_n_exceeded(r), n_skipped);
+	        r->n_results + n_unapplied,
+	        mp_gate_n_exceeded(r) + (r->require_checked ? n_unchecked : 0),
+	        r->require_checked ? 0 : n_unchecked);
 	print_properties(out, r);
 	for (i = 0; i < r->n_results; i++)
 		print_testcase(out, r, &r->results[i]);
+	for (i = 0; i < r->n_limits; i++)
+		if ((why = mp_gate_unapplied_why(r, &r->limits[i])))
+			print_unapplied(out, r, &r->limits[i], why);
 	mp_gate_notes(r, put_note, &c);
 	if (c.n)
 		fputs("</system-out>\n", out);

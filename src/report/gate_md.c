@@ -40,7 +40,7 @@ static const char *bytes(char *buf, size_t n, int64_t v)
 
 static void print_results(FILE *out, const struct mp_gate_report *r)
 {
-	static const char *const outcome[] = {"ok", "**exceeded**", "not checked"};
+	static const char *const outcome[] = {"ok", "**exceeded**", "**NOT CHECKED**"};
 	char s[600], lim[80];
 	size_t i;
 
@@ -264,17 +264,10 @@ static void put_note(void *ctx, const char *note)
 
 static void print_header(FILE *out, const struct mp_gate_report *r)
 {
-	size_t n_exceeded = mp_gate_n_exceeded(r);
+	char s[200];
 
-	fprintf(out, "## memprof %s: ", r->command);
-	if (n_exceeded)
-		fprintf(out, "FAIL, %zu of %zu checks exceeded a threshold\n\n", n_exceeded,
-		        r->n_results);
-	else if (r->n_results)
-		fprintf(out, "PASS, %zu check%s within threshold\n\n", r->n_results,
-		        r->n_results == 1 ? "" : "s");
-	else
-		fprintf(out, "no threshold checked\n\n");
+	fprintf(out, "## memprof %s: %s\n\n", r->command,
+	        r->n_limits ? mp_gate_summary(s, sizeof(s), r) : "no threshold checked");
 	if (r->base) {
 		fputs("BASE: ", out);
 		md_text(out, r->base->path);

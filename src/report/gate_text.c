@@ -238,29 +238,18 @@ static void put_note(void *ctx, const char *note)
 
 static void print_results(FILE *out, const struct mp_gate_report *r)
 {
-	static const char *const outcome[] = {"ok", "EXCEEDED", "not checked"};
+	static const char *const outcome[] = {"ok", "EXCEEDED", "NOT CHECKED"};
+	struct note_ctx c = {out, 0};
 	char s[600];
-	size_t i, n_exceeded = mp_gate_n_exceeded(r);
+	size_t i;
 
 	if (r->n_results > 0)
 		fprintf(out, "\nthresholds\n");
 	for (i = 0; i < r->n_results; i++)
 		fprintf(out, "  %-11s  %s\n", outcome[r->results[i].outcome],
 		        mp_gate_result_text(s, sizeof(s), &r->results[i]));
-	{
-		struct note_ctx c = {out, 0};
-
-		mp_gate_notes(r, put_note, &c);
-	}
-	if (n_exceeded > 0)
-		fprintf(out, "\nresult: FAIL, %zu of %zu checks exceeded a threshold\n", n_exceeded,
-		        r->n_results);
-	else if (r->n_results > 0)
-		fprintf(out, "\nresult: PASS, %zu check%s within %s threshold%s\n", r->n_results,
-		        r->n_results == 1 ? "" : "s", r->n_results == 1 ? "its" : "their",
-		        r->n_results == 1 ? "" : "s");
-	else
-		fprintf(out, "\nresult: PASS, no threshold checked\n");
+	mp_gate_notes(r, put_note, &c);
+	fprintf(out, "\nresult: %s\n", mp_gate_summary(s, sizeof(s), r));
 }
 
 int mp_gate_write_text(FILE *out, const struct mp_gate_report *r)

@@ -1,6 +1,7 @@
 /*
  * report/replay_common.c - what the text and JSON replay writers share:
- * the baseline's result for a device, and a result's figures as named
+ * the baseline's result for a device (none for a run that failed), the
+ * pools' order and which did nothing on the trace, a result's figures as named
  * metrics (the numeric JSON keys, and the pool's own stats as
  * "pool.<name>"), which is also what the trace stores; and the job's
  * figures of a replay over MPI ranks.  No output here.
@@ -24,6 +25,135 @@ const struct mp_replay_result *mp_replay_baseline_of(const struct mp_replay_repo
 			return b;
 	}
 	return NULL;
+}
+
+int mp_replay_failed(const struct mp_replay_result *r)
+{
+	return r->n_ooms > 0;
+}
+
+const struct mp_replay_result *mp_replay_compared_to(const struct mp_replay_report *rep,
+                                                     const struct mp_replay_result *r)
+{
+	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+
+	return b && !mp_replay_failed(b) && !mp_replay_failed(r) ? b : NULL;
+}
+
+static int stat_of(const struct mp_replay_result *r, const char *name, double *v)
+{
+	for (size_t i = 0; i < r->n_stats && i < MP_REPLAY_MAX_STATS; i++)
+		if (strncmp(r->stats[i].name, name, sizeof(r->stats[i].name)) == 0) {
+			*v = r->stats[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+/* The caching result of r's device (and rank), or NULL. */
+static const struct mp_replay_result *caching_of(const struct mp_replay_report *rep,
+                                                 const struct mp_replay_result *r)
+{
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct mp_replay_result *c = &rep->results[i];
+
+		if (c != r && c->device == r->device && strcmp(c->pool, "caching") == 0 &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[r - rep->results]))
+			return c;
+	}
+	return NULL;
+}
+
+static int same_figures(const struct mp_replay_result *a, const struct mp_replay_result *b)
+{
+	return a->peak_reserved_bytes == b->peak_reserved_bytes &&
+	       a->end_reserved_bytes == b->end_reserved_bytes &&
+	       a->backend_calls == b->backend_calls &&
+	       memcmp(a->n_calls, b->n_calls, sizeof(a->n_calls)) == 0;
+}
+
+const char *mp_replay_no_effect(const struct mp_replay_report *rep,
+                                const struct mp_replay_result *r, char *buf, size_t n)
+{
+	const struct mp_replay_result *c;
+	double v, fallback;
+	int has_fallback = stat_of(r, "fallback_requests", &fallback);
+	const char *all = "every request went to its caching fallback";
+
+	if (mp_replay_failed(r) || r->n_allocs == 0)
+		return NULL;
+	if (stat_of(r, "pairs_found", &v) && v == 0)
+		snprintf(buf, n, "no parameter/gradient pairs in this trace: %s", all);
+	else if (stat_of(r, "iterations", &v) && v == 0)
+		snprintf(buf, n, "no iterations found in this trace: %s", all);
+	else if (has_fallback && fallback >= (double)r->n_allocs)
+		snprintf(buf, n, "%s", all);
+	else if (has_fallback && (c = caching_of(rep, r)) && !mp_replay_failed(c) &&
+	         same_figures(r, c))
+		snprintf(buf, n, "the same peak, end and backend calls as caching, its fallback");
+	else
+		return NULL;
+	return buf;
+}
+
+/* 0 did something, 1 did nothing, 2 failed */
+static int shown_class(const struct mp_replay_report *rep, const struct mp_replay_result *r)
+{
+	char why[160];
+
+	if (mp_replay_failed(r))
+		return 2;
+	return mp_replay_no_effect(rep, r, why, sizeof(why)) ? 1 : 0;
+}
+
+/* a is shown before b */
+static int before(const struct mp_replay_report *rep, const struct mp_replay_result *a,
+                  const struct mp_replay_result *b)
+{
+	int ca = shown_class(rep, a), cb = shown_class(rep, b);
+
+	if (ca != cb)
+		return ca < cb;
+	if (ca != 0)
+		return 0; /* run order */
+	if (a->peak_reserved_bytes != b->peak_reserved_bytes)
+		return a->peak_reserved_bytes < b->peak_reserved_bytes;
+	return a->backend_ns < b->backend_ns;
+}
+
+size_t mp_replay_order(const struct mp_replay_report *rep, size_t first, size_t end, size_t *idx)
+{
+	size_t n = end - first, n_did = 0;
+
+	/* insertion sort: stable, and a device has a handful of pools */
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_replay_result *r = &rep->results[first + i];
+		size_t j = i;
+
+		for (; j > 0 && before(rep, r, &rep->results[idx[j - 1]]); j--)
+			idx[j] = idx[j - 1];
+		idx[j] = first + i;
+		n_did += shown_class(rep, r) == 0;
+	}
+	return n_did;
+}
+
+size_t mp_replay_place(const struct mp_replay_report *rep, const struct mp_replay_result *r)
+{
+	size_t place = 1;
+
+	if (shown_class(rep, r) != 0)
+		return 0;
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct mp_replay_result *o = &rep->results[i];
+
+		if (o != r && o->device == r->device &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[r - rep->results]) &&
+		    shown_class(rep, o) == 0 &&
+		    (before(rep, o, r) || (!before(rep, r, o) && o < r)))
+			place++;
+	}
+	return place;
 }
 
 struct metric_list {
@@ -51,8 +181,8 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 	int tm = r->time_measured != 0;
 
 	if (b)
-		put(l, "time_saved_ns", (double)((int64_t)b->total_ns - (int64_t)r->total_ns), "ns",
-		    tm && b->time_measured);
+		put(l, "time_saved_ns", (double)((int64_t)b->backend_ns - (int64_t)r->backend_ns),
+		    "ns", tm && b->time_measured);
 	put(l, "alloc_ns_p50", (double)r->alloc_ns_p50, "ns", tm);
 	put(l, "alloc_ns_p99", (double)r->alloc_ns_p99, "ns", tm);
 	put(l, "alloc_ns_max", (double)r->alloc_ns_max, "ns", tm);
@@ -61,20 +191,28 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 	put(l, "total_ns", (double)r->total_ns, "ns", tm);
 	put(l, "host_ns", (double)r->host_ns, "ns", 1);
 	put(l, "backend_ns", (double)r->backend_ns, "ns", tm);
+	put(l, "runs", (double)r->n_runs, "count", 0);
+	put(l, "host_ns_min", (double)r->host_ns_min, "ns", 1);
+	put(l, "host_ns_max", (double)r->host_ns_max, "ns", 1);
+	put(l, "backend_ns_min", (double)r->backend_ns_min, "ns", tm);
+	put(l, "backend_ns_max", (double)r->backend_ns_max, "ns", tm);
 	put(l, "replay_ns", (double)r->replay_ns, "ns", 1);
 }
 
 size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,
                          struct mp_replay_metric *out, size_t max)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	struct metric_list l = {out, 0, max};
 	char name[64];
 
 	put(&l, "peak_reserved_bytes", (double)r->peak_reserved_bytes, "bytes", 0);
 	put(&l, "peak_reserved_seq", (double)r->peak_reserved_seq, "count", 0);
 	put(&l, "lower_bound_bytes", (double)r->lower_bound_bytes, "bytes", 0);
-	if (r->lower_bound_bytes > 0)
+	put(&l, "failed", (double)mp_replay_failed(r), "state", 0);
+	if (mp_replay_place(rep, r))
+		put(&l, "place", (double)mp_replay_place(rep, r), "count", 0);
+	if (r->lower_bound_bytes > 0 && !mp_replay_failed(r))
 		put(&l, "ratio_to_lower_bound",
 		    (double)r->peak_reserved_bytes / (double)r->lower_bound_bytes, "ratio", 0);
 	if (b)
@@ -126,7 +264,7 @@ static uint64_t slowest_rank_ns(const struct mp_replay_report *rep, const char *
 
 		for (size_t i = 0; i < rep->n_results; i++)
 			if (rep->ranks[i] == k && strcmp(rep->results[i].pool, pool) == 0) {
-				sum += rep->results[i].total_ns;
+				sum += rep->results[i].backend_ns;
 				*all_measured &= rep->results[i].time_measured != 0;
 				seen = 1;
 			}
@@ -143,7 +281,7 @@ static uint64_t slowest_rank_ns(const struct mp_replay_report *rep, const char *
 static void add_to_row(const struct mp_replay_report *rep, size_t i, struct mp_replay_job_row *j)
 {
 	const struct mp_replay_result *r = &rep->results[i];
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	int k = rep->ranks[i];
 
 	if (j->peak_rank < 0 || r->peak_reserved_bytes > j->peak_reserved_bytes) {
@@ -180,16 +318,20 @@ size_t mp_replay_job_rows(const struct mp_replay_report *rep, struct mp_replay_j
 		for (size_t m = i; m < rep->n_results; m++)
 			if (strcmp(rep->results[m].pool, pool) == 0)
 				add_to_row(rep, m, j);
-		j->total_ns = slowest_rank_ns(rep, pool, &j->slowest_rank, &j->time_measured,
-		                              &j->n_ranks);
+		j->backend_ns = slowest_rank_ns(rep, pool, &j->slowest_rank, &j->time_measured,
+		                                &j->n_ranks);
 		n++;
 	}
 	for (size_t k = 0; k < n && rep->baseline; k++) {
 		int rank, measured, n_ranks;
 		uint64_t b = slowest_rank_ns(rep, rep->baseline, &rank, &measured, &n_ranks);
+		int base_failed = 0;
 
-		out[k].has_time_saved = rank >= 0;
-		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].total_ns;
+		for (size_t m = 0; m < n; m++)
+			base_failed |= strcmp(out[m].pool, rep->baseline) == 0 && out[m].n_ooms > 0;
+		/* a failed run (OOMs on a rank) saves nothing */
+		out[k].has_time_saved = rank >= 0 && out[k].n_ooms == 0 && !base_failed;
+		out[k].time_saved_ns = (int64_t)b - (int64_t)out[k].backend_ns;
 	}
 	return n;
 }
@@ -205,7 +347,7 @@ size_t mp_replay_job_metrics(const struct mp_replay_job_row *j, struct mp_replay
 	put(&l, "lower_bound_bytes", (double)j->lower_bound_bytes, "bytes", 0);
 	if (j->has_saved)
 		put(&l, "saved_bytes", (double)j->saved_bytes, "bytes", 0);
-	put(&l, "total_ns", (double)j->total_ns, "ns", j->time_measured);
+	put(&l, "backend_ns", (double)j->backend_ns, "ns", j->time_measured);
 	put(&l, "slowest_rank", (double)j->slowest_rank, "count", 0);
 	if (j->has_time_saved)
 		put(&l, "time_saved_ns", (double)j->time_saved_ns, "ns", j->time_measured);

@@ -6,6 +6,7 @@
  * result has its "rank", and "ranks" and "job" (figures per pool) are added.
  */
 #include "replay/cost_model.h"
+#include "replay/driver_model.h"
 #include "report/json_util.h"
 #include "report/replay.h"
 #include "util/error.h"
@@ -72,7 +73,8 @@ static void add_memory(cJSON *o, const struct mp_replay_result *r, const struct 
 	add_u64(o, "peak_reserved_bytes", r->peak_reserved_bytes);
 	mp_json_add_int(o, "peak_reserved_seq", r->peak_reserved_seq);
 	add_u64(o, "lower_bound_bytes", r->lower_bound_bytes);
-	if (r->lower_bound_bytes > 0)
+	cJSON_AddBoolToObject(o, "failed", mp_replay_failed(r));
+	if (r->lower_bound_bytes > 0 && !mp_replay_failed(r))
 		cJSON_AddNumberToObject(o, "ratio_to_lower_bound",
 		                        (double)r->peak_reserved_bytes /
 		                                (double)r->lower_bound_bytes);
@@ -103,12 +105,35 @@ static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp
 	add_u64(o, "host_ns", r->host_ns);
 	add_u64(o, "backend_ns", r->backend_ns);
 	add_u64(o, "replay_ns", r->replay_ns);
-	add_diff(o, "time_saved_ns", b, b ? b->total_ns : 0, r->total_ns);
+	add_u64(o, "runs", r->n_runs);
+	add_u64(o, "host_ns_min", r->host_ns_min);
+	add_u64(o, "host_ns_max", r->host_ns_max);
+	add_u64(o, "backend_ns_min", r->backend_ns_min);
+	add_u64(o, "backend_ns_max", r->backend_ns_max);
+	add_diff(o, "time_saved_ns", b, b ? b->backend_ns : 0, r->backend_ns);
+}
+
+/* Its place among the pools of its device, best first, or why it did nothing. */
+static void add_place(cJSON *o, const struct mp_replay_report *rep,
+                      const struct mp_replay_result *r)
+{
+	size_t place = mp_replay_place(rep, r);
+	char why[200];
+
+	if (place)
+		mp_json_add_int(o, "place", (int64_t)place);
+	else
+		cJSON_AddNullToObject(o, "place");
+	cJSON_AddBoolToObject(o, "best", place == 1);
+	if (mp_replay_no_effect(rep, r, why, sizeof(why)))
+		cJSON_AddStringToObject(o, "no_effect", why);
+	else
+		cJSON_AddNullToObject(o, "no_effect");
 }
 
 static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_replay_result *r)
 {
-	const struct mp_replay_result *b = mp_replay_baseline_of(rep, r);
+	const struct mp_replay_result *b = mp_replay_compared_to(rep, r);
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "pool", r->pool);
@@ -118,6 +143,7 @@ static cJSON *result_json(const struct mp_replay_report *rep, const struct mp_re
 		mp_json_add_int(o, "rank", rep->ranks[r - rep->results]);
 	cJSON_AddStringToObject(o, "level", r->level == MP_LEVEL_SEGMENT ? "segment" : "block");
 	add_memory(o, r, b);
+	add_place(o, rep, r);
 	add_u64(o, "backend_calls", r->backend_calls);
 	cJSON_AddItemToObject(o, "calls", calls_json(r));
 	add_u64(o, "n_allocs", r->n_allocs);
@@ -156,7 +182,7 @@ static cJSON *job_row_json(const struct mp_replay_job_row *j)
 	else
 		cJSON_AddNullToObject(o, "saved_bytes");
 	cJSON_AddStringToObject(o, "time_is", j->time_measured ? "measured" : "modelled");
-	add_u64(o, "total_ns", j->total_ns);
+	add_u64(o, "backend_ns", j->backend_ns);
 	mp_json_add_int(o, "slowest_rank", j->slowest_rank);
 	if (j->has_time_saved)
 		mp_json_add_int(o, "time_saved_ns", j->time_saved_ns);
@@ -181,6 +207,50 @@ static int add_job(cJSON *root, const struct mp_replay_report *rep)
 		cJSON_AddItemToArray(job, job_row_json(&rows[i]));
 	free(rows);
 	return 0;
+}
+
+/* The driver granularity reserved bytes are counted in (modelled). */
+static void add_driver_model(cJSON *root)
+{
+	cJSON *o = cJSON_AddObjectToObject(root, "driver_model");
+
+	if (!o)
+		return;
+	cJSON_AddBoolToObject(o, "modelled", 1);
+	add_u64(o, "page_bytes", MP_DRIVER_PAGE_BYTES);
+	add_u64(o, "small_align_bytes", MP_DRIVER_ALIGN_BYTES);
+}
+
+/* The trace's own figures, one per device (and rank), as the first result
+ * of the device carries them. */
+static void add_recorded(cJSON *root, const struct mp_replay_report *rep)
+{
+	cJSON *a = cJSON_AddArrayToObject(root, "recorded");
+
+	for (size_t i = 0; a && i < rep->n_results; i++) {
+		const struct mp_replay_result *r = &rep->results[i];
+		cJSON *o;
+
+		if (i > 0 && r->device == rep->results[i - 1].device &&
+		    (!rep->ranks || rep->ranks[i] == rep->ranks[i - 1]))
+			continue;
+		if (!(o = cJSON_CreateObject()))
+			return;
+		cJSON_AddItemToArray(a, o);
+		mp_json_add_int(o, "device", r->device);
+		if (rep->ranks)
+			mp_json_add_int(o, "rank", rep->ranks[i]);
+		cJSON_AddBoolToObject(o, "has_segments", r->trace_has_segments);
+		if (!r->trace_has_segments) {
+			cJSON_AddNullToObject(o, "peak_reserved_bytes");
+			cJSON_AddNullToObject(o, "segments");
+			cJSON_AddNullToObject(o, "segments_at_peak");
+			continue;
+		}
+		add_u64(o, "peak_reserved_bytes", r->trace_peak_reserved_bytes);
+		add_u64(o, "segments", r->trace_segments);
+		add_u64(o, "segments_at_peak", r->trace_segments_at_peak);
+	}
 }
 
 static void add_text_or_null(cJSON *o, const char *key, const char *v)
@@ -209,6 +279,8 @@ int mp_replay_print_json(FILE *out, const struct mp_replay_report *rep)
 	notes = cJSON_AddArrayToObject(root, "notes");
 	for (size_t i = 0; i < rep->n_notes; i++)
 		cJSON_AddItemToArray(notes, cJSON_CreateString(rep->notes[i]));
+	add_driver_model(root);
+	add_recorded(root, rep);
 	results = cJSON_AddArrayToObject(root, "results");
 	for (size_t i = 0; i < rep->n_results; i++)
 		cJSON_AddItemToArray(results, result_json(rep, &rep->results[i]));

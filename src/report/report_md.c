@@ -279,7 +279,7 @@ static void run_row(FILE *out, const struct mp_report_run *r)
 	} else
 		fputs(" | -", out);
 	fprintf(out, " | %s | %s | ",
-	        time_cell(t1, sizeof(t1), mp_report_run_metric(r, "total_ns")),
+	        time_cell(t1, sizeof(t1), mp_report_run_metric(r, "backend_ns")),
 	        time_cell(t2, sizeof(t2), mp_report_run_metric(r, "time_saved_ns")));
 	if (ooms)
 		fprintf(out, "%.0f |\n", ooms->value);
@@ -301,11 +301,12 @@ static int write_runs(FILE *out, const struct mp_report_input *in)
 		return MP_ENOMEM;
 	n = mp_report_runs_latest(runs, idx);
 	fputs("The latest run of each pool: peak reserved bytes against the lower bound that "
-	      "the replay computed (no allocator can hold less), and allocator time as the "
-	      "replay stored it, measured on a GPU or modelled.\n\n",
+	      "the replay computed (no allocator can hold less), and the backend's time as the "
+	      "replay stored it, measured on a GPU or modelled (the pool's CPU time on the "
+	      "replaying host is not part of it).\n\n",
 	      out);
 	fputs("| device | pool | backend | peak reserved | lower bound | ratio | saved | "
-	      "allocator time | time saved | OOMs |\n"
+	      "backend time | time saved | OOMs |\n"
 	      "|--:|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n",
 	      out);
 	for (i = 0; i < n; i++)

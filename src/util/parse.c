@@ -4,6 +4,7 @@
 #include "util/parse.h"
 #include "util/error.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -70,6 +71,25 @@ int mp_parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out)
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	if (end == text || *end || errno == ERANGE || v < lo || v > hi)
+		return MP_EINVAL;
+	*out = v;
+	return 0;
+}
+
+int mp_parse_ratio(const char *text, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (!text || !*text || isspace((unsigned char)*text))
+		return MP_EINVAL;
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno == ERANGE || !isfinite(v))
+		return MP_EINVAL;
+	if (end[0] == '%' && end[1] == '\0')
+		v /= 100.0, end++;
+	if (*end || !(v >= lo && v <= hi))
 		return MP_EINVAL;
 	*out = v;
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * util/parse.h - command-line quantities: byte sizes ("2MiB", "1.5 GB",
- * "4096") and durations ("1ms", "250us", "2s", "100" = ns).  Strict: the
+ * "4096"), durations ("1ms", "250us", "2s", "100" = ns) and ratios
+ * ("0.15" or "15%").  Strict: the
  * whole string must parse, and results must fit in int64.
  */
 #ifndef MP_UTIL_PARSE_H
@@ -16,5 +17,8 @@ int mp_parse_bytes(const char *text, int64_t *out);
 int mp_parse_duration(const char *text, int64_t *out);
 /* A decimal integer in [lo, hi], nothing else.  Returns 0 or MP_EINVAL. */
 int mp_parse_count(const char *text, int64_t lo, int64_t hi, int64_t *out);
+/* A ratio "0.15" or the same as a percentage "15%", in [lo, hi] (as a
+ * ratio).  Returns 0 or MP_EINVAL. */
+int mp_parse_ratio(const char *text, double lo, double hi, double *out);
 
 #endif

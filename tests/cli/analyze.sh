@@ -124,6 +124,10 @@ cp "$OUT" idle.json
 check_json idle.json '
 assert j["devices"][0]["lifetime"]["totals"]["idle"] == {"count": 0, "bytes": 0}
 assert j["options"]["idle_share"] == 0.95'
+mp analyze --json --churn-window=15ns --idle-share=95% seg.db
+expect_status 0
+cp "$OUT" idle.json
+check_json idle.json 'assert j["options"]["idle_share"] == 0.95'
 
 step "attribution at the first OOM, at a time, and from the first event"
 for at in oom +45ns 45; do

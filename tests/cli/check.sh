@@ -232,6 +232,15 @@ cp "$OUT" noaddr.xml
 validate_junit noaddr.xml
 expect_stdout_contains 'skipped="2"'
 expect_stdout_contains '<skipped message="reserved bytes are unknown (no segment-level events and no addresses)"/>'
+mp check --max-reserved=1 --max-frag=0.1 --max-peak=100 noaddr.db
+expect_status 0
+expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved=1: '
+expect_stdout_line "result: PASS, 1 check within its threshold, 2 NOT CHECKED"
+mp check --require-checked --max-reserved=1 --max-peak=100 noaddr.db
+expect_status 3
+expect_stdout_line "result: FAIL, 1 check within its threshold, 1 NOT CHECKED (--require-checked)"
+mp check --require-checked --max-peak=100 noaddr.db
+expect_status 0
 
 step "--device"
 mp check --device=0 --max-peak=9999 t.db
@@ -265,6 +274,15 @@ for args in "--bogus t.db" "--max-peak=big t.db" "--max-peak=2% t.db" "--max-fra
 	expect_stderr_contains "try 'memprof check --help'"
 	expect_stdout_empty
 done
+step "--max-frag as a percentage"
+mp check --max-frag=16.6666667% t.db
+expect_status 0
+expect_stdout_contains "within --max-frag=16.6666667%"
+mp check --max-frag=16.6666666% t.db
+expect_status 3
+mp check --max-frag=17 t.db
+expect_status 2
+expect_stderr_contains "(did you mean 17%?)"
 mp check --help
 expect_status 0
 expect_stdout_contains "usage: memprof check [options] TRACE"

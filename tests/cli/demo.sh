@@ -43,9 +43,9 @@ expect_stdout_match '^ +bytes +share +blocks +by stack$'
 step "replay the demo trace against every pool (sim), as make demo does"
 mp replay --backend=sim demo.db
 expect_status 0
-expect_stdout_match '^  caching +[0-9.]+ [KMG]iB'
-expect_stdout_match '^  planned +[0-9.]+ [KMG]iB'
-expect_stdout_match '^  direct +[0-9.]+ [KMG]iB'
+expect_stdout_match '^  [0-9]+\*? +caching +[0-9.]+ [KMG]iB'
+expect_stdout_match '^  [0-9]+\*? +planned +[0-9.]+ [KMG]iB'
+expect_stdout_match '^  [0-9]+\*? +direct +[0-9.]+ [KMG]iB'
 expect_stdout_contains '(modelled)'
 
 step "export the demo trace"

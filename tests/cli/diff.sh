@@ -99,13 +99,13 @@ past_limit() { # OPTION=VALUE MESSAGE: exit 3, the result names the limit and by
 at_limit --max-peak-increase=2%
 past_limit --max-peak-increase=1.99% \
 	"EXCEEDED     peak live on device 0 grew 2% (+200 B), over --max-peak-increase=1.99% by 0.01 points"
-at_limit --max-peak-increase=200
-past_limit --max-peak-increase=199 \
-	"peak live on device 0 grew 200 B (+2%), over --max-peak-increase=199 by 1 B"
+at_limit --max-peak-increase=200B
+past_limit --max-peak-increase=199B \
+	"peak live on device 0 grew 200 B (+2%), over --max-peak-increase=199B by 1 B"
 at_limit --max-reserved-increase=8.333333334%
 past_limit --max-reserved-increase=8.333333333% \
 	"peak reserved on device 0 grew 8.33% (+1000 B), over --max-reserved-increase=8.333333333% by 0 points"
-at_limit --max-reserved-increase=1000
+at_limit --max-reserved-increase=1000B
 past_limit --max-reserved-increase=999B \
 	"peak reserved on device 0 grew 1000 B (+8.33%), over --max-reserved-increase=999B by 1 B"
 at_limit --max-frag=0.215384615
@@ -311,6 +311,63 @@ t, = j["thresholds"]
 assert t["outcome"] == "pass" and t["modelled"] is True and "(modelled)" in t["message"]
 '
 
+step "thresholds that cannot be checked: NOT CHECKED, counted apart, never passed"
+# no segments and no addresses: reserved bytes and fragmentation are unknown
+grep -v ',reserve,' base.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-base.csv
+grep -v ',reserve,' head.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-head.csv
+mp import -o unk-base.db unk-base.csv
+mp import -o unk-head.db unk-head.csv
+mp diff --max-reserved-increase=1% --max-frag=0.5 unk-base.db unk-head.db
+expect_status 0
+expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved-increase=1%: reserved bytes are unknown'
+expect_stdout_match '^  NOT CHECKED  fragmentation on device 0: not checked against --max-frag=0.5: '
+expect_stdout_line "result: PASS, nothing checked, 2 NOT CHECKED"
+expect_stdout_not_contains "within"
+expect_stdout_contains "2 checks were NOT CHECKED, which is not a pass: --require-checked makes an unchecked threshold fail the gate (exit 3)"
+mp diff --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 0
+expect_stdout_line "result: PASS, 1 check within its threshold, 2 NOT CHECKED"
+mp diff --format=md --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% \
+	unk-base.db unk-head.db
+expect_stdout_line "## memprof diff: PASS, 1 check within its threshold, 2 NOT CHECKED"
+expect_stdout_match '^\| \*\*NOT CHECKED\*\* \| --max-frag=0\.5 \| 0 \| '
+step "--require-checked: a threshold not checked fails the gate (exit 3)"
+mp diff --require-checked --max-reserved-increase=1% --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 3
+expect_stdout_line "result: FAIL, 1 check within its threshold, 1 NOT CHECKED (--require-checked)"
+mp diff --require-checked --max-peak-increase=2% unk-base.db unk-head.db
+expect_status 0
+expect_stdout_line "result: PASS, 1 check within its threshold"
+mp diff --require-checked --max-pool-increase=1% base.db head.db
+expect_status 3
+expect_stdout_contains "--max-pool-increase=1% checked nothing: no pool is replayed in both traces"
+expect_stdout_line "result: FAIL, nothing checked, 1 NOT CHECKED (--require-checked)"
+mp diff --format=json --max-reserved-increase=1% --max-peak-increase=2% unk-base.db unk-head.db
+cp "$OUT" unk.json
+check_json unk.json '
+assert (j["exceeded"], j["passed"], j["not_checked"]) == (0, 1, 1), j
+assert j["status"] == "pass" and j["require_checked"] is False
+t = [x for x in j["thresholds"] if x["name"] == "max-reserved-increase"][0]
+assert t["outcome"] == "not_checked" and t["head"] is None
+'
+mp diff --require-checked --format=json --max-reserved-increase=1% --max-peak-increase=2% \
+	unk-base.db unk-head.db
+expect_status 3
+cp "$OUT" unk-req.json
+check_json unk-req.json 'assert j["status"] == "fail" and j["require_checked"] is True and j["not_checked"] == 1'
+mp diff --format=junit --max-reserved-increase=1% --max-pool-increase=1% unk-base.db unk-head.db
+expect_status 0
+cp "$OUT" unk.xml
+validate_junit unk.xml
+expect_stdout_contains 'tests="2" failures="0" errors="0" skipped="2"'
+expect_stdout_contains '<testcase classname="memprof.diff" name="max-pool-increase (applies to nothing)">'
+mp diff --require-checked --format=junit --max-reserved-increase=1% unk-base.db unk-head.db
+expect_status 3
+cp "$OUT" unk-req.xml
+validate_junit unk-req.xml
+expect_stdout_contains 'tests="1" failures="1" errors="0" skipped="0"'
+expect_stdout_contains '<failure type="not_checked" message="NOT CHECKED: reserved bytes are unknown'
+
 step "stored replay results: peak reserved of each pool present in both"
 {
 	echo "$hdr"
@@ -358,12 +415,12 @@ import math
 print(b, "%d.%09d" % (p.numerator // p.denominator, math.ceil((p - p.numerator // p.denominator) * 10**9)))
 ' pools.json)"
 step "--max-pool-increase at and past the limit ($grow B, $pct%)"
-mp diff --max-pool-increase="$grow" pbase.db phead.db
+mp diff --max-pool-increase="${grow}B" pbase.db phead.db
 expect_status 0
-expect_stdout_contains "within --max-pool-increase=$grow"
-mp diff --max-pool-increase=$((grow - 1)) pbase.db phead.db
+expect_stdout_contains "within --max-pool-increase=${grow}B"
+mp diff --max-pool-increase=$((grow - 1))B pbase.db phead.db
 expect_status 3
-expect_stdout_match "pool (caching|bucketed) \(sim\) peak reserved on device 0 grew .* over --max-pool-increase=$((grow - 1)) by 1 B"
+expect_stdout_match "pool (caching|bucketed) \(sim\) peak reserved on device 0 grew .* over --max-pool-increase=$((grow - 1))B by 1 B"
 mp diff "--max-pool-increase=$pct%" pbase.db phead.db
 expect_status 0
 mp diff --max-pool-increase=1% --format=junit pbase.db phead.db
@@ -384,10 +441,22 @@ if have_sqlite3; then
 	expect_stdout_match "caching \(sim\): peak reserved .* allocator time not compared \(modelled vs measured\)"
 fi
 
+step "a stored run that failed (had OOMs) is not compared: NOT CHECKED"
+# under 80 MiB direct serves BASE's 64 MiB but not HEAD's 64 + 32 MiB
+mp replay --pool=direct --backend=sim --capacity=80MiB pbase.db
+expect_status 0
+mp replay --pool=direct --backend=sim --capacity=80MiB phead.db
+expect_status 0
+mp diff --max-pool-increase=1000% pbase.db phead.db
+expect_status 0
+expect_stdout_contains "NOT CHECKED  pool direct (sim) peak reserved on device 0: not checked against --max-pool-increase=1000%: a stored run failed (had OOMs): its peak is not a result"
+mp diff --require-checked --max-pool-increase=1000% pbase.db phead.db
+expect_status 3
+
 step "bad options: exit 2"
 for args in "--bogus base.db head.db" "--max-peak-increase=abc base.db head.db" \
 	"--max-peak-increase=-1% base.db head.db" "--max-frag=1.5 base.db head.db" \
-	"--max-frag=15% base.db head.db" "--max-frag-increase base.db head.db" \
+	"--max-frag=150% base.db head.db" "--max-frag-increase base.db head.db" \
 	"--format=xml base.db head.db" "--device=x base.db head.db" "--top=0 base.db head.db" \
 	"--max-peak=1GiB base.db head.db" "--no-leaks base.db head.db" "base.db" \
 	"base.db head.db head.db" ""; do
@@ -401,6 +470,29 @@ mp diff --max-peak=1GiB base.db head.db
 expect_stderr_contains "invalid option '--max-peak=1GiB': write options out in full (did you mean '--max-peak-increase'?)"
 mp diff --max-peak-increase=two base.db head.db
 expect_stderr_contains "invalid --max-peak-increase 'two': give a percentage such as 2% or a size such as 100MiB"
+step "a ratio as a ratio or a percentage; a bare number where a percentage is as likely: refused"
+at_limit --max-frag=21.5384615%
+past_limit --max-frag=21.5384614% \
+	"fragmentation on device 0 is 0.215384615, over --max-frag=21.5384614% by 0.000000001"
+at_limit --max-frag-increase=4.8717948%
+mp diff --max-frag=15% --format=json base.db head.db
+expect_status 3
+cp "$OUT" pct.json
+check_json pct.json 't, = j["thresholds"]; assert t["limit"] == 0.15 and t["option"] == "--max-frag=15%", t'
+for opt in max-peak-increase max-reserved-increase max-pool-increase; do
+	mp diff --$opt=2 base.db head.db
+	expect_status 2
+	expect_stderr_contains "memprof diff: invalid --$opt '2': a number without a unit is ambiguous (did you mean 2% or 2B?)"
+	expect_stdout_empty
+done
+mp diff --max-peak-increase=2.5 base.db head.db
+expect_status 2
+expect_stderr_contains "(did you mean 2.5% or 2.5MiB?)"
+mp diff --max-frag=15 base.db head.db
+expect_status 2
+expect_stderr_contains "invalid --max-frag '15': give a ratio from 0 to 1 or a percentage, such as 0.15 or 15% (did you mean 15%?)"
+mp diff --max-frag=0.123456789% base.db head.db
+expect_status 2
 mp diff --help
 expect_status 0
 expect_stdout_contains "usage: memprof diff [options] BASE HEAD"

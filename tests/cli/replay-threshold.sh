@@ -5,12 +5,16 @@
 # out by hand on tests/cli/data/replay-small.csv (see replay.sh for its ops):
 #   allocations 1 (1024 B, ops [0]-[4]) and 3 (2048 B, [3]-[7]) are below 4096;
 #   2 (4096 B, [1]-[5]) and 4 (8192 B, [6]-[8]) go to the pool.
+# Reserved bytes are the driver's (modelled, memprof-replay(1) DRIVER GRANULARITY): a
+# reservation of 2 MiB or more in whole 2 MiB pages, a smaller one rounded to 512 B in
+# 2 MiB pages the small ones share.
 #   planned: plans only 2 and 4 (disjoint): an 8192-byte arena reserved at the
-#     start; with 1024 + 2048 direct at [3] the peak is 11264; backend calls:
-#     the arena, 2 reserves and 2 releases = 5.
+#     start; with 1024 + 2048 direct at [3] 11264 bytes, all small: one shared
+#     2 MiB page, 2097152; backend calls: the arena, 2 reserves and 2 releases = 5.
 #   bucketed: a 2 MiB slab for 4 KiB at [1], one for 8 KiB at [6] while 2048
-#     is still held directly: 4194304 + 2048 = 4196352; 2 bucketed requests.
-#   direct: the same whatever the threshold: 10240, 8 calls.
+#     is still held directly in a shared page: 2 x 2097152 + 2097152 = 6291456;
+#     2 bucketed requests.
+#   direct: the same whatever the threshold: one shared page, 2097152, 8 calls.
 #   caching (the baseline): 4 MiB, 2 calls, none below the threshold.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -33,12 +37,12 @@ p, b, d, c = r["planned"], r["bucketed"], r["direct"], r["caching"]
 for x in (p, b, d):
     assert x["pool_threshold_bytes"] == 4096 and x["n_below_threshold"] == 2, x
 assert c["pool_threshold_bytes"] == 0 and c["n_below_threshold"] == 0, c
-assert p["peak_reserved_bytes"] == 11264, p
+assert p["peak_reserved_bytes"] == 2097152, p
 assert p["backend_calls"] == 5, p["backend_calls"]
 assert p["pool_stats"]["makespan_bytes"] == 8192, p["pool_stats"]
-assert b["peak_reserved_bytes"] == 4196352, b
+assert b["peak_reserved_bytes"] == 6291456, b
 assert b["pool_stats"]["bucketed_requests"] + b["pool_stats"]["large_requests"] == 2
-assert d["peak_reserved_bytes"] == 10240 and d["backend_calls"] == 8
+assert d["peak_reserved_bytes"] == 2097152 and d["backend_calls"] == 8
 assert c["peak_reserved_bytes"] == 4194304 and c["backend_calls"] == 2
 for x in (p, b, d, c):
     assert x["n_allocs"] == 4 and x["n_frees"] == 4, x
@@ -62,7 +66,7 @@ check_json all.json '
 b = [x for x in j["results"] if x["pool"] == "bucketed"][0]
 assert b["n_below_threshold"] == 4 and b["pool_threshold_bytes"] == 1048576
 assert b["pool_stats"]["bucketed_requests"] + b["pool_stats"]["large_requests"] == 0
-assert b["peak_reserved_bytes"] == 10240, b
+assert b["peak_reserved_bytes"] == 2097152, b  # as direct: one shared page
 '
 
 step "text output says how many went straight to the backend"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "replay/driver_model.h"
 #include "replay/engine.h"
 #include "replay/input.h"
 #include "store/reader.h"
@@ -208,36 +209,84 @@ Test(engine, figures_of_a_direct_replay)
 	cr_assert_eq(in->devices[0].n_allocs, 3);
 	cr_assert_eq(in->devices[0].allocs[0].free_stream, 9);
 	run(MODE_DIRECT, 0, 1, &res);
-	/* pool memory: 100+300+50 = 450 while 1 waits for its free; the trace's
-	 * requested bytes peak at 90+300 = 390 (1 stops being live before 3) */
-	cr_assert_eq(res.peak_reserved_bytes, 450);
+	/* pool memory: 100+300+50 = 450 while 1 waits for its free, each
+	 * request under 2 MiB rounded to 512 B inside one shared 2 MiB page of
+	 * the driver (modelled): 2 MiB reserved.  The trace's requested bytes
+	 * peak at 90+300 = 390 (1 stops being live before 3) */
+	cr_assert_eq(res.peak_reserved_bytes, 2 << 20);
 	cr_assert_eq(res.lower_bound_bytes, 390);
 	cr_assert_eq(res.peak_live_bytes, 400);
 	cr_assert_eq(res.n_allocs, 3);
 	cr_assert_eq(res.n_frees, 2);
 	cr_assert_eq(res.backend_calls, 5);
-	cr_assert_eq(res.end_reserved_bytes, 50, "the pool released 1 and 2; 3 is left");
+	cr_assert_eq(res.end_reserved_bytes, 2 << 20,
+	             "the pool released 1 and 2; 3 is left, in its 2 MiB page");
 	cr_assert_eq(res.verify, MP_VERIFY_PASSED);
 	cr_assert_eq(res.time_measured, 0);
 	cr_assert_gt(res.backend_ns, 0);
 	cr_assert_eq(res.total_ns, res.host_ns + res.backend_ns);
-	cr_assert_eq(res.free_at_peak_bytes, 0);
+	/* the peak is reached at alloc 1: the page less block 1 */
+	cr_assert_eq(res.free_at_peak_bytes, (2 << 20) - 100);
 	cr_assert_eq(res.stats[0].value, 1, "block 3's reservation is released by the host");
 }
+
+/* as basic, in sizes the driver reserves whole pages for (modelled):
+ * 1 takes 4 MiB (2 MiB + 100 rounded to pages), 2 takes 6 MiB, and 3
+ * (1 MiB, small) a shared 2 MiB page */
+static const struct ev large[] = {
+        {MEMPROF_OP_ALLOC, 1, (2 << 20) + 100, (2 << 20) + 90, 7},
+        {MEMPROF_OP_ALLOC, 2, 6 << 20, 0, 7},
+        {MEMPROF_OP_FREE_REQUESTED, 1, (2 << 20) + 100, 0, 7},
+        {MEMPROF_OP_ALLOC, 3, 1 << 20, 0, 7},
+        {MEMPROF_OP_FREE, 1, (2 << 20) + 100, 0, 9},
+        {MEMPROF_OP_FREE, 2, 6 << 20, 0, 7},
+};
 
 Test(engine, capacity_makes_ooms_with_the_state_at_that_point)
 {
 	struct mp_replay_result res;
 
-	load(basic, 6);
-	run(MODE_DIRECT, 420, 0, &res);
+	load(large, 6);
+	run(MODE_DIRECT, 11 << 20, 0, &res);
 	cr_assert_eq(res.n_ooms, 1);
 	cr_assert_eq(res.first_oom.seq, 4, "alloc 3 is event 4");
-	cr_assert_eq(res.first_oom.request_bytes, 50);
-	cr_assert_eq(res.first_oom.live_bytes, 300,
+	cr_assert_eq(res.first_oom.request_bytes, 1 << 20);
+	cr_assert_eq(res.first_oom.live_bytes, 6 << 20,
 	             "2 is live in the trace; 1 ended, 3 is the request");
-	cr_assert_eq(res.first_oom.reserved_bytes, 400);
-	cr_assert_eq(res.peak_reserved_bytes, 400);
+	cr_assert_eq(res.first_oom.reserved_bytes, 10 << 20, "4 MiB + 6 MiB: 3's page is past 11");
+	cr_assert_eq(res.peak_reserved_bytes, 10 << 20);
+}
+
+Test(engine, reservations_in_the_drivers_granularity)
+{
+	static const struct ev twelve[] = {{MEMPROF_OP_ALLOC, 1, 12, 12, 7}};
+	struct mp_driver_model m = {0};
+	struct mp_replay_result res;
+
+	/* a 12-byte cudaMalloc holds a 2 MiB page of the driver, not 12 bytes */
+	load(twelve, 1);
+	run(MODE_DIRECT, 0, 0, &res);
+	cr_assert_eq(res.peak_reserved_bytes, 2 << 20);
+	cr_assert_eq(res.lower_bound_bytes, 12);
+	load(large, 6);
+	run(MODE_DIRECT, 0, 0, &res);
+	cr_assert_eq(res.peak_reserved_bytes, (4 << 20) + (6 << 20) + (2 << 20));
+	cr_assert_eq(mp_driver_granted(0), 512);
+	cr_assert_eq(mp_driver_granted(12), 512);
+	cr_assert_eq(mp_driver_granted(513), 1024);
+	cr_assert_eq(mp_driver_granted((2 << 20) - 1), 2 << 20);
+	cr_assert_eq(mp_driver_granted(2 << 20), 2 << 20);
+	cr_assert_eq(mp_driver_granted((2 << 20) + 1), 4 << 20);
+	/* small requests share pages: 4096 of them of 512 B fill one */
+	cr_assert_eq(mp_driver_add(&m, 100), 2 << 20);
+	for (int i = 1; i < 4096; i++)
+		cr_assert_eq(mp_driver_add(&m, 512), 0);
+	cr_assert_eq(mp_driver_growth(&m, 1), 2 << 20);
+	cr_assert_eq(mp_driver_add(&m, 1), 2 << 20);
+	cr_assert_eq(mp_driver_remove(&m, 1), 2 << 20);
+	cr_assert_eq(mp_driver_remove(&m, 512), 0);
+	cr_assert_eq(mp_driver_growth(&m, 3 << 20), 4 << 20);
+	cr_assert_eq(mp_driver_remove(&m, 5 << 20), 6 << 20);
 }
 
 Test(engine, verify_catches_overlapping_blocks)
@@ -282,9 +331,10 @@ Test(engine, fragmentation_at_the_reserved_peak)
 	 * block, so the snapshot is of an empty slab: all free, one hole */
 	load(basic, 6);
 	run(MODE_SLAB_LEAK, 0, 1, &res);
-	cr_assert_eq(res.peak_reserved_bytes, 1 << 20);
+	/* the driver holds a 2 MiB page for the 1 MiB slab (modelled) */
+	cr_assert_eq(res.peak_reserved_bytes, 2 << 20);
 	cr_assert_eq(res.verify, MP_VERIFY_PASSED);
-	cr_assert_eq(res.free_at_peak_bytes, 1 << 20);
+	cr_assert_eq(res.free_at_peak_bytes, 2 << 20);
 	cr_assert_float_eq(res.frag_at_peak, 0.0, 1e-12);
 }
 
@@ -345,9 +395,9 @@ Test(engine, shared_blocks_pass_verify_on_sim_and_host)
 		cr_assert_eq(res.verify, MP_VERIFY_PASSED, "%s: %s", backends[k]->name,
 		             res.verify_msg);
 		cr_assert_eq(res.n_shared, 2);
-		cr_assert_eq(res.peak_reserved_bytes, 1 << 20);
+		cr_assert_eq(res.peak_reserved_bytes, 2 << 20, "the 1 MiB slab's 2 MiB page");
 		/* at the peak (the slab reserve, before any block) all of it is free */
-		cr_assert_eq(res.free_at_peak_bytes, 1 << 20);
+		cr_assert_eq(res.free_at_peak_bytes, 2 << 20);
 	}
 	cr_assert_eq(run_on(&mp_backend_host, MODE_SAME_ADDR, 0, 1, &res, &err), 0);
 	cr_assert_eq(res.verify, MP_VERIFY_FAILED, "the same overlap, undeclared, fails");

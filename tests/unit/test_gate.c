@@ -60,6 +60,16 @@ Test(gate_limit, percent_and_bytes)
 	refused(MP_GATE_PEAK_INCREASE, "two");
 	refused(MP_GATE_PEAK_INCREASE, "");
 	refused(MP_GATE_PEAK, "2%"); /* absolute budgets are sizes */
+	/* a bare number where a percentage is as likely: refused, 0 excepted */
+	refused(MP_GATE_PEAK_INCREASE, "2");
+	refused(MP_GATE_RESERVED_INCREASE, "2.5");
+	refused(MP_GATE_POOL_INCREASE, "100");
+	cr_assert(mp_gate_limit_bare_number(MP_GATE_PEAK_INCREASE, "2"));
+	cr_assert(!mp_gate_limit_bare_number(MP_GATE_PEAK_INCREASE, "2B"));
+	cr_assert(!mp_gate_limit_bare_number(MP_GATE_PEAK, "2"));
+	cr_assert_eq(parsed(MP_GATE_PEAK_INCREASE, "2B").value, 2);
+	cr_assert_eq(parsed(MP_GATE_PEAK_INCREASE, "0").value, 0);
+	cr_assert_eq(parsed(MP_GATE_PEAK, "4096").value, 4096);
 	refused(MP_GATE_PEAK, "-5MiB");
 }
 
@@ -74,7 +84,17 @@ Test(gate_limit, ratios_and_switches)
 	cr_assert_eq(parsed(MP_GATE_FRAG, "0.123456789").value, 123456789);
 	refused(MP_GATE_FRAG, "0.1234567891");
 	refused(MP_GATE_FRAG, "1.1");
-	refused(MP_GATE_FRAG, "15%");
+	/* a ratio is also taken as a percentage, exactly */
+	l = parsed(MP_GATE_FRAG, "15%");
+	cr_assert_eq(l.unit, MP_GATE_RATIO);
+	cr_assert_eq(l.value, 150000000);
+	cr_assert_str_eq(l.text, "15%");
+	cr_assert_eq(parsed(MP_GATE_FRAG_INCREASE, "2%").value, 20000000);
+	cr_assert_eq(parsed(MP_GATE_FRAG, "100%").value, MP_GATE_NANO);
+	cr_assert_eq(parsed(MP_GATE_FRAG, "12.3456789%").value, 123456789);
+	refused(MP_GATE_FRAG, "12.34567891%"); /* not exact in parts per 10^9 */
+	refused(MP_GATE_FRAG, "100.1%");
+	refused(MP_GATE_FRAG, "15");
 	refused(MP_GATE_FRAG, NULL);
 	l = parsed(MP_GATE_LEAKED_BLOCKS, NULL);
 	cr_assert_eq(l.unit, MP_GATE_COUNT);
@@ -173,9 +193,9 @@ Test(gate_check, peak_increase_both_sides)
 	struct mp_gate_limit lim;
 	struct mp_gate_result r;
 
-	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "100"), MP_GATE_PASS);
-	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "101"), MP_GATE_PASS);
-	r = check_one(b, h, MP_GATE_PEAK_INCREASE, "99", &lim);
+	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "100B"), MP_GATE_PASS);
+	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "101B"), MP_GATE_PASS);
+	r = check_one(b, h, MP_GATE_PEAK_INCREASE, "99B", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_EXCEEDED);
 	cr_assert_eq(r.over, 1.0);
 	cr_assert_eq(r.delta, 100);
@@ -205,7 +225,7 @@ Test(gate_check, growth_from_zero)
 	                       "from 0 exceeds a percentage)");
 	cr_assert_eq(outcome(b, b, MP_GATE_PEAK_INCREASE, "0%"), MP_GATE_PASS);
 	/* a byte limit is plain arithmetic from 0 too */
-	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "1"), MP_GATE_PASS);
+	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "1B"), MP_GATE_PASS);
 	cr_assert_eq(outcome(b, h, MP_GATE_PEAK_INCREASE, "0"), MP_GATE_EXCEEDED);
 }
 
@@ -220,8 +240,8 @@ Test(gate_check, reserved_increase_needs_comparable_figures)
 
 	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "50%"), MP_GATE_PASS);
 	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "49.999999999%"), MP_GATE_EXCEEDED);
-	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "500"), MP_GATE_PASS);
-	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "499"), MP_GATE_EXCEEDED);
+	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "500B"), MP_GATE_PASS);
+	cr_assert_eq(outcome(b, h, MP_GATE_RESERVED_INCREASE, "499B"), MP_GATE_EXCEEDED);
 	r = check_one(b, m, MP_GATE_RESERVED_INCREASE, "1%", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_NOT_CHECKED);
 	cr_assert(r.modelled);

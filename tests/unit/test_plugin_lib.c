@@ -59,6 +59,11 @@ Test(plugin_parse, ratios_counts_switches_choices)
 	cr_assert_neq(pl_parse_ratio("1.5", 0, 1, &r), 0);
 	cr_assert_neq(pl_parse_ratio("nan", 0, 1, &r), 0);
 	cr_assert_neq(pl_parse_ratio("0.3x", 0, 1, &r), 0);
+	cr_assert_eq(pl_parse_ratio("30%", 0, 1, &r), 0); /* a ratio as a percentage */
+	cr_assert_float_eq(r, 0.3, 1e-12);
+	cr_assert_neq(pl_parse_ratio("130%", 0, 1, &r), 0);
+	cr_assert_neq(pl_parse_ratio("%", 0, 1, &r), 0);
+	cr_assert_neq(pl_parse_ratio("30%x", 0, 1, &r), 0);
 	cr_assert_eq(pl_parse_count("17", &c), 0);
 	cr_assert_eq(c, 17);
 	cr_assert_neq(pl_parse_count("17k", &c), 0);

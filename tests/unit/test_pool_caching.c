@@ -340,7 +340,8 @@ Test(caching, oom_when_nothing_can_be_released)
 
 Test(caching, garbage_collection_frees_old_blocks_past_the_threshold)
 {
-	struct memprof_pool_option o = {"garbage_collection_threshold", "0.5"};
+	/* "50%" is the ratio 0.5: a ratio is also taken as a percentage */
+	struct memprof_pool_option o = {"garbage_collection_threshold", "50%"};
 	struct memprof_pool_block a, b, x;
 
 	setup(100 * MiB, &o, 1);
@@ -529,6 +530,8 @@ Test(caching, bad_options_are_refused_with_a_message)
 	assert_refused("expandable_segments", "maybe");
 	assert_refused("garbage_collection_threshold", "1.5");
 	assert_refused("garbage_collection_threshold", "0");
+	assert_refused("garbage_collection_threshold", "150%");
+	assert_refused("garbage_collection_threshold", "50%%");
 	assert_refused("device_memory", "1KiB");
 	assert_refused("frobnicate", "1");
 }

@@ -29,6 +29,7 @@ static void make_results(int measured)
 	res[0].peak_reserved_bytes = 3 * GiB;
 	res[0].lower_bound_bytes = 2 * GiB;
 	res[0].total_ns = 1000;
+	res[0].backend_ns = 1000;
 	res[0].n_calls[MP_COST_RESERVE] = 7;
 	res[0].n_calls[MP_COST_RELEASE] = 2;
 	res[0].backend_calls = 9;
@@ -78,6 +79,7 @@ static void make_results(int measured)
 	res[2].peak_reserved_bytes = (1ull << 53) + 1; /* not a double */
 	res[2].lower_bound_bytes = 0;
 	res[2].total_ns = 400;
+	res[2].backend_ns = 400;
 	res[2].verify = MP_VERIFY_PASSED;
 
 	snprintf(res[3].pool, sizeof(res[3].pool), "caching");
@@ -85,10 +87,14 @@ static void make_results(int measured)
 	res[3].level = MP_LEVEL_SEGMENT;
 	res[3].peak_reserved_bytes = 10 * GiB;
 	res[3].total_ns = 900;
+	res[3].backend_ns = 900;
 	res[3].verify = MP_VERIFY_PASSED;
 	for (int i = 0; i < 4; i++) {
 		res[i].backend = measured ? "cuda" : "sim";
 		res[i].time_measured = measured;
+		res[i].n_runs = 1;
+		res[i].host_ns_min = res[i].host_ns_max = res[i].host_ns;
+		res[i].backend_ns_min = res[i].backend_ns_max = res[i].backend_ns;
 	}
 }
 
@@ -219,9 +225,11 @@ Test(replay_report, json_result_values)
 	cr_assert_eq(num(r, "peak_reserved_bytes"), 5.0 * GiB);
 	cr_assert_eq(num(r, "peak_reserved_seq"), 77);
 	cr_assert_eq(num(r, "lower_bound_bytes"), 2.0 * GiB);
-	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
-	cr_assert_eq(num(r, "saved_bytes"), -2.0 * GiB); /* caching on device 0: 3 - 5 GiB */
-	cr_assert_eq(num(r, "time_saved_ns"), -500);     /* 1000 - 1500 */
+	/* 3 OOMs: the run failed, so it saves nothing and has no ratio */
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "failed")));
+	cr_assert(is_null(r, "ratio_to_lower_bound"));
+	cr_assert(is_null(r, "saved_bytes"));
+	cr_assert(is_null(r, "time_saved_ns"));
 	cr_assert_str_eq(str(r, "time_is"), "modelled");
 	cr_assert_eq(num(r, "backend_calls"), 199);
 	cr_assert_eq(num(r, "alloc_ns_p50"), 1500);
@@ -257,7 +265,43 @@ Test(replay_report, json_result_values)
 	cr_assert(is_null(r, "first_oom") && is_null(r, "verify_message"));
 	cr_assert_str_eq(str(r, "verify"), "off");
 	cr_assert_eq(num(r, "saved_bytes"), 0); /* the baseline against itself */
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "failed")));
 	cJSON_Delete(root);
+	free(text);
+
+	res[1].n_ooms = 0; /* the same run without OOMs is compared */
+	root = parse_json(&rep, &text);
+	r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 1);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "failed")));
+	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
+	cr_assert_eq(num(r, "saved_bytes"), -2.0 * GiB); /* caching on device 0: 3 - 5 GiB */
+	/* backend time only: 1000 - 1200, not the allocator times 1000 - 1500 */
+	cr_assert_eq(num(r, "time_saved_ns"), -200);
+	cr_assert_eq(num(r, "runs"), 1);
+	cJSON_Delete(root);
+	free(text);
+}
+
+Test(replay_report, a_failed_baseline_is_compared_with_nothing)
+{
+	struct mp_replay_report rep;
+	const cJSON *r;
+	cJSON *root;
+	char *text;
+
+	make_results(0);
+	res[1].n_ooms = 0;
+	res[0].n_ooms = 1; /* caching, the baseline on device 0, failed */
+	rep = make_report("caching");
+	root = parse_json(&rep, &text);
+	r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 1);
+	cr_assert(is_null(r, "saved_bytes") && is_null(r, "time_saved_ns"));
+	cr_assert_eq(num(r, "ratio_to_lower_bound"), 2.5);
+	cJSON_Delete(root);
+	free(text);
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text, "the baseline caching failed: no pool is compared with it"), "%s",
+	          text);
 	free(text);
 }
 
@@ -316,6 +360,9 @@ static void expect_metrics_match_json(const struct mp_replay_report *rep, size_t
 			cr_assert_eq(num(stats, m[k].name + 5), m[k].value, "%s", m[k].name);
 		else if (strcmp(m[k].name, "verify") == 0)
 			cr_assert_eq(m[k].value, rep->results[i].verify);
+		else if (strcmp(m[k].name, "failed") == 0) /* a state; true or false in JSON */
+			cr_assert_eq(m[k].value,
+			             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "failed")));
 		else
 			cr_assert_eq(num(r, m[k].name), m[k].value, "%s", m[k].name);
 	}
@@ -327,7 +374,7 @@ static void expect_metrics_match_json(const struct mp_replay_report *rep, size_t
 		n_numeric++;
 		cr_assert_not_null(metric(m, n, item->string), "'%s' is not stored", item->string);
 	}
-	cr_assert_eq(n, n_numeric + 1 /* verify */ + rep->results[i].n_stats);
+	cr_assert_eq(n, n_numeric + 2 /* verify, failed */ + rep->results[i].n_stats);
 }
 
 Test(replay_report, metrics_are_the_numeric_json_keys)
@@ -360,6 +407,14 @@ Test(replay_report, metrics_units_measured_and_absent)
 	rep = make_report("caching");
 	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
 	cr_assert_str_eq(metric(m, n, "peak_reserved_bytes")->unit, "bytes");
+	/* 3 OOMs: failed, so neither saved bytes nor a ratio is stored */
+	cr_assert_eq(metric(m, n, "failed")->value, 1);
+	cr_assert_null(metric(m, n, "saved_bytes"));
+	cr_assert_null(metric(m, n, "ratio_to_lower_bound"));
+	cr_assert_null(metric(m, n, "time_saved_ns"));
+	res[1].n_ooms = 0;
+	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
+	cr_assert_eq(metric(m, n, "failed")->value, 0);
 	cr_assert_eq(metric(m, n, "saved_bytes")->value, -2.0 * GiB);
 	cr_assert_str_eq(metric(m, n, "ratio_to_lower_bound")->unit, "ratio");
 	cr_assert_str_eq(metric(m, n, "ooms")->unit, "count");
@@ -371,6 +426,7 @@ Test(replay_report, metrics_units_measured_and_absent)
 	cr_assert_eq(metric(m, n, "peak_reserved_bytes")->measured, 0);
 
 	make_results(1);
+	res[1].n_ooms = 0;
 	n = mp_replay_metrics(&rep, &res[1], m, MP_REPLAY_MAX_METRICS);
 	cr_assert_eq(metric(m, n, "total_ns")->measured, 1);
 	cr_assert_eq(metric(m, n, "alloc_ns_p99")->measured, 1);
@@ -398,7 +454,7 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	make_results(0);
 	rep = make_report("caching");
 	text = render(mp_replay_print_text, &rep);
-	cr_assert(strstr(text, "times     (modelled)"), "%s", text);
+	cr_assert(strstr(text, "times     backend time (modelled)"), "%s", text);
 	cr_assert_null(strstr(text, "(measured):"), "%s", text);
 	cr_assert(strstr(text, "oom at event 1234: request 2.00 GiB with 37.5 GiB live, "
 	                       "39.0 GiB reserved"),
@@ -407,12 +463,19 @@ Test(replay_report, text_modelled_and_oom_sentence)
 	          text);
 	cr_assert(strstr(text, "saved vs caching"), "%s", text);
 	cr_assert(strstr(text, notes[0]), "%s", text);
-	cr_assert(strstr(text, "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (modelled)"), "%s",
+	cr_assert(strstr(text,
+	                 "alloc latency   p50 1.5 us, p99 2.5 ms, max 3 ms (backend modelled, "
+	                 "with the pool's CPU time of the first run)"),
+	          "%s", text);
+	/* direct had 3 OOMs: it failed, has no figures in the table and saves nothing */
+	cr_assert(strstr(text, "\n  -    direct       failed: 3 OOMs, first at event 1234\n"), "%s",
 	          text);
-	cr_assert(strstr(text, "time saved      -500 ns against caching (modelled)"), "%s", text);
+	cr_assert_null(strstr(text, "against caching (modelled)\n  OOMs            3"), "%s", text);
+	cr_assert(strstr(text, "time saved      500 ns of backend time against caching (modelled)"),
+	          "%s", text);
 	cr_assert(strstr(text, "segments"), "%s", text);
-	/* every pool's allocator time says which */
-	for (p = text; (p = strstr(p, "allocator time")); p++) {
+	/* every pool's backend time says which; the pool's CPU time, one run, is left out */
+	for (p = text; (p = strstr(p, "  backend time    ")); p++) {
 		char *eol = strchr(p, '\n');
 
 		cr_assert(eol && memmem(p, (size_t)(eol - p), "(modelled)", 10), "%.*s",
@@ -420,6 +483,23 @@ Test(replay_report, text_modelled_and_oom_sentence)
 		n++;
 	}
 	cr_assert_eq(n, 4);
+	cr_assert(strstr(text, "runs      1 of each pool: measured times are left out"), "%s",
+	          text);
+	cr_assert(strstr(text, "pool CPU time   left out: measured in one run only"), "%s", text);
+	cr_assert_null(strstr(text, "300 ns"), "%s", text); /* direct's pool CPU time */
+	free(text);
+
+	/* three runs: the pool's CPU time is their median, with its spread */
+	for (int i = 0; i < 4; i++)
+		res[i].n_runs = 3;
+	res[1].host_ns_min = 250, res[1].host_ns_max = 900;
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text, "runs      3 of each pool: a measured time is their median"), "%s",
+	          text);
+	cr_assert(strstr(text,
+	                 "pool CPU time   300 ns, the median of 3 runs, from 250 ns to 900 ns "
+	                 "(measured on this host)"),
+	          "%s", text);
 	free(text);
 }
 
@@ -432,9 +512,70 @@ Test(replay_report, text_measured)
 	rep = make_report("caching");
 	rep.capacity_bytes = 40 * GiB;
 	text = render(mp_replay_print_text, &rep);
-	cr_assert(strstr(text, "times     (measured)"), "%s", text);
+	cr_assert(strstr(text, "times     backend time (measured)"), "%s", text);
 	cr_assert(strstr(text, "capacity  40.0 GiB"), "%s", text);
-	cr_assert_null(strstr(text, "(modelled)"), "%s", text);
-	cr_assert(strstr(text, "(measured)"), "%s", text);
+	/* no time is modelled on cuda: the one modelled figure is the driver's granularity */
+	cr_assert(strstr(text, "reserved  as the CUDA driver reserves it (modelled)"), "%s", text);
+	cr_assert_null(strstr(strstr(text, "(modelled)") + 1, "(modelled)"), "%s", text);
+	/* measured in one run: left out, in the table too */
+	cr_assert(strstr(text, "backend time    left out: measured in one run only"), "%s", text);
+	cr_assert(strstr(text, " 0 ns            -          -     0"), "%s",
+	          text); /* backend, saved */
 	free(text);
+	for (int i = 0; i < 4; i++)
+		res[i].n_runs = 5;
+	res[3].backend_ns_min = 800, res[3].backend_ns_max = 1100;
+	text = render(mp_replay_print_text, &rep);
+	cr_assert(strstr(text,
+	                 "backend time    900 ns, the median of 5 runs, from 800 ns to 1.1 us "
+	                 "(measured)"),
+	          "%s", text);
+	cr_assert(strstr(text, "time saved      500 ns of backend time against caching (measured)"),
+	          "%s", text);
+	free(text);
+}
+
+Test(replay_report, ranked_by_peak_then_backend_time_and_no_effect)
+{
+	struct mp_replay_report rep;
+	size_t idx[2];
+	char why[200];
+
+	make_results(0);
+	res[1].n_ooms = 0;
+	rep = make_report("caching");
+	/* device 0: caching 3 GiB before direct 5 GiB */
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 2);
+	cr_assert_eq(idx[0], 0);
+	cr_assert_eq(idx[1], 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[0]), 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 2);
+	/* the same peak: the least backend time first */
+	res[1].peak_reserved_bytes = res[0].peak_reserved_bytes;
+	res[0].backend_ns = 10, res[1].backend_ns = 5;
+	mp_replay_order(&rep, 0, 2, idx);
+	cr_assert_eq(idx[0], 1);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 1);
+	/* a pool with a fallback and caching's figures exactly did nothing */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	memcpy(res[1].n_calls, res[0].n_calls, sizeof(res[0].n_calls));
+	res[1].backend_calls = res[0].backend_calls;
+	res[1].end_reserved_bytes = res[0].end_reserved_bytes;
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why))); /* no fallback */
+	snprintf(res[1].stats[0].name, sizeof(res[1].stats[0].name), "fallback_requests");
+	res[1].stats[0].value = 10; /* of 100 allocs */
+	cr_assert_str_eq(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)),
+	                 "the same peak, end and backend calls as caching, its fallback");
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 1);
+	cr_assert_eq(idx[0], 0);
+	cr_assert_eq(mp_replay_place(&rep, &res[1]), 0);
+	res[1].end_reserved_bytes++; /* a different figure: it did something */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	res[1].stats[0].value = 100; /* every request to the fallback */
+	cr_assert_str_eq(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)),
+	                 "every request went to its caching fallback");
+	res[1].n_ooms = 1; /* failed: never "did nothing", and last */
+	cr_assert_null(mp_replay_no_effect(&rep, &res[1], why, sizeof(why)));
+	cr_assert_eq(mp_replay_order(&rep, 0, 2, idx), 1);
+	cr_assert_eq(idx[1], 1);
 }

@@ -247,7 +247,7 @@ Test(report_md, stored_runs_latest_per_pool)
 	        M("peak_reserved_bytes", 2048, "bytes", 0),
 	        M("lower_bound_bytes", 600, "bytes", 0),
 	        M("ratio_to_lower_bound", 2048.0 / 600, "ratio", 0),
-	        M("total_ns", 1500, "ns", 1),
+	        M("backend_ns", 1500, "ns", 1),
 	        M("ooms", 0, "count", 0),
 	};
 	const struct mp_report_metric planned[] = {
@@ -255,7 +255,7 @@ Test(report_md, stored_runs_latest_per_pool)
 	        M("lower_bound_bytes", 600, "bytes", 0),
 	        M("ratio_to_lower_bound", 1024.0 / 600, "ratio", 0),
 	        M("saved_bytes", 1024, "bytes", 0),
-	        M("total_ns", 2500000, "ns", 0),
+	        M("backend_ns", 2500000, "ns", 0),
 	        M("time_saved_ns", -2498500, "ns", 0),
 	        M("ooms", 2, "count", 0),
 	};
