@@ -29,7 +29,8 @@ static int run_one(struct memprof_pool *p, int kind, const struct sh_slot *s, ui
 	}
 	if (rc == MEMPROF_POOL_ENOTSUP) {
 		h->log(h->ctx, MEMPROF_POOL_LOG_INFO,
-		       "collectives not run: the backend has none (%s)",
+		       "collectives not run: the backend cannot run them here (%s: no NCCL, or one "
+		       "GPU, where a collective would have one rank)",
 		       h->backend ? h->backend : "?");
 		return 0;
 	}

@@ -4,7 +4,8 @@
  * with ncclCommInitAll (rank 0 the replay's device), ranks 1.. with a
  * scratch buffer and a stream on their GPU, an in-place all-gather or
  * reduce-scatter of int8 shards in one NCCL group, timed by events on rank
- * 0's stream.  With a rank group it hands over to cuda_collective_group.c.
+ * 0's stream; on one GPU (one rank) none is run: ENOTSUP.  With a rank
+ * group it hands over to cuda_collective_group.c.
  * Not thread-safe.
  */
 #ifdef HAVE_CUDA
@@ -224,6 +225,20 @@ static int collective_all(struct mp_cuda_coll **state, const struct mp_cuda_coll
 	return MEMPROF_POOL_OK;
 }
 
+/*
+ * Whether a collective here would have two ranks or more: one process makes a rank
+ * per visible GPU, up to the world size.  On one GPU NCCL would have one rank, and
+ * an all-gather or reduce-scatter on one rank copies a buffer onto itself: that is
+ * no collective, so it is not run and not counted as run.
+ */
+static int two_ranks(uint32_t world_size)
+{
+	int n_devices = 0;
+
+	return world_size >= 2 && mp_cu.DeviceGetCount(&n_devices) == CUDA_SUCCESS &&
+	       n_devices >= 2;
+}
+
 int mp_cuda_collective(struct mp_cuda_coll **state, const struct mp_cuda_coll_where *w, int kind,
                        uint64_t addr, uint64_t n_bytes, uint32_t world_size, uint64_t *elapsed_ns,
                        struct mp_error *err)
@@ -238,6 +253,8 @@ int mp_cuda_collective(struct mp_cuda_coll **state, const struct mp_cuda_coll_wh
 		                                elapsed_ns, err);
 	if (!mp_nccl_load(why, sizeof why))
 		return MEMPROF_POOL_ENOTSUP;
+	if (!(*state)->n_ranks && !two_ranks(world_size))
+		return MEMPROF_POOL_ENOTSUP; /* one rank: nothing would move between GPUs */
 	return collective_all(state, w, kind, addr, n_bytes, world_size, elapsed_ns, err);
 }
 

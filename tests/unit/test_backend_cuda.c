@@ -311,10 +311,11 @@ static struct fakenccl *use_fake_nccl(void)
 }
 
 /*
- * One GPU, world size 4, a 4 KiB buffer: one rank, so NCCL sees shard 0
- * only: an in-place all-gather sends buffer + 0 into the buffer, 1 KiB;
- * a reduce-scatter reduces the buffer into its first KiB; each in a group,
- * on the trace's stream, timed by the fake's events (0.25 ms).
+ * Two GPUs, world size 2, a 4 KiB buffer: two ranks, 2 KiB shards.  An
+ * in-place all-gather: rank 0 sends buffer + 0 into the buffer, rank 1 its
+ * own shard of its scratch; a reduce-scatter reduces each buffer into its
+ * rank's shard; each in a group, rank 0 on the trace's stream, timed by the
+ * fake's events (0.25 ms).
  */
 Test(cuda_fake, collectives_run_in_place_over_the_shard_views)
 {
@@ -322,35 +323,62 @@ Test(cuda_fake, collectives_run_in_place_over_the_shard_views)
 	struct memprof_region r;
 	uint64_t ns = 0;
 
+	use_fake();
+	fc->n_devices = 2;
 	open_fake();
 	fn = use_fake_nccl();
 	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
-	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 3, &ns), 0, "%s",
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 2, 3, &ns), 0, "%s",
 	             err.msg);
 	cr_assert_eq(ns, 250000);
-	cr_assert_eq(ops->collective(be, MEMPROF_POOL_REDUCE_SCATTER, r.addr, 4096, 4, 3, &ns), 0,
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_REDUCE_SCATTER, r.addr, 4096, 2, 3, &ns), 0,
 	             "%s", err.msg);
-	cr_assert_eq(fn->n_init, 1, "the communicator is made once");
-	cr_assert_eq(fn->ndev, 1);
+	cr_assert_eq(fn->n_init, 1, "the communicators are made once");
+	cr_assert_eq(fn->ndev, 2);
 	cr_assert_eq(fn->devlist[0], 0);
-	cr_assert_eq(fn->n_calls, 2);
+	cr_assert_eq(fn->n_calls, 4);
 	cr_assert_eq(fn->calls[0].kind, 1);
 	cr_assert_eq(fn->calls[0].send, r.addr);
 	cr_assert_eq(fn->calls[0].recv, r.addr);
-	cr_assert_eq(fn->calls[0].count, 1024);
+	cr_assert_eq(fn->calls[0].count, 2048);
 	cr_assert_neq(fn->calls[0].stream, 0, "trace stream 3, not the legacy default stream");
-	cr_assert_eq(fn->calls[1].stream, fn->calls[0].stream);
 	cr_assert(fn->calls[0].in_group && fn->calls[1].in_group);
-	cr_assert_eq(fn->calls[1].kind, 2);
-	cr_assert_eq(fn->calls[1].send, r.addr);
-	cr_assert_eq(fn->calls[1].recv, r.addr);
-	cr_assert_eq(fn->calls[1].count, 1024);
-	cr_assert_eq(fn->calls[1].op, 0, "ncclSum");
+	cr_assert_eq(fn->calls[1].rank, 1);
+	cr_assert_eq(fn->calls[1].send, fn->calls[1].recv + 2048);
+	cr_assert_eq(fn->calls[2].kind, 2);
+	cr_assert_eq(fn->calls[2].send, r.addr);
+	cr_assert_eq(fn->calls[2].recv, r.addr);
+	cr_assert_eq(fn->calls[2].count, 2048);
+	cr_assert_eq(fn->calls[2].op, 0, "ncclSum");
+	cr_assert_eq(fn->calls[2].stream, fn->calls[0].stream);
 	cr_assert_eq(fn->n_groups, 2);
 	cr_assert_eq(ops->release(be, &r), 0);
 	ops->close(be);
-	cr_assert_eq(fn->n_destroy, 1);
+	cr_assert_eq(fn->n_destroy, 2);
 	cr_assert_eq(fc->primary_retained, 0);
+}
+
+/*
+ * One GPU: NCCL would have one rank, and a collective on one rank copies a
+ * buffer onto itself.  That is no collective: not supported here, NCCL is not
+ * even initialised, and nothing is counted as run.
+ */
+Test(cuda_fake, one_gpu_runs_no_collective)
+{
+	struct fakenccl *fn;
+	struct memprof_region r;
+	uint64_t ns = 7;
+
+	open_fake();
+	fn = use_fake_nccl();
+	cr_assert_eq(ops->reserve(be, 4096, &r), 0);
+	cr_assert_eq(ops->collective(be, MEMPROF_POOL_ALL_GATHER, r.addr, 4096, 4, 0, &ns),
+	             MEMPROF_POOL_ENOTSUP);
+	cr_assert_eq(ns, 0);
+	cr_assert_eq(fn->n_init, 0, "NCCL was not initialised for one rank");
+	cr_assert_eq(fn->n_calls, 0);
+	cr_assert_eq(ops->release(be, &r), 0);
+	ops->close(be);
 }
 
 /*
@@ -468,6 +496,8 @@ Test(cuda_fake, a_failing_nccl_is_named)
 	struct memprof_region r;
 	uint64_t ns;
 
+	use_fake();
+	fc->n_devices = 2;
 	open_fake();
 	fn = use_fake_nccl();
 	fn->fail_init = 1;
