@@ -43,6 +43,8 @@ static void help(FILE *out)
 	        "options:\n"
 	        "      --device=N          only device N\n"
 	        "      --top=N             groups and findings listed per table (default 10)\n"
+	        "      --stack-depth=N     frames shown per call stack (default 3): the call\n"
+	        "                          site, then source frames toward the caller\n"
 	        "      --by=LIST           group by stack,phase,stream,size,api or all\n"
 	        "                          (default stack,phase,stream,size)\n"
 	        "      --at=WHEN           attribute at 'peak' (default), 'oom' (the first OOM),\n"
@@ -120,6 +122,12 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			                    "invalid --top '%s': give 1 to 1000000", arg);
 		o->a.top = (int)v;
 		return 0;
+	case 'D':
+		if (mp_parse_count(arg, 1, 1000, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --stack-depth '%s': give 1 to 1000", arg);
+		o->a.stack_depth = (int)v;
+		return 0;
 	case 'b':
 		if (parse_by(arg, &o->a.kinds) < 0)
 			return mp_cmd_usage(
@@ -180,6 +188,7 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 	static const struct option longopts[] = {
 	        {"device", required_argument, NULL, 'd'},
 	        {"top", required_argument, NULL, 't'},
+	        {"stack-depth", required_argument, NULL, 'D'},
 	        {"by", required_argument, NULL, 'b'},
 	        {"at", required_argument, NULL, 'a'},
 	        {"granularity", required_argument, NULL, 'g'},
@@ -337,6 +346,7 @@ static int run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.a.device = -1;
 	o.a.top = 10;
+	o.a.stack_depth = 3;
 	{
 		struct mp_pass_opts d;
 
@@ -370,7 +380,8 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_analyze = {
         .name = "analyze",
         .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
-        .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--step=NAME] "
+        .usage = "memprof analyze [--device=N] [--top=N] [--stack-depth=N] [--by=LIST] [--at=WHEN] "
+                 "[--step=NAME] "
                  "[--json] [--timeline=FILE.csv] [-f] TRACE",
         .help = help,
         .run = run,

@@ -192,6 +192,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->lossy = mp_cmd_meta_flag(s, "lossy");
 	a->device = o->device;
 	a->top = o->top;
+	a->stack_depth = 3;
 	a->kinds = st->pass->opts.kinds;
 	a->at = st->pass->opts.at;
 	a->granularity = st->pass->opts.granularity;
