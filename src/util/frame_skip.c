@@ -27,16 +27,14 @@ static const char *const builtin[] = {
         "*@*Python/*.c",
         "*@*Modules/*.c",
         "*@*Include/*.h",
-        /* the C and C++ runtime, thread start */
+        /* the C and C++ runtime, thread start (libc's reserved "__" names) */
         "_start",
-        "__libc_*",
+        "__*",
         "start_thread",
         "clone",
         "clone3",
-        "__clone*",
         "execute_native_thread_routine",
         "std::*",
-        "__gnu_cxx::*",
         "pthread_*",
         /* pybind11 and torch's Python bindings */
         "pybind11::*",

@@ -16,7 +16,7 @@ cd "$W" || die "cd $W"
 HEADER=ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
 PY='_start@??;Py_BytesMain@??;_PyEval_EvalFrameDefault@Python/ceval.c:4200;main@/src/app/train.py:10'
 CALL='cfunction_call@Objects/methodobject.c:543;torch::autograd::THPVariable_matmul(_object*)@??;at::_ops::mm::call(at::Tensor const&)@??;c10::impl::wrap_kernel_functor_unboxed_<x>::call()@??;at::(anonymous namespace)::create_out(c10::ArrayRef<long>)@RegisterCUDA.cpp;at::detail::empty_cuda(c10::ArrayRef<long>)@??'
-ENGINE='start_thread@??;execute_native_thread_routine@thread.cc:82;torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)@??;torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)@??;at::_ops::mm::call(at::Tensor const&)@??;at::detail::empty_cuda(c10::ArrayRef<long>)@??'
+ENGINE='__xmknodat@??;start_thread@??;execute_native_thread_routine@thread.cc:82;torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)@??;torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)@??;at::_ops::mm::call(at::Tensor const&)@??;at::detail::empty_cuda(c10::ArrayRef<long>)@??'
 {
 	echo "$HEADER"
 	echo "1000,alloc,1,4194304,4194304,0x10000000,0,0,1,,,,,\"$PY;forward@/src/app/model.py:41;_PyEval_EvalFrameDefault@Python/ceval.c:4200;$CALL\""
@@ -81,7 +81,7 @@ mp report -o sites.html sites.db
 expect_status 0
 sed -n '/data-chart="peak"/,/<\/svg>/p' sites.html >icicle.svg
 grep -q '>main</text>' icicle.svg || fail "no 'main' cell in the icicle"
-grep -q '_PyEval_EvalFrameDefault\|Py_BytesMain\|cfunction_call' icicle.svg &&
+grep -q '_PyEval_EvalFrameDefault\|Py_BytesMain\|cfunction_call\|__xmknodat\|execute_native' icicle.svg &&
 	fail "interpreter frames drawn in the icicle"
 pass
 
