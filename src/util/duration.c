@@ -30,11 +30,11 @@ int mp_parse_duration_unit(const char *text, int64_t *ns, int *bare)
 	return mp_parse_duration(text, ns);
 }
 
-const char *mp_duration_problem(char *buf, size_t n, const char *text, int bare,
-                                const char *unit)
+const char *mp_duration_problem(char *buf, size_t n, const char *text, int bare, const char *unit)
 {
 	if (bare)
-		snprintf(buf, n, "a duration needs a unit (ns, us, ms, s, min or h): did you mean '%s%s'?",
+		snprintf(buf, n,
+		         "a duration needs a unit (ns, us, ms, s, min or h): did you mean '%s%s'?",
 		         text, unit);
 	else
 		snprintf(buf, n, "give a duration with its unit, such as 500us, 1ms or 2s");

@@ -16,7 +16,6 @@ int mp_parse_duration_unit(const char *text, int64_t *ns, int *bare);
 
 /* Why text is not a duration, for "invalid --OPT 'TEXT': WHY": with a bare
  * number, the suggestion TEXT + unit ("did you mean '500ms'?").  Returns buf. */
-const char *mp_duration_problem(char *buf, size_t n, const char *text, int bare,
-                                const char *unit);
+const char *mp_duration_problem(char *buf, size_t n, const char *text, int bare, const char *unit);
 
 #endif
