@@ -26,43 +26,9 @@ struct site_list {
 	struct mp_strmap index; /* key -> index into sites */
 };
 
-/* Add line to s->lines (ascending, distinct); 0 or MP_ENOMEM. */
-static int add_line(struct mp_gate_site *s, int64_t line)
-{
-	size_t i = 0;
-	int64_t *grown;
-
-	if (line <= 0)
-		return 0;
-	while (i < s->n_lines && s->lines[i] < line)
-		i++;
-	if (i < s->n_lines && s->lines[i] == line)
-		return 0;
-	if (!(grown = realloc(s->lines, (s->n_lines + 1) * sizeof(*grown))))
-		return MP_ENOMEM;
-	s->lines = grown;
-	memmove(s->lines + i + 1, s->lines + i, (s->n_lines - i) * sizeof(*grown));
-	s->lines[i] = line;
-	s->n_lines++;
-	return 0;
-}
-
 char *mp_gate_site_lines(char *buf, size_t n, const struct mp_gate_site *s)
 {
-	size_t i, len = 0;
-
-	buf[0] = '\0';
-	if (s->n_lines == 0 && s->line > 0)
-		snprintf(buf, n, "%lld", (long long)s->line);
-	for (i = 0; i < s->n_lines && len + 1 < n; i++) {
-		int w = snprintf(buf + len, n - len, "%s%lld", i ? "," : "",
-		                 (long long)s->lines[i]);
-
-		if (w < 0)
-			break;
-		len += (size_t)w;
-	}
-	return buf;
+	return mp_call_site_lines_text(buf, n, s->lines, s->n_lines, s->line);
 }
 
 static int site_add(struct site_list *l, const struct mp_attr_group *g)
@@ -81,7 +47,8 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 		s->n_stacks++;
 		free(key);
 		/* groups come largest first: the line stays the largest's */
-		return add_line(s, f && mp_call_site_has_file(f) ? f->line : 0);
+		return mp_call_site_add_line(&s->lines, &s->n_lines,
+		                             f && mp_call_site_has_file(f) ? f->line : 0);
 	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
@@ -108,7 +75,7 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 	}
 	s->line = f && mp_call_site_has_file(f) ? f->line : 0;
 	s->n_stacks = 1;
-	if (add_line(s, s->line) < 0) {
+	if (mp_call_site_add_line(&s->lines, &s->n_lines, s->line) < 0) {
 		free(s->name);
 		free(s->file);
 		free(key);
