@@ -250,9 +250,9 @@ static int has_line(const struct memprof_frame *f)
 	return f->line > 0 && f->file && f->file[0] && strcmp(f->file, "??") != 0;
 }
 
-/* The innermost frame neither of the allocator nor (skip_runtime) of the
- * runtime (util/frame_skip.h), preferring
- * one with a source line; -1 when none passes. */
+/* The innermost frame that is not the allocator's nor, with skip_runtime,
+ * an interpreter, runtime or dispatch frame (util/frame_skip.h), preferring
+ * one with a source line; -1 when every frame is skipped. */
 static int innermost(const struct memprof_stack *s, int skip_runtime)
 {
 	uint32_t i;
