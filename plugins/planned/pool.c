@@ -28,25 +28,41 @@ struct memprof_pool {
 };
 
 static const struct memprof_pool_option_spec planned_options[] = {
-        {"plan_time", "SECONDS",
-         "time for the whole plan, greedy passes and search (default 5; 0: one greedy pass)"},
+        {"plan_time", "DURATION",
+         "time for the whole plan, greedy passes and search: 500ms, 5s, ... (ns, us, ms, s, "
+         "min, h; a bare number is seconds; default 5s; 0: one greedy pass)"},
         {"plan_nodes", "N",
          "stop the search after N nodes, for results that do not depend on the machine "
-         "(default 0: no limit but plan_time)"},
+         "(default 0: no limit but plan-time)"},
         {"order", "all|size|length|area|total|start|overlaps",
          "greedy orderings to try (default all)"},
         {"align", "BYTES", "round every size up to this power of two (default 1)"},
         {NULL, NULL, NULL},
 };
 
+/* plan_time: a number and a unit (ns, us, ms, s, min, h), a bare number in
+ * seconds; at most a day. */
 static int parse_plan_time(struct memprof_pool *p, const char *v)
 {
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = {{"", 1e9}, {"s", 1e9},    {"ms", 1e6},  {"us", 1e3},
+	             {"ns", 1}, {"min", 60e9}, {"h", 3600e9}};
 	char *end;
 	double s = strtod(v, &end);
+	size_t i;
 
-	if (end == v || *end || !isfinite(s) || s < 0 || s > 86400)
+	if (end == v || !isfinite(s) || s < 0)
 		return MEMPROF_POOL_EINVAL;
-	p->cfg.plan_time_ns = (uint64_t)(s * 1e9);
+	while (*end == ' ')
+		end++;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].name) == 0)
+			break;
+	if (i == sizeof(units) / sizeof(units[0]) || s * units[i].ns > 86400e9)
+		return MEMPROF_POOL_EINVAL;
+	p->cfg.plan_time_ns = (uint64_t)(s * units[i].ns);
 	return MEMPROF_POOL_OK;
 }
 

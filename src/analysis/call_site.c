@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/stack_text.h"
 
 /* The last two components of a path ("dir/file.py"), or all of a shorter one. */
@@ -50,4 +51,42 @@ char *mp_call_site_key(const struct memprof_stack *s, const struct memprof_frame
 	if ((key = malloc(len)))
 		snprintf(key, len, "%s@%s", name, tail);
 	return key;
+}
+
+int mp_call_site_add_line(int64_t **lines, size_t *n, int64_t line)
+{
+	size_t i = 0;
+	int64_t *grown;
+
+	if (line <= 0)
+		return 0;
+	while (i < *n && (*lines)[i] < line)
+		i++;
+	if (i < *n && (*lines)[i] == line)
+		return 0;
+	if (!(grown = realloc(*lines, (*n + 1) * sizeof(*grown))))
+		return MP_ENOMEM;
+	memmove(grown + i + 1, grown + i, (*n - i) * sizeof(*grown));
+	grown[i] = line;
+	*lines = grown;
+	(*n)++;
+	return 0;
+}
+
+char *mp_call_site_lines_text(char *buf, size_t size, const int64_t *lines, size_t n, int64_t line)
+{
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	if (n == 0 && line > 0)
+		snprintf(buf, size, "%lld", (long long)line);
+	for (i = 0; i < n && len + 1 < size; i++) {
+		int w = snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
+		                 (long long)lines[i]);
+
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return buf;
 }

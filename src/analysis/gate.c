@@ -26,6 +26,11 @@ struct site_list {
 	struct mp_strmap index; /* key -> index into sites */
 };
 
+char *mp_gate_site_lines(char *buf, size_t n, const struct mp_gate_site *s)
+{
+	return mp_call_site_lines_text(buf, n, s->lines, s->n_lines, s->line);
+}
+
 static int site_add(struct site_list *l, const struct mp_attr_group *g)
 {
 	const struct memprof_frame *f;
@@ -41,7 +46,9 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 		s->blocks += g->count;
 		s->n_stacks++;
 		free(key);
-		return 0; /* groups come largest first: the line stays the largest's */
+		/* groups come largest first: the line stays the largest's */
+		return mp_call_site_add_line(&s->lines, &s->n_lines,
+		                             f && mp_call_site_has_file(f) ? f->line : 0);
 	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
@@ -68,6 +75,12 @@ static int site_add(struct site_list *l, const struct mp_attr_group *g)
 	}
 	s->line = f && mp_call_site_has_file(f) ? f->line : 0;
 	s->n_stacks = 1;
+	if (mp_call_site_add_line(&s->lines, &s->n_lines, s->line) < 0) {
+		free(s->name);
+		free(s->file);
+		free(key);
+		return MP_ENOMEM;
+	}
 	s->bytes = g->bytes;
 	s->blocks = g->count;
 	l->n++;
@@ -91,6 +104,7 @@ static void sites_free(struct mp_gate_site *s, size_t n)
 		free(s[i].key);
 		free(s[i].name);
 		free(s[i].file);
+		free(s[i].lines);
 	}
 	free(s);
 }

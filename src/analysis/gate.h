@@ -11,7 +11,8 @@
  * belongs to the site of its call-site frame (util/stack_text.h,
  * mp_stack_call_site), keyed "NAME@DIR/FILE" (analysis/call_site.h): the
  * function name and the last two components of the frame's file path, or
- * "NAME" when the frame has no file.  The line is shown but is not part of the key, so an edit
+ * "NAME" when the frame has no file.  The lines are shown (every line folded
+ * in, "model.py:41,88") but are not part of the key, so an edit
  * above a call (which moves its line) or a checkout in another directory
  * keeps the site the same; groups of one function in one file fold into
  * one site.  Blocks without a call stack are the site "(no call stack)".
@@ -49,6 +50,8 @@ struct mp_gate_site {
 	int64_t n_stacks; /* call stacks folded into this site */
 	int64_t bytes;    /* granted */
 	int64_t blocks;
+	int64_t *lines; /* every line folded in, ascending, distinct; owned */
+	size_t n_lines; /* 0 when none (lines unknown: line alone is shown) */
 };
 
 struct mp_gate_device {
@@ -235,5 +238,9 @@ int64_t mp_gate_ratio_nano(int64_t num, int64_t den);
 struct mp_gate_result *mp_gate_check(const struct mp_gate_diff *d, const struct mp_gate_trace *t,
                                      const struct mp_gate_limit *limits, size_t n_limits,
                                      ptrdiff_t *n);
+
+/* The site's lines as text: "41,88" (every line folded in), else its one
+ * line, "" when it has none.  Returns buf. */
+char *mp_gate_site_lines(char *buf, size_t n, const struct mp_gate_site *s);
 
 #endif

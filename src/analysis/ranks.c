@@ -131,6 +131,7 @@ void mp_ranks_free(struct mp_ranks *r)
 		free(r->sites[i].key);
 		free(r->sites[i].name);
 		free(r->sites[i].file);
+		free(r->sites[i].lines);
 	}
 	free(r->sites);
 	free(r->diffs);
@@ -191,7 +192,11 @@ static int64_t new_site(struct mp_ranks *r, const struct memprof_stack *s)
 		return -1;
 	if (mp_strmap_get(&r->site_keys, key, strlen(key), &i)) {
 		free(key);
-		return i;
+		site = &r->sites[i];
+		return mp_call_site_add_line(&site->lines, &site->n_lines,
+		                             f && mp_call_site_has_file(f) ? f->line : 0) < 0
+		               ? -1
+		               : i;
 	}
 	if (grow((void **)&r->sites, &r->cap_sites, r->n_sites + 1, sizeof(*site)) < 0) {
 		free(key);
@@ -202,10 +207,14 @@ static int64_t new_site(struct mp_ranks *r, const struct memprof_stack *s)
 	site->name = strdup(f && f->name ? f->name : "");
 	site->file = strdup(f && mp_call_site_has_file(f) ? f->file : "");
 	site->line = f && mp_call_site_has_file(f) ? f->line : 0;
+	site->lines = NULL;
+	site->n_lines = 0;
 	if (!site->name || !site->file ||
+	    mp_call_site_add_line(&site->lines, &site->n_lines, site->line) < 0 ||
 	    mp_strmap_put(&r->site_keys, key, strlen(key), (int64_t)r->n_sites, NULL) < 0) {
 		free(site->name);
 		free(site->file);
+		free(site->lines);
 		free(key);
 		return -1;
 	}

@@ -29,6 +29,8 @@
 struct mp_rank_site {
 	char *key, *name, *file; /* owned; name and file "" when unknown */
 	int64_t line;            /* of the first stack seen; 0 when none */
+	int64_t *lines;          /* every line folded in, ascending; owned */
+	size_t n_lines;
 };
 
 struct mp_rank_site_entry; /* private */

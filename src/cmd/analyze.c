@@ -12,6 +12,7 @@
 #include "report/timeline_csv.h"
 #include "store/reader.h"
 #include "util/outfile.h"
+#include "util/duration.h"
 #include "util/parse.h"
 #include "util/visible.h"
 
@@ -43,12 +44,15 @@ static void help(FILE *out)
 	        "options:\n"
 	        "      --device=N          only device N\n"
 	        "      --top=N             groups and findings listed per table (default 10)\n"
+	        "      --stack-depth=N     frames shown per call stack (default 3): the call\n"
+	        "                          site, then source frames toward the caller\n"
 	        "      --by=LIST           group by stack,phase,stream,size,api or all\n"
 	        "                          (default stack,phase,stream,size)\n"
 	        "      --at=WHEN           attribute at 'peak' (default), 'oom' (the first OOM),\n"
 	        "                          a timestamp in ns, or +DURATION from the first event\n"
 	        "      --granularity=SIZE  address-space model granule (default 2MiB)\n"
-	        "      --churn-window=DUR  a block freed this soon is churn (default 1ms)\n"
+	        "      --churn-window=DUR  a block freed this soon is churn (default 1ms; DUR\n"
+	        "                          takes a unit: ns, us, ms, s, min, h)\n"
 	        "      --idle-share=R      least share of the trace an idle block lives (0.5)\n"
 	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
 	        "  -f, --force             replace the --timeline FILE if it exists\n"
@@ -88,14 +92,17 @@ static int parse_by(const char *text, unsigned *kinds)
 static int parse_at(struct analyze_opts *o, const char *text)
 {
 	int64_t v;
+	int bare = 0;
 
 	o->at_text = text;
 	if (strcmp(text, "peak") == 0)
 		o->a.at = MP_ATTR_AT_PEAK;
 	else if (strcmp(text, "oom") == 0)
 		o->a.at = MP_ATTR_AT_OOM;
-	else if (text[0] == '+' && mp_parse_duration(text + 1, &v) == 0)
+	else if (text[0] == '+' && mp_parse_duration_unit(text + 1, &v, &bare) == 0)
 		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
+	else if (text[0] == '+')
+		return bare ? -2 : -1;
 	else if (mp_parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
 		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
 	else
@@ -106,6 +113,8 @@ static int parse_at(struct analyze_opts *o, const char *text)
 static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 {
 	int64_t v;
+	int rc;
+	char why[128];
 
 	switch (ch) {
 	case 'd':
@@ -119,6 +128,12 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			                    "invalid --top '%s': give 1 to 1000000", arg);
 		o->a.top = (int)v;
 		return 0;
+	case 'D':
+		if (mp_parse_count(arg, 1, 1000, &v) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze,
+			                    "invalid --stack-depth '%s': give 1 to 1000", arg);
+		o->a.stack_depth = (int)v;
+		return 0;
 	case 'b':
 		if (parse_by(arg, &o->a.kinds) < 0)
 			return mp_cmd_usage(
@@ -128,7 +143,10 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        arg);
 		return 0;
 	case 'a':
-		if (parse_at(o, arg) < 0)
+		if ((rc = parse_at(o, arg)) == -2)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --at '%s': %s", arg,
+			                    mp_duration_problem(why, sizeof(why), arg, 1, "ns"));
+		if (rc < 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
 			        "invalid --at '%s': give peak, oom, a timestamp in ns or "
@@ -144,10 +162,9 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 		o->a.granularity = (uint64_t)v;
 		return 0;
 	case 'c':
-		if (mp_parse_duration(arg, &o->a.churn_window_ns) < 0)
-			return mp_cmd_usage(
-			        &mp_cmd_analyze,
-			        "invalid --churn-window '%s': give a duration such as 1ms", arg);
+		if (mp_parse_duration_unit(arg, &o->a.churn_window_ns, &rc) < 0)
+			return mp_cmd_usage(&mp_cmd_analyze, "invalid --churn-window '%s': %s", arg,
+			                    mp_duration_problem(why, sizeof(why), arg, rc, "ns"));
 		return 0;
 	case 'i':
 		if (mp_parse_ratio(arg, 0, 1, &o->a.idle_min_share) < 0)
@@ -180,6 +197,7 @@ static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 	static const struct option longopts[] = {
 	        {"device", required_argument, NULL, 'd'},
 	        {"top", required_argument, NULL, 't'},
+	        {"stack-depth", required_argument, NULL, 'D'},
 	        {"by", required_argument, NULL, 'b'},
 	        {"at", required_argument, NULL, 'a'},
 	        {"granularity", required_argument, NULL, 'g'},
@@ -339,6 +357,7 @@ static int run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.a.device = -1;
 	o.a.top = 10;
+	o.a.stack_depth = 3;
 	{
 		struct mp_pass_opts d;
 
@@ -372,7 +391,8 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_analyze = {
         .name = "analyze",
         .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
-        .usage = "memprof analyze [--device=N] [--top=N] [--by=LIST] [--at=WHEN] [--step=NAME] "
+        .usage = "memprof analyze [--device=N] [--top=N] [--stack-depth=N] [--by=LIST] [--at=WHEN] "
+                 "[--step=NAME] "
                  "[--json] [--timeline=FILE.csv] [-f] TRACE",
         .help = help,
         .run = run,

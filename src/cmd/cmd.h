@@ -103,6 +103,15 @@ void mp_cmd_runs_free(struct mp_cmd_runs *r);
 void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes);
 
 /* The whole command line, joined by spaces, for the meta table (static buffer). */
+/* TRACE with ".db" replaced by (or, without it, followed by) ".EXT";
+ * malloc'd, NULL when out of memory (cmd/outpath.c). */
+char *mp_cmd_output_beside(const char *trace, const char *ext);
+/* The output of a command whose -o defaults to standard output but whose
+ * output is no use on a terminal: *output given (non-NULL) is kept; else
+ * "-" when standard output is not a terminal (returns 0), else the file
+ * beside the trace (mp_cmd_output_beside, returned in *owned to free;
+ * returns 1: say where on standard error).  -1 when out of memory. */
+int mp_cmd_default_output(const char **output, const char *trace, const char *ext, char **owned);
 const char *mp_cmd_line(void);
 void mp_cmd_set_line(int argc, char **argv);
 

@@ -49,7 +49,9 @@ static void help(FILE *out)
 	             "      --min-size=BYTES\n"
 	             "                      perfetto: slices only for allocations of at least\n"
 	             "                      BYTES (e.g. 1MiB); the counters stay exact\n"
-	             "  -o, --output=FILE   where to write (default: standard output)\n"
+	             "  -o, --output=FILE   where to write (default: standard output, or for\n"
+	             "                      perfetto TRACE.json, .db replaced, when that is a\n"
+	             "                      terminal)\n"
 	             "  -f, --force         replace FILE if it exists\n"
 	             "  -h, --help          show this help\n\n"
 	             "'memprof import' reads either format back: the CSV into the same events,\n"
@@ -420,7 +422,8 @@ static int parse_opts(int argc, char **argv, struct export_opts *x, const char *
 static int run(int argc, char **argv)
 {
 	struct export_opts x = {.format = "csv"};
-	const char *out = "-";
+	const char *out = NULL;
+	char *beside = NULL;
 	struct mp_error err = {0};
 	struct mp_outfile of;
 	struct mp_store *s;
@@ -429,10 +432,17 @@ static int run(int argc, char **argv)
 	rc = parse_opts(argc, argv, &x, &out, &force);
 	if (rc)
 		return rc < 0 ? MP_EXIT_OK : rc;
-	if (mp_cmd_open_trace(&mp_cmd_export, &s, argv[optind], &err) < 0)
+	if (strcmp(x.format, "perfetto") != 0 && !out)
+		out = "-";
+	if (mp_cmd_default_output(&out, argv[optind], "json", &beside) < 0)
+		return mp_cmd_error(&mp_cmd_export, "out of memory");
+	if (mp_cmd_open_trace(&mp_cmd_export, &s, argv[optind], &err) < 0) {
+		free(beside);
 		return mp_cmd_fail(&mp_cmd_export, &err);
+	}
 	if (mp_outfile_open(&of, out, force, (const char *const *)argv + optind, &err) < 0) {
 		mp_store_close(s);
+		free(beside);
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	}
 	if (strcmp(x.format, "csv") == 0)
@@ -444,12 +454,18 @@ static int run(int argc, char **argv)
 	if (rc < 0) {
 		mp_outfile_abort(&of);
 		mp_store_close(s);
+		free(beside);
 		return mp_cmd_fail(&mp_cmd_export, &err);
 	}
 	mp_store_close(s);
-	if (mp_outfile_commit(&of, &err) < 0)
-		return mp_cmd_fail(&mp_cmd_export, &err);
-	return MP_EXIT_OK;
+	rc = mp_outfile_commit(&of, &err);
+	if (rc == 0 && beside)
+		fprintf(stderr,
+		        "memprof export: wrote '%s' (standard output is a terminal; -o - "
+		        "writes there)\n",
+		        beside);
+	free(beside);
+	return rc < 0 ? mp_cmd_fail(&mp_cmd_export, &err) : MP_EXIT_OK;
 }
 
 const struct mp_cmd mp_cmd_export = {

@@ -458,6 +458,19 @@ static int report(struct replay_run *x)
 	return x->verify_failed ? MP_EXIT_ERROR : 0;
 }
 
+/* A pool option as --list-pools shows it: spelled with hyphens, as the
+ * command line takes it (underscores, its name in the plugin, work too). */
+static void print_option(const struct memprof_pool_option_spec *s)
+{
+	const char *c;
+
+	fputs("    --", stdout);
+	for (c = s->name; *c; c++)
+		putchar(*c == '_' ? '-' : *c);
+	printf("=%s\n        %s\n", s->value_hint ? s->value_hint : "VALUE",
+	       s->help ? s->help : "");
+}
+
 static int list_pools(const struct replay_args *a)
 {
 	struct mp_pool_plugin **list;
@@ -471,8 +484,7 @@ static int list_pools(const struct replay_args *a)
 		       list[i]->ops.description ? list[i]->ops.description : "", list[i]->path);
 		for (const struct memprof_pool_option_spec *s = list[i]->ops.options; s && s->name;
 		     s++)
-			printf("    --%s=%s\n        %s\n", s->name,
-			       s->value_hint ? s->value_hint : "VALUE", s->help ? s->help : "");
+			print_option(s);
 	}
 	mp_loader_free_list(list, n);
 	return n ? 0 : mp_cmd_error(&mp_cmd_replay, "no pools found");

@@ -37,7 +37,8 @@ static void help(FILE *out)
 	        "results stored in the trace and the lifetime findings; or a Markdown summary\n"
 	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
 	        "options:\n"
-	        "  -o, --output=FILE    write to FILE (default: standard output)\n"
+	        "  -o, --output=FILE    write to FILE (default: standard output, or for HTML\n"
+	        "                       TRACE.html, .db replaced, when that is a terminal)\n"
 	        "  -f, --force          replace FILE if it exists (never the trace)\n"
 	        "      --format=FORMAT  html (default) or md\n"
 	        "      --device=N       only device N\n"
@@ -193,6 +194,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->lossy = mp_cmd_meta_flag(s, "lossy");
 	a->device = o->device;
 	a->top = o->top;
+	a->stack_depth = 3;
 	a->kinds = st->pass->opts.kinds;
 	a->at = st->pass->opts.at;
 	a->granularity = st->pass->opts.granularity;
@@ -267,7 +269,8 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 
 static int run(int argc, char **argv)
 {
-	struct report_opts o = {.output = "-", .device = -1, .top = 10};
+	struct report_opts o = {.output = NULL, .device = -1, .top = 10};
+	char *beside = NULL;
 	struct mp_error err = {0};
 	struct mp_store *s;
 	int rc;
@@ -281,8 +284,19 @@ static int run(int argc, char **argv)
 		mp_store_close(s);
 		return rc;
 	}
-	rc = report(s, &o, &err);
+	if (o.md && !o.output)
+		o.output = "-";
+	if (mp_cmd_default_output(&o.output, o.trace, "html", &beside) < 0)
+		rc = mp_err(&err, MP_ENOMEM, "out of memory");
+	else
+		rc = report(s, &o, &err);
 	mp_store_close(s);
+	if (rc == 0 && beside)
+		fprintf(stderr,
+		        "memprof report: wrote '%s' (standard output is a terminal; -o - "
+		        "writes there)\n",
+		        beside);
+	free(beside);
 	if (rc < 0)
 		return mp_cmd_fail(&mp_cmd_report, &err);
 	return MP_EXIT_OK;

@@ -7,6 +7,7 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/nvml.h"
+#include "util/duration.h"
 #include "util/parse.h"
 
 #include <errno.h>
@@ -46,7 +47,8 @@ static void help(FILE *out)
 	             "or on SIGINT.  Needs the NVIDIA driver's libnvidia-ml.so.1.\n\n"
 	             "options:\n"
 	             "  -p, --pid=PID          the process to watch (required)\n"
-	             "  -i, --interval=MS      milliseconds between samples (default 500)\n"
+	             "  -i, --interval=DUR     time between samples, with its unit: 10ms to 1h\n"
+	             "                         (default 500ms)\n"
 	             "  -n, --count=N          stop after N samples\n"
 	             "      --format=text|csv  output format (default text)\n"
 	             "  -o, --output=FILE      write to FILE instead of standard output\n"
@@ -209,6 +211,27 @@ static int watch_loop(struct watch *w, struct mp_nvml *nv)
 	return MP_EXIT_OK;
 }
 
+/* --interval: a duration with its unit, 10 ms to 1 h, kept in ms; prints
+ * the usage error itself. */
+static int parse_interval(const char *text, int64_t *ms)
+{
+	int64_t ns;
+	int bare;
+	char why[128];
+
+	if (mp_parse_duration_unit(text, &ns, &bare) < 0) {
+		mp_cmd_usage(&mp_cmd_watch, "invalid --interval '%s': %s", text,
+		             mp_duration_problem(why, sizeof(why), text, bare, "ms"));
+		return -1;
+	}
+	if (ns < 10000000 || ns > 3600000000000) {
+		mp_cmd_usage(&mp_cmd_watch, "invalid --interval '%s': give 10ms to 1h", text);
+		return -1;
+	}
+	*ms = ns / 1000000;
+	return 0;
+}
+
 static int parse_args(struct watch *w, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -232,11 +255,8 @@ static int parse_args(struct watch *w, int argc, char **argv)
 			w->pid = (long)v;
 			break;
 		case 'i':
-			if (mp_parse_count(optarg, 10, 3600000, &w->interval_ms) < 0)
-				return mp_cmd_usage(
-				        &mp_cmd_watch,
-				        "invalid interval '%s' (milliseconds, 10 to 3600000)",
-				        optarg);
+			if (parse_interval(optarg, &w->interval_ms) < 0)
+				return MP_EXIT_USAGE;
 			break;
 		case 'n':
 			if (mp_parse_count(optarg, 1, INT64_MAX, &w->count) < 0)
@@ -302,7 +322,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_watch = {
         .name = "watch",
         .summary = "sample a process's GPU memory through NVML (no memprof inside it)",
-        .usage = "memprof watch --pid PID [--interval=MS] [--count=N] [--format=text|csv] "
+        .usage = "memprof watch --pid PID [--interval=DURATION] [--count=N] [--format=text|csv] "
                  "[-o FILE]",
         .help = help,
         .run = run,

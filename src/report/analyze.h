@@ -40,6 +40,7 @@ struct mp_analysis {
 	uint64_t granularity;
 	int64_t churn_window_ns;
 	double idle_min_share;
+	int stack_depth; /* frames shown per call stack (--stack-depth) */
 	/* results */
 	const struct mp_memstate *ms;
 	const struct mp_frag *frag;
@@ -77,6 +78,12 @@ size_t mp_frame_name_len(const char *name);
 /* That name, cut to at most 72 bytes ("..." added when cut elsewhere than
  * at the argument list); returns what snprintf returns. */
 int mp_frame_short_name(char *buf, size_t n, const char *name);
+/* "forward (transformer.py:54) < train (train.py:88)": the call site
+ * (util/stack_text.h) and the source frames toward the caller, interpreter,
+ * runtime and dispatch frames left out, depth frames at most, joined by
+ * sep, file names without directories.  "" for an empty stack. */
+const char *mp_stack_summary(char *buf, size_t n, const struct memprof_stack *s, int depth,
+                             const char *sep);
 
 /* Indexes into a->ms->devices of the devices to print (--device, or all),
  * in ascending ordinal; returns how many. */

@@ -4,6 +4,7 @@
  * class labels, group kind names and the order devices are printed in.
  */
 #include "report/analyze.h"
+#include "util/stack_text.h"
 #include "util/format.h"
 #include "util/satmath.h"
 
@@ -232,4 +233,33 @@ int mp_frame_short_name(char *buf, size_t n, const char *name)
 	if (i > 72)
 		i = 72;
 	return snprintf(buf, n, "%.*s%s", (int)i, name, i < len && name[i] != '(' ? "..." : "");
+}
+
+const char *mp_stack_summary(char *buf, size_t n, const struct memprof_stack *s, int depth,
+                             const char *sep)
+{
+	int i = s ? mp_stack_call_site(s) : -1, shown = 0, w;
+	size_t len = 0;
+	char name[96];
+
+	buf[0] = '\0';
+	for (; i >= 0 && i < (int)s->n_frames && shown < depth && len + 1 < n; i++) {
+		const struct memprof_frame *f = &s->frames[i];
+		const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
+		int source = f->line > 0 && file[0] && strcmp(file, "??") != 0;
+
+		if (shown && (!source || !mp_stack_frame_shown(f)))
+			continue;
+		mp_frame_short_name(name, sizeof(name), f->name);
+		if (source)
+			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? sep : "", name,
+			             file, (long long)f->line);
+		else
+			w = snprintf(buf + len, n - len, "%s%s", shown ? sep : "", name);
+		if (w < 0)
+			break;
+		len += (size_t)w < n - len ? (size_t)w : n - len - 1;
+		shown++;
+	}
+	return buf;
 }

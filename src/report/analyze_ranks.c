@@ -147,7 +147,12 @@ static void spread_lines(FILE *out, const struct mp_analysis *a, const struct mp
 static char *site_text(char *buf, size_t n, const struct mp_rank_site *s)
 {
 	char name[96], key[160];
-	struct mp_gate_site g = {.key = s->key, .name = s->name, .file = s->file, .line = s->line};
+	struct mp_gate_site g = {.key = s->key,
+	                         .name = s->name,
+	                         .file = s->file,
+	                         .line = s->line,
+	                         .lines = s->lines,
+	                         .n_lines = s->n_lines};
 
 	if (s->name[0] && mp_frame_name_len(s->name) < strlen(s->name)) {
 		mp_frame_short_name(name, sizeof(name), s->name);
@@ -281,13 +286,16 @@ static cJSON *spread_json(const struct mp_ranks *r)
 static cJSON *site_json(const struct mp_ranks *r, const struct mp_rank_site_diff *d)
 {
 	const struct mp_rank_site *s = &r->sites[d->site];
-	cJSON *o = cJSON_CreateObject(), *by;
+	cJSON *o = cJSON_CreateObject(), *by, *lines;
 	size_t i;
 
 	cJSON_AddStringToObject(o, "key", s->key);
 	cJSON_AddStringToObject(o, "name", s->name);
 	cJSON_AddStringToObject(o, "file", s->file);
 	mp_json_add_int(o, "line", s->line);
+	lines = cJSON_AddArrayToObject(o, "lines");
+	for (i = 0; lines && i < s->n_lines; i++)
+		cJSON_AddItemToArray(lines, cJSON_CreateNumber((double)s->lines[i]));
 	mp_json_add_int(o, "difference_bytes", d->max_bytes - d->min_bytes);
 	cJSON_AddItemToObject(o, "min", ref_json(r, d->min_unit, d->min_bytes));
 	cJSON_AddItemToObject(o, "max", ref_json(r, d->max_unit, d->max_bytes));

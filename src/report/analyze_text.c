@@ -11,39 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "forward (transformer.py:54) < _call_impl (module.py:1750)": the call
- * site and the source frames toward the caller, up to three frames, file
- * names without directories. */
-static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
-{
-	int i = mp_stack_call_site(s), shown = 0;
-	size_t len = 0;
-	char name[96];
-
-	buf[0] = '\0';
-	if (i < 0)
-		return "(no call stack)";
-	for (; i < (int)s->n_frames && shown < 3 && len + 1 < n; i++) {
-		const struct memprof_frame *f = &s->frames[i];
-		const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
-		int source = f->line > 0 && file[0] && strcmp(file, "??") != 0, w;
-
-		if (shown && !source)
-			continue;
-		mp_frame_short_name(name, sizeof(name), f->name);
-		if (source)
-			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " < " : "", name,
-			             file, (long long)f->line);
-		else
-			w = snprintf(buf + len, n - len, "%s%s", shown ? " < " : "", name);
-		if (w < 0)
-			break;
-		len += (size_t)w;
-		shown++;
-	}
-	return buf;
-}
-
 static void print_peaks(FILE *out, const struct mp_analysis *a, const struct mp_mem_device *d)
 {
 	char b[32], t[32];
@@ -151,11 +118,11 @@ static void print_ooms(FILE *out, const struct mp_analysis *a, const struct mp_f
 	}
 }
 
-static void group_label(char *buf, size_t n, int kind, const struct mp_attr_group *g)
+static void group_label(char *buf, size_t n, int kind, const struct mp_attr_group *g, int depth)
 {
 	switch (kind) {
 	case MP_ATTR_STACK:
-		site_text(buf, n, g->stack);
+		mp_stack_summary(buf, n, g->stack, depth, " < ");
 		if (!buf[0])
 			snprintf(buf, n, "(no call stack)");
 		return;
@@ -184,11 +151,9 @@ static void print_groups(FILE *out, const struct mp_analysis *a, const struct mp
 	fprintf(out, "    %10s %6s %7s  by %s\n", "bytes", "share", "blocks",
 	        mp_attr_kind_names[kind]);
 	for (i = 0; i < n && i < a->top; i++) {
-		group_label(label, sizeof(label), kind, &g[i]);
-		fprintf(out, "    %10s %5.1f%% %7lld  %s\n",
-		        mp_format_bytes(b, sizeof(b), g[i].bytes),
-		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes
-		                           : 0.0,
+		group_label(label, sizeof(label), kind, &g[i], a->stack_depth);
+		fprintf(out, "    %10s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
+		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes : 0.0,
 		        (long long)g[i].count, label);
 	}
 	if (n > a->top)
@@ -231,7 +196,7 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
 			continue;
-		site_text(label, sizeof(label), f[i].stack);
+		mp_stack_summary(label, sizeof(label), f[i].stack, a->stack_depth, " < ");
 		fprintf(out, "    %10s %7lld  %s", mp_format_bytes(b, sizeof(b), f[i].bytes),
 		        (long long)f[i].count, label[0] ? label : "(no call stack)");
 		if (kind == MP_LIFETIME_REUSE)

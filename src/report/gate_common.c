@@ -219,7 +219,7 @@ char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s, size_
 	const char *key_file;
 	int len = (int)strlen(name);
 	const char *dots = "";
-	char line[32] = "";
+	char line[256] = ":", *lines = line + 1;
 
 	if (max_name > 3 && strlen(name) > max_name)
 		len = (int)max_name - 3, dots = "...";
@@ -230,8 +230,8 @@ char *mp_gate_site_text(char *buf, size_t n, const struct mp_gate_site *s, size_
 	/* the key's part of the path, what the site is matched by: the key is
 	 * NAME@TAIL (analysis/gate.c) */
 	key_file = strlen(s->key) > strlen(s->name) ? s->key + strlen(s->name) + 1 : s->file;
-	if (s->line > 0)
-		snprintf(line, sizeof(line), ":%lld", (long long)s->line);
+	if (!mp_gate_site_lines(lines, sizeof(line) - 1, s)[0])
+		line[0] = '\0';
 	snprintf(buf, n, "%.*s%s (%s%s)", len, name, dots, key_file, line);
 	return buf;
 }

@@ -121,12 +121,23 @@ static cJSON *change(const struct mp_gate_device *b, const struct mp_gate_device
 	return o;
 }
 
+static cJSON *lines_array(const struct mp_gate_site *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a && i < s->n_lines; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)s->lines[i]));
+	return a;
+}
+
 static void site_fields(cJSON *o, const struct mp_gate_site *s)
 {
 	cJSON_AddStringToObject(o, "key", s->key);
 	cJSON_AddStringToObject(o, "name", s->name);
 	cJSON_AddStringToObject(o, "file", s->file);
 	mp_json_add_int(o, "line", s->line);
+	cJSON_AddItemToObject(o, "lines", lines_array(s));
 	mp_json_add_int(o, "stacks", s->n_stacks);
 }
 

@@ -1,11 +1,13 @@
 /*
  * report/report_html_icicle.c - the 'peak' chart: an icicle of what is
  * live at a device's live peak by call stack, built from the attribution's
- * stack groups (outermost frame at the top, width proportional to bytes).
+ * stack groups (outermost frame at the top, width proportional to bytes),
+ * interpreter, runtime and dispatch frames left out so user frames come first.
  * Cells narrower than MIN_PX are merged into one "other" cell per parent;
  * depth and cell count are capped so the page stays bounded.
  */
 #include "report/report_html.h"
+#include "util/stack_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +31,15 @@ struct tree {
 	int64_t n_cut; /* stacks deeper than MAX_DEPTH */
 };
 
-/* Frame k of s counted from the outermost. */
-static const struct memprof_frame *outer(const struct memprof_stack *s, uint32_t k)
-{
-	return &s->frames[s->n_frames - 1 - k];
-}
+/* A group's frames as drawn, outermost first: interpreter, runtime,
+ * dispatch and allocator frames left out (util/stack_text.h,
+ * mp_stack_frame_shown) unless that would leave none. */
+struct path {
+	const struct mp_attr_group *g;
+	const struct memprof_frame **f;
+	uint32_t n; /* at most MAX_DEPTH */
+	int cut;    /* more frames than MAX_DEPTH */
+};
 
 static int frame_cmp(const struct memprof_frame *a, const struct memprof_frame *b)
 {
@@ -46,23 +52,41 @@ static int frame_cmp(const struct memprof_frame *a, const struct memprof_frame *
 	return c;
 }
 
-static uint32_t depth_of(const struct mp_attr_group *g)
+/* Fill p from g; 0 or -1 (out of memory). */
+static int path_of(struct path *p, const struct mp_attr_group *g)
 {
-	uint32_t n = g->stack ? g->stack->n_frames : 0;
+	const struct memprof_stack *s = g->stack;
+	uint32_t i, total = s ? s->n_frames : 0, shown = 0;
+	int all;
 
-	return n > MAX_DEPTH ? MAX_DEPTH : n;
+	*p = (struct path){g, NULL, 0, 0};
+	for (i = 0; i < total; i++)
+		shown += (uint32_t)mp_stack_frame_shown(&s->frames[i]);
+	all = shown == 0;
+	if (total && !(p->f = malloc((all ? total : shown) * sizeof(*p->f))))
+		return -1;
+	for (i = total; i-- > 0;) {
+		if (!all && !mp_stack_frame_shown(&s->frames[i]))
+			continue;
+		if (p->n == MAX_DEPTH) {
+			p->cut = 1;
+			break;
+		}
+		p->f[p->n++] = &s->frames[i];
+	}
+	return 0;
 }
 
 static int by_path(const void *pa, const void *pb)
 {
-	const struct mp_attr_group *a = pa, *b = pb;
-	uint32_t na = depth_of(a), nb = depth_of(b), k;
+	const struct path *a = pa, *b = pb;
+	uint32_t k;
 	int c;
 
-	for (k = 0; k < na && k < nb; k++)
-		if ((c = frame_cmp(outer(a->stack, k), outer(b->stack, k))) != 0)
+	for (k = 0; k < a->n && k < b->n; k++)
+		if ((c = frame_cmp(a->f[k], b->f[k])) != 0)
 			return c;
-	return (na > nb) - (na < nb);
+	return (a->n > b->n) - (a->n < b->n);
 }
 
 static int32_t new_node(struct tree *t, const struct memprof_frame *f, int32_t parent, int depth)
@@ -86,46 +110,55 @@ static int32_t new_node(struct tree *t, const struct memprof_frame *f, int32_t p
 	return (int32_t)t->n++;
 }
 
-/* Insert the groups, sorted by path, sharing the nodes of common prefixes
- * with the group before.  Returns 0 or -1 (out of memory). */
-static int build(struct tree *t, struct mp_attr_group *g, size_t n)
+/* Insert one path, sharing the nodes of its common prefix with prev. */
+static int insert(struct tree *t, int32_t *path, const struct path *p, const struct path *prev,
+                  int32_t *none)
 {
-	int32_t path[MAX_DEPTH + 2], none = -1;
-	uint32_t prev_depth = 0, d, k, common;
-	size_t i;
+	uint32_t k, common = 0;
 
-	if (new_node(t, NULL, -1, 0) < 0)
-		return -1;
-	path[0] = 0;
-	qsort(g, n, sizeof(*g), by_path);
-	for (i = 0; i < n; i++) {
-		d = depth_of(&g[i]);
-		t->nodes[0].bytes += g[i].bytes;
-		t->nodes[0].blocks += g[i].count;
-		if (g[i].stack && g[i].stack->n_frames > MAX_DEPTH)
-			t->n_cut++;
-		if (d == 0) {
-			if (none < 0 && (none = new_node(t, NULL, 0, 1)) < 0)
-				return -1;
-			t->nodes[none].bytes += g[i].bytes;
-			t->nodes[none].blocks += g[i].count;
-			continue;
-		}
-		common = 0;
-		while (i > 0 && common < d && common < prev_depth && depth_of(&g[i - 1]) &&
-		       frame_cmp(outer(g[i].stack, common), outer(g[i - 1].stack, common)) == 0)
-			common++;
-		for (k = common; k < d; k++)
-			if ((path[k + 1] = new_node(t, outer(g[i].stack, k), path[k], (int)k + 1)) <
-			    0)
-				return -1;
-		for (k = 1; k <= d; k++) {
-			t->nodes[path[k]].bytes += g[i].bytes;
-			t->nodes[path[k]].blocks += g[i].count;
-		}
-		prev_depth = d;
+	t->nodes[0].bytes += p->g->bytes;
+	t->nodes[0].blocks += p->g->count;
+	t->n_cut += p->cut;
+	if (p->n == 0) {
+		if (*none < 0 && (*none = new_node(t, NULL, 0, 1)) < 0)
+			return -1;
+		t->nodes[*none].bytes += p->g->bytes;
+		t->nodes[*none].blocks += p->g->count;
+		return 0;
+	}
+	while (prev && common < p->n && common < prev->n &&
+	       frame_cmp(p->f[common], prev->f[common]) == 0)
+		common++;
+	for (k = common; k < p->n; k++)
+		if ((path[k + 1] = new_node(t, p->f[k], path[k], (int)k + 1)) < 0)
+			return -1;
+	for (k = 1; k <= p->n; k++) {
+		t->nodes[path[k]].bytes += p->g->bytes;
+		t->nodes[path[k]].blocks += p->g->count;
 	}
 	return 0;
+}
+
+/* Insert the groups, sorted by path, sharing the nodes of common prefixes
+ * with the group before.  Returns 0 or -1 (out of memory). */
+static int build(struct tree *t, const struct mp_attr_group *g, size_t n)
+{
+	int32_t path[MAX_DEPTH + 2], none = -1;
+	struct path *p = calloc(n ? n : 1, sizeof(*p));
+	size_t i;
+	int rc = p && new_node(t, NULL, -1, 0) >= 0 ? 0 : -1;
+
+	path[0] = 0;
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = path_of(&p[i], &g[i]);
+	if (rc == 0)
+		qsort(p, n, sizeof(*p), by_path);
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = insert(t, path, &p[i], i ? &p[i - 1] : NULL, &none);
+	for (i = 0; p && i < n; i++)
+		free(p[i].f);
+	free(p);
+	return rc;
 }
 
 struct draw {
@@ -279,7 +312,8 @@ static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device
 	fprintf(pg->out,
 	        "<p class=\"sub\">Outermost frame at the top; widths proportional to bytes live "
 	        "at the peak; cells narrower than %.0f px are merged into one grey 'other' cell "
-	        "per parent.",
+	        "per parent.  Interpreter, runtime and dispatch frames are left out "
+	        "(memprof(1), MEMPROF_SKIP_FRAMES).",
 	        MIN_PX);
 	if (t->n_cut)
 		fprintf(pg->out, " %lld stacks deeper than %d frames are cut there.",

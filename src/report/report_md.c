@@ -41,33 +41,11 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-/* The call site and up to two source frames toward the caller, plain text:
+/* The call site and the source frames toward the caller, plain text:
  * "forward (model.py:41) ← train (train.py:88)".  Escaped when written. */
-static const char *site_text(char *buf, size_t n, const struct memprof_stack *s)
+static const char *site_text(char *buf, size_t n, const struct memprof_stack *s, int depth)
 {
-	int i = mp_stack_call_site(s), shown = 0, w;
-	size_t len = 0;
-	char name[96];
-
-	buf[0] = '\0';
-	for (; i >= 0 && i < (int)s->n_frames && shown < 3 && len + 1 < n; i++) {
-		const struct memprof_frame *f = &s->frames[i];
-		const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;
-		int source = f->line > 0 && file[0] && strcmp(file, "??") != 0;
-
-		if (shown && !source)
-			continue;
-		mp_frame_short_name(name, sizeof(name), f->name);
-		if (source)
-			w = snprintf(buf + len, n - len, "%s%s (%s:%lld)", shown ? " \u2190 " : "",
-			             name, file, (long long)f->line);
-		else
-			w = snprintf(buf + len, n - len, "%s%s", shown ? " \u2190 " : "", name);
-		if (w < 0)
-			break;
-		len += (size_t)w < n - len ? (size_t)w : n - len - 1;
-		shown++;
-	}
+	mp_stack_summary(buf, n, s, depth, " \u2190 ");
 	return buf[0] ? buf : "(no call stack)";
 }
 
@@ -211,7 +189,7 @@ static int write_sites(FILE *out, const struct mp_analysis *a, int32_t device)
 		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes
 		                           : 0.0,
 		        (long long)g[i].count);
-		md_text(out, site_text(label, sizeof(label), g[i].stack));
+		md_text(out, site_text(label, sizeof(label), g[i].stack, a->stack_depth));
 		fputs(" |\n", out);
 	}
 	if (n > a->top)
@@ -338,7 +316,7 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 		}
 		fprintf(out, "| %s | %s | %lld | ", kind_title[kind],
 		        mp_format_bytes(b, sizeof(b), f[i].bytes), (long long)f[i].count);
-		md_text(out, site_text(label, sizeof(label), f[i].stack));
+		md_text(out, site_text(label, sizeof(label), f[i].stack, a->stack_depth));
 		if (kind == MP_LIFETIME_REUSE)
 			fprintf(out, " | %s each |\n",
 			        mp_format_bytes(d, sizeof(d), f[i].size_bytes));

@@ -4,6 +4,7 @@
  */
 #include "util/stack_text.h"
 #include "util/array.h"
+#include "util/frame_skip.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -244,22 +245,45 @@ static int is_allocator_frame(const char *name)
 	return 0;
 }
 
-int mp_stack_call_site(const struct memprof_stack *s)
+static int has_line(const struct memprof_frame *f)
+{
+	return f->line > 0 && f->file && f->file[0] && strcmp(f->file, "??") != 0;
+}
+
+/* The innermost frame that is not the allocator's nor, with skip_runtime,
+ * an interpreter, runtime or dispatch frame (util/frame_skip.h), preferring
+ * one with a source line; -1 when every frame is skipped. */
+static int innermost(const struct memprof_stack *s, int skip_runtime)
 {
 	uint32_t i;
 	int first = -1;
 
-	if (!s || s->n_frames == 0)
-		return -1;
 	for (i = 0; i < s->n_frames; i++) {
 		const struct memprof_frame *f = &s->frames[i];
 
-		if (is_allocator_frame(f->name))
+		if (is_allocator_frame(f->name) || (skip_runtime && mp_frame_skip(f)))
 			continue;
 		if (first < 0)
 			first = (int)i;
-		if (f->line > 0 && f->file[0] && strcmp(f->file, "??") != 0)
+		if (has_line(f))
 			return (int)i;
 	}
-	return first < 0 ? 0 : first;
+	return first;
+}
+
+int mp_stack_call_site(const struct memprof_stack *s)
+{
+	int i;
+
+	if (!s || s->n_frames == 0)
+		return -1;
+	if ((i = innermost(s, 1)) >= 0)
+		return i;
+	i = innermost(s, 0);
+	return i < 0 ? 0 : i;
+}
+
+int mp_stack_frame_shown(const struct memprof_frame *f)
+{
+	return !is_allocator_frame(f->name) && !mp_frame_skip(f);
 }

@@ -37,10 +37,16 @@ char *mp_stack_text_format(const struct memprof_stack *s, size_t *len);
 /*
  * The frame a person calls the allocation's call site: the innermost frame
  * with a source file and a line (file neither "" nor "??", line > 0), else
- * the innermost frame; frames of the allocator and of stack capture
+ * the innermost frame.  Frames of the allocator and of stack capture
  * (PyTorch's caching allocator and unwinder, cudaMalloc, cuMem*) are
- * skipped.  Returns its index, or -1 for an empty or NULL stack.
+ * skipped, and so are interpreter, runtime and dispatch frames
+ * (util/frame_skip.h) unless the stack has nothing else.  Returns its
+ * index, or -1 for an empty or NULL stack.
  */
 int mp_stack_call_site(const struct memprof_stack *s);
+
+/* 1 when f is worth showing in a stack summary: neither an allocator frame
+ * nor an interpreter, runtime or dispatch frame. */
+int mp_stack_frame_shown(const struct memprof_frame *f);
 
 #endif

@@ -534,7 +534,7 @@ s = d["sites"][0]
 assert s["key"] == "step@cs336_basics/optimizers.py" and s["status"] == "new" and s["delta_bytes"] > 0
 '
 	expect_file_present real.md
-	if grep -q '^| - | 25.6 GiB | +25.6 GiB | step (cs336\\_basics/optimizers.py:82) (new) |$' real.md; then
+	if grep -q '^| - | 25.6 GiB | +25.6 GiB | step (cs336\\_basics/optimizers.py:82,84,100) (new) |$' real.md; then
 		pass
 	else
 		fail "real.md lacks the grown call site: $(grep -m3 'GiB' real.md)"

@@ -20,7 +20,7 @@ export MEMPROF_LIBNVML=$FAKE FAKE_NVML_PID=$target
 export FAKE_NVML_CURVE0=$((100 * MIB)),$((300 * MIB)),na,-,$((200 * MIB))
 
 step "five samples of the curve"
-mp watch --pid "$target" --interval=10 --count=5 -o "$TMP/w.txt"
+mp watch --pid "$target" --interval=10ms --count=5 -o "$TMP/w.txt"
 expect_status 0
 expect_eq "$(head -n 1 "$TMP/w.txt")" "# memprof watch: GPU memory of pid $target as NVML reports it, every 10 ms: a coarse curve with no allocations, addresses or call stacks, and it includes the CUDA context; record the job with memprof record to see allocations" "header line"
 expect_eq "$(grep -c '^# device 0: Fake GPU 0$' "$TMP/w.txt")" 1 "device line"
@@ -41,7 +41,7 @@ expect_eq "$(sort -n "$TMP/times" | tr '\n' ' ')" "$(tr '\n' ' ' <"$TMP/times")"
 
 step "csv, two devices, more processes than memprof's first array"
 FAKE_NVML_DEVICES=2 FAKE_NVML_OTHERS=40 FAKE_NVML_CURVE1=$((7 * MIB)) \
-	mp watch --pid "$target" --interval=10 --count=2 --format=csv
+	mp watch --pid "$target" --interval=10ms --count=2 --format=csv
 expect_status 0
 cut -d, -f2- "$OUT" >"$TMP/got"
 cat >"$TMP/want" <<EOT
@@ -55,7 +55,7 @@ expect_same_file "$TMP/want" "$TMP/got"
 expect_stderr_contains "# memprof watch: GPU memory of pid $target as NVML reports it, every 10 ms"
 
 step "a pid NVML never lists"
-FAKE_NVML_CURVE0=- mp watch --pid "$target" --interval=10 --count=2
+FAKE_NVML_CURVE0=- mp watch --pid "$target" --interval=10ms --count=2
 expect_status 0
 expect_eq "$(grep -v '^#' "$OUT" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 " "pid bytes"
 expect_stderr_contains "NVML did not list pid $target on any device"
@@ -63,14 +63,14 @@ expect_stderr_contains "NVML did not list pid $target on any device"
 step "the watched process exits"
 sleep 3 </dev/null >/dev/null 2>&1 & # long enough for memprof to start, even under ASan
 short=$!
-FAKE_NVML_PID=$short run timeout 30 "$MEMPROF" watch --pid "$short" --interval=50
+FAKE_NVML_PID=$short run timeout 30 "$MEMPROF" watch --pid "$short" --interval=50ms
 expect_status 0
 expect_stderr_contains "memprof watch: process $short exited"
 n=$(grep -vc '^#' "$OUT")
 if [ "$n" -ge 1 ]; then pass; else fail "no sample before the process exited"; fi
 
 step "SIGINT ends it"
-run timeout --preserve-status -s INT 1 "$MEMPROF" watch --pid "$target" --interval=20
+run timeout --preserve-status -s INT 1 "$MEMPROF" watch --pid "$target" --interval=20ms
 expect_status 0
 expect_stderr_contains "memprof watch: stopped by signal 2 after"
 
@@ -95,7 +95,14 @@ expect_status 2
 expect_stderr_contains "no process given (--pid PID)"
 mp watch --pid "$target" --interval=0
 expect_status 2
-expect_stderr_contains "invalid interval '0'"
+expect_stderr_contains "invalid --interval '0': give 10ms to 1h"
+# a duration takes its unit (issue 22, item 18)
+mp watch --pid "$target" --interval=500
+expect_status 2
+expect_stderr_contains "invalid --interval '500': a duration needs a unit (ns, us, ms, s, min or h): did you mean '500ms'?"
+mp watch --pid "$target" --interval=2h
+expect_status 2
+expect_stderr_contains "give 10ms to 1h"
 mp watch --pid "$target" --format=json
 expect_status 2
 expect_stderr_contains "unknown format 'json'"

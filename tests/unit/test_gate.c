@@ -529,8 +529,9 @@ Test(gate_figures, from_a_pass)
 	cr_assert_eq(d0->sites[0].blocks, 2);
 	cr_assert_eq(d0->sites[0].n_stacks, 2);
 	cr_assert_eq(d0->sites[0].line, 30); /* of the larger group */
+	/* every line folded in, ascending (issue 22, item 10) */
 	cr_assert_str_eq(mp_gate_site_text(text, sizeof(text), &d0->sites[0], 0),
-	                 "fwd (x/model.py:30)");
+	                 "fwd (x/model.py:10,30)");
 	cr_assert_str_eq(d0->sites[1].key, "mlp@x/model.py");
 	cr_assert_eq(d0->sites[1].bytes, 200);
 	/* device 1: modelled; 4 KiB granules: after x3 (the live peak, 7000

@@ -516,13 +516,32 @@ Test(planned, a_second_pass_with_the_same_key_reuses_the_plan)
 	cr_assert_eq(ops->plan(p, it, n), 0);
 	cr_assert_eq(stat(p, "plan_reused"), 0);
 	ops->destroy(p);
+
+/* plan_time takes a unit (issue 22, item 18); a bare number is seconds */
+Test(planned, plan_time_takes_units)
+{
+	static const char *const good[] = {"500ms", "1.5s", "250us", "100000ns",
+	                                   "0.05",  "0",    "1min"};
+	size_t i;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		struct memprof_pool_option o = {"plan_time", good[i]};
+		struct memprof_pool *p = NULL;
+
+		fake_host_init(&fh, 0);
+		ops = memprof_pool_init(MEMPROF_POOL_ABI_MAJOR);
+		cr_assert_eq(ops->create(&fh.host, &o, 1, &p), MEMPROF_POOL_OK, "%s", good[i]);
+		ops->destroy(p);
+	}
 }
 
 Test(planned, bad_options_are_refused)
 {
-	static const char *const bad[][2] = {
-	        {"plan_time", "-1"}, {"plan_time", "soon"}, {"plan_time", ""}, {"order", "random"},
-	        {"align", "3"},      {"align", "0"},        {"align", "-512"}, {"frob", "1"}};
+	static const char *const bad[][2] = {{"plan_time", "-1"},    {"plan_time", "soon"},
+	                                     {"plan_time", ""},      {"order", "random"},
+	                                     {"align", "3"},         {"align", "0"},
+	                                     {"align", "-512"},      {"frob", "1"},
+	                                     {"plan_time", "2days"}, {"plan_time", "25h"}};
 	size_t i;
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
