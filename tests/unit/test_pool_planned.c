@@ -516,6 +516,7 @@ Test(planned, a_second_pass_with_the_same_key_reuses_the_plan)
 	cr_assert_eq(ops->plan(p, it, n), 0);
 	cr_assert_eq(stat(p, "plan_reused"), 0);
 	ops->destroy(p);
+}
 
 /* plan_time takes a unit (issue 22, item 18); a bare number is seconds */
 Test(planned, plan_time_takes_units)
