@@ -372,7 +372,12 @@ Test(gate_check, sentences)
 
 static struct mp_gate_site site(const char *key, int64_t bytes)
 {
-	struct mp_gate_site s = {(char *)key, (char *)key, (char *)"", 0, 1, bytes, 1};
+	struct mp_gate_site s = {.key = (char *)key,
+	                         .name = (char *)key,
+	                         .file = (char *)"",
+	                         .n_stacks = 1,
+	                         .bytes = bytes,
+	                         .blocks = 1};
 
 	return s;
 }
@@ -383,10 +388,10 @@ Test(gate_diff, devices_sites_and_pools)
 	struct mp_gate_site hs[] = {site("a", 400), site("same", 7), site("d", 200), site("c", 10)};
 	struct mp_gate_device bd[] = {dev(0, 1, 0, -1, -1), dev(1, 1, 0, -1, -1)};
 	struct mp_gate_device hd[] = {dev(0, 1, 0, -1, -1), dev(2, 1, 0, -1, -1)};
-	struct mp_gate_pool bp[] = {{0, "caching", "sim", 1, 100, 10, 0},
-	                            {0, "direct", "sim", 2, 100, 10, 0}};
-	struct mp_gate_pool hp[] = {{0, "caching", "sim", 1, 110, 10, 1},
-	                            {0, "planned", "sim", 3, 90, 5, 0}};
+	struct mp_gate_pool bp[] = {{0, "caching", "sim", 1, 100, 10, 0, 0},
+	                            {0, "direct", "sim", 2, 100, 10, 0, 0}};
+	struct mp_gate_pool hp[] = {{0, "caching", "sim", 1, 110, 10, 1, 0},
+	                            {0, "planned", "sim", 3, 90, 5, 0, 0}};
 	struct mp_gate_trace tb = {.devices = bd, .n_devices = 2, .pools = bp, .n_pools = 2};
 	struct mp_gate_trace th = {.devices = hd, .n_devices = 2, .pools = hp, .n_pools = 2};
 	const struct mp_gate_device_change *c;
