@@ -40,7 +40,7 @@ struct mp_analysis {
 	uint64_t granularity;
 	int64_t churn_window_ns;
 	double idle_min_share;
-	int stack_depth; /* frames shown per call stack (--stack-depth) */
+	int stack_depth; /* frames shown per call stack (--stack-depth); 0: the default, 3 */
 	/* results */
 	const struct mp_memstate *ms;
 	const struct mp_frag *frag;

@@ -243,6 +243,8 @@ const char *mp_stack_summary(char *buf, size_t n, const struct memprof_stack *s,
 	char name[96];
 
 	buf[0] = '\0';
+	if (depth <= 0) /* not set: the default */
+		depth = 3;
 	for (; i >= 0 && i < (int)s->n_frames && shown < depth && len + 1 < n; i++) {
 		const struct memprof_frame *f = &s->frames[i];
 		const char *file = strrchr(f->file, '/') ? strrchr(f->file, '/') + 1 : f->file;

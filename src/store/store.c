@@ -191,6 +191,28 @@ static int recover_journal(struct mp_store *s)
 	return mp_store_reopen(s, SQLITE_OPEN_READONLY);
 }
 
+/* What a file that is not a trace looks like, from its first bytes (for the message), or NULL. */
+static const char *looks_like(const char *path)
+{
+	unsigned char b[16] = {0};
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(b, 1, sizeof(b), f) : 0;
+
+	if (f)
+		fclose(f);
+	if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+		return "a PyTorch snapshot (a pickle)";
+	if (n >= 6 && memcmp(b, "ts_ns,", 6) == 0)
+		return "a memprof CSV";
+	if (n >= 3 && memcmp(b, "id,", 3) == 0)
+		return "a MiniMalloc CSV";
+	if (n >= 7 && memcmp(b, "Thread,", 7) == 0)
+		return "an RMM log";
+	if (n >= 7 && memcmp(b, "MPSPOOL", 7) == 0)
+		return "a spool of memprof record";
+	return NULL;
+}
+
 /* The first read of a trace: where SQLite finds a file that is not a
  * database, a lock held too long or an interrupted write. */
 static int first_read(struct mp_store *s, int64_t *version)
@@ -203,6 +225,12 @@ static int first_read(struct mp_store *s, int64_t *version)
 		if (query_int(s, "PRAGMA user_version;", version) == 0)
 			return 0;
 	}
+	if (sqlite3_errcode(s->db) == SQLITE_NOTADB && looks_like(s->path))
+		return mp_err(
+		        &s->err, MP_ENOTTRACE,
+		        "not a memprof trace '%s': it looks like %s; 'memprof import %s' reads "
+		        "it into a trace",
+		        s->path, looks_like(s->path), s->path);
 	if (sqlite3_errcode(s->db) == SQLITE_NOTADB)
 		return mp_err(&s->err, MP_ENOTTRACE,
 		              "not a memprof trace '%s': not a SQLite database", s->path);
@@ -220,6 +248,9 @@ int mp_store_open(struct mp_store **out, const char *path, struct mp_error *err)
 		return mp_err(err, MP_EIO, "cannot open trace '%s': %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return mp_err(err, MP_EIO, "cannot open trace '%s': is a directory", path);
+	if (S_ISREG(st.st_mode) && st.st_size == 0) /* SQLite would take it for an empty database */
+		return mp_err(err, MP_ENOTTRACE, "not a memprof trace '%s': the file is empty",
+		              path);
 	s = store_new(path);
 	if (!s)
 		return mp_err(err, MP_ENOMEM, "out of memory opening '%s'", path);

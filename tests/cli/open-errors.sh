@@ -46,10 +46,18 @@ mkdir dir.db
 refused dir.db "directory"
 
 : >empty.db
-refused empty.db "not a memprof trace"
+refused empty.db "not a memprof trace 'empty.db': the file is empty"
 
 printf 'ts_ns,op,id,size\n1,alloc,1,10\n' >text.db
-refused text.db "not a memprof trace"
+refused text.db "not a memprof trace 'text.db': it looks like a memprof CSV; 'memprof import text.db' reads it into a trace"
+
+# files of the formats memprof imports are named as such, with the command that reads them
+printf '\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00}\x94.' >snap.pickle
+refused snap.pickle "it looks like a PyTorch snapshot (a pickle); 'memprof import snap.pickle' reads it into a trace"
+printf 'id,lower,upper,size\n0,0,2,16\n' >plan.csv
+refused plan.csv "it looks like a MiniMalloc CSV"
+printf 'Thread,Time,Action,Pointer,Size,Stream\n' >log.dev0.csv
+refused log.dev0.csv "it looks like an RMM log"
 
 awk 'BEGIN { for (i = 0; i < 8192; i++) printf "%c", (i * 37 + 11) % 256 }' >binary.db
 refused binary.db "not a memprof trace"

@@ -35,8 +35,11 @@ done
 mkdir "$dir/exp"
 "$MEMPROF" export -o "$dir/exp/t.csv" "$dir/t.db" &
 pid=$!
-for _ in $(seq 100); do
+# wait until it writes its output: a named temporary, or an unnamed one (O_TMPFILE),
+# which only its open file descriptors show
+for _ in $(seq 400); do
 	ls "$dir/exp"/*.tmp-* >/dev/null 2>&1 && break
+	ls -l "/proc/$pid/fd" 2>/dev/null | grep -q -- "-> $dir/exp/" && break
 	sleep 0.05
 done
 kill -TERM "$pid"
