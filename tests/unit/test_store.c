@@ -289,7 +289,7 @@ Test(store, refuses_what_is_not_a_trace)
 	th_write(text, "this is not a database, just some text that is long enough\n");
 	expect_refusal(text, MP_ENOTTRACE, "not a SQLite database");
 	th_write(empty, "");
-	expect_refusal(empty, MP_ENOTTRACE, "without memprof's meta table");
+	expect_refusal(empty, MP_ENOTTRACE, "the file is empty");
 	th_sqlite_exec(other, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
 	expect_refusal(other, MP_ENOTTRACE, "without memprof's meta table");
 	th_sqlite_exec(other,
