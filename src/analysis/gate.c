@@ -147,7 +147,7 @@ static void take_reserved(struct mp_gate_device *gd, int reserved, const struct 
 	gd->peak_reserved_seq = p->seq;
 	gd->free_in_reserved_bytes = p->free_in_reserved_bytes;
 	gd->largest_free_bytes = p->largest_free_bytes;
-	gd->frag_nano = mp_gate_ratio_nano(p->free_in_reserved_bytes, p->reserved_bytes);
+	gd->free_share_nano = mp_gate_ratio_nano(p->free_in_reserved_bytes, p->reserved_bytes);
 	if (p->free_in_reserved_bytes == 0)
 		gd->external_nano = 0;
 	else if (p->free_in_reserved_bytes > 0 && p->largest_free_bytes >= 0 &&
@@ -168,7 +168,7 @@ static void take_figures(struct mp_gate_device *gd, const struct mp_pass *p,
 	gd->peak_live_seq = md->live_peak.seq;
 	gd->reserved = MP_GATE_RESERVED_UNKNOWN;
 	gd->peak_reserved_bytes = gd->free_in_reserved_bytes = gd->largest_free_bytes = -1;
-	gd->frag_nano = gd->external_nano = -1;
+	gd->free_share_nano = gd->external_nano = -1;
 	if (md->has_segments && fd) {
 		struct mp_frag_point at = fd->at_reserved_peak;
 

@@ -62,7 +62,7 @@ struct mp_gate_device {
 	int64_t peak_reserved_ts_ns, peak_reserved_seq;
 	int64_t free_in_reserved_bytes; /* at the reserved peak (modelled: at the live peak) */
 	int64_t largest_free_bytes;     /* the largest hole there; -1 when unknown */
-	int64_t frag_nano;     /* free_in_reserved / reserved, parts per 10^9; -1 unknown */
+	int64_t free_share_nano;     /* free_in_reserved / reserved, parts per 10^9; -1 unknown */
 	int64_t external_nano; /* 1 - largest hole / free, parts per 10^9; -1 unknown */
 	int64_t leaked_bytes, leaked_blocks; /* live at the end (analysis/lifetime leaks) */
 	int64_t n_ooms;
@@ -147,10 +147,10 @@ enum mp_gate_kind {
 	/* diff */
 	MP_GATE_PEAK_INCREASE,     /* --max-peak-increase=N%|SIZE: peak live, HEAD - BASE */
 	MP_GATE_RESERVED_INCREASE, /* --max-reserved-increase=N%|SIZE: peak reserved */
-	MP_GATE_FRAG_INCREASE,     /* --max-frag-increase=R: fragmentation, HEAD - BASE */
+	MP_GATE_FREE_SHARE_INCREASE,     /* --max-frag-increase=R: fragmentation, HEAD - BASE */
 	MP_GATE_POOL_INCREASE,     /* --max-pool-increase=N%|SIZE: a pool's peak reserved */
 	/* diff (on HEAD) and check */
-	MP_GATE_FRAG, /* --max-frag=R */
+	MP_GATE_FREE_SHARE, /* --max-frag=R */
 	/* check */
 	MP_GATE_PEAK,          /* --max-peak=SIZE */
 	MP_GATE_RESERVED,      /* --max-reserved=SIZE */

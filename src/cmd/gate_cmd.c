@@ -32,7 +32,7 @@ static const char *ratio_hint(char *hint, size_t n, const char *arg)
 	if (strlen(arg) + 2 > sizeof(pct) || strchr(arg, '%'))
 		return hint;
 	snprintf(pct, sizeof(pct), "%s%%", arg);
-	if (mp_gate_limit_parse(MP_GATE_FRAG, pct, &l) == 0)
+	if (mp_gate_limit_parse(MP_GATE_FREE_SHARE, pct, &l) == 0)
 		snprintf(hint, n, " (did you mean %s?)", pct);
 	return hint;
 }
@@ -50,7 +50,7 @@ static int add_limit(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int kin
 		                    mp_gate_kind_option(kind), arg, arg, arg,
 		                    strchr(arg, '.') ? "MiB" : "B");
 	if (mp_gate_limit_parse(kind, arg, &l) < 0) {
-		if (kind == MP_GATE_FRAG || kind == MP_GATE_FRAG_INCREASE)
+		if (kind == MP_GATE_FREE_SHARE || kind == MP_GATE_FREE_SHARE_INCREASE)
 			return mp_cmd_usage(c,
 			                    "invalid --%s '%s': give a ratio from 0 to 1 or a "
 			                    "percentage, such as 0.15 or 15%%%s",

@@ -51,7 +51,7 @@ static void frag_row(FILE *out, const char *label, const struct mp_frag_point *p
 		         1.0 - (double)p->largest_free_bytes / (double)p->free_in_reserved_bytes);
 	else if (p->free_in_reserved_bytes == 0)
 		snprintf(ratio, sizeof(ratio), "0");
-	fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s %s\n", label,
+	fprintf(out, "    %-18s %15s %5.1f%%   %-17s %-13s %s\n", label,
 	        mp_format_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0,
 	        mp_analyze_bytes(b2, sizeof(b2), p->free_in_reserved_bytes),
@@ -63,21 +63,21 @@ static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 	const struct mp_frag_integrals *tw = &fd->tw;
 	char g[32], b1[32], b2[32];
 
-	fprintf(out, "\n  fragmentation (%s model", mp_frag_model_name(fd->model));
+	fprintf(out, "\n  fragmentation figures (%s model", mp_frag_model_name(fd->model));
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(out, ", %s granules",
 		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
 	if (a->modelled_granted_blocks > 0)
 		fprintf(out, "; internal partly modelled: see notes");
-	fprintf(out, ")\n    %-18s %17s   %-17s %-13s %s\n", "", "internal", "free in reserved",
-	        "largest hole", "external");
+	fprintf(out, ")\n    %-18s %22s   %-17s %-13s %s\n", "", "internal fragmentation",
+	        "free in reserved", "largest hole", "external fragmentation");
 	frag_row(out, "at the live peak", &fd->at_live_peak);
 	frag_row(out, "at reserved peak", &fd->at_reserved_peak);
 	frag_row(out, "at the end", &fd->at_end);
 	if (tw->span_ns > 0) {
 		int known = fd->model != MP_FRAG_NONE && tw->n_unknown == 0;
 
-		fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s ", "time-weighted",
+		fprintf(out, "    %-18s %15s %5.1f%%   %-17s %-13s ", "time-weighted",
 		        mp_format_bytes(b1, sizeof(b1),
 		                        (int64_t)(tw->internal / (double)tw->span_ns)),
 		        tw->live > 0 ? 100.0 * tw->internal / tw->live : 0.0,

@@ -75,9 +75,9 @@ static cJSON *figures(const struct mp_gate_device *d)
 		mp_json_add_int(p, "seq", d->peak_reserved_seq);
 	}
 	mp_json_add_known(o, "free_in_reserved_bytes", d->free_in_reserved_bytes);
-	mp_json_add_known(o, "largest_free_bytes", d->largest_free_bytes);
-	add_ratio(o, "fragmentation", d->frag_nano, 0);
-	add_ratio(o, "external_ratio", d->external_nano, 0);
+	mp_json_add_known(o, "largest_hole_bytes", d->largest_free_bytes);
+	add_ratio(o, "free_share", d->free_share_nano, 0);
+	add_ratio(o, "external_fragmentation", d->external_nano, 0);
 	mp_json_add_int(o, "leaked_bytes", d->leaked_bytes);
 	mp_json_add_int(o, "leaked_blocks", d->leaked_blocks);
 	mp_json_add_int(o, "ooms", d->n_ooms);
@@ -111,10 +111,10 @@ static cJSON *change(const struct mp_gate_device *b, const struct mp_gate_device
 		cJSON_AddNullToObject(o, "peak_reserved_bytes");
 		cJSON_AddNullToObject(o, "peak_reserved_percent");
 	}
-	if (reserved && b->frag_nano >= 0 && h->frag_nano >= 0)
-		add_ratio(o, "fragmentation", h->frag_nano - b->frag_nano, 1);
+	if (reserved && b->free_share_nano >= 0 && h->free_share_nano >= 0)
+		add_ratio(o, "free_share", h->free_share_nano - b->free_share_nano, 1);
 	else
-		cJSON_AddNullToObject(o, "fragmentation");
+		cJSON_AddNullToObject(o, "free_share");
 	mp_json_add_int(o, "leaked_bytes", h->leaked_bytes - b->leaked_bytes);
 	mp_json_add_int(o, "leaked_blocks", h->leaked_blocks - b->leaked_blocks);
 	mp_json_add_int(o, "ooms", h->n_ooms - b->n_ooms);
@@ -311,7 +311,7 @@ static void result_figures(cJSON *o, const struct mp_gate_result *res, int diff)
 		cJSON_AddNullToObject(o, "over");
 		return;
 	}
-	if (!diff || res->limit->kind == MP_GATE_FRAG || res->base < 0)
+	if (!diff || res->limit->kind == MP_GATE_FREE_SHARE || res->base < 0)
 		cJSON_AddNullToObject(o, "base");
 	else if (ratio)
 		add_ratio(o, "base", res->base, 0);

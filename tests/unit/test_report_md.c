@@ -174,9 +174,9 @@ Test(report_md, figures_known_by_hand)
 	assert_line(md, "| live | 600 B | +30 ns (event 4) |");
 	assert_line(md, "| requested | 540 B | +30 ns (event 4) |");
 	assert_line(md, "| reserved | 1000 B | +0 ns (event 1) |");
-	assert_line(md, "**Fragmentation at the live peak**: internal 60 B (10.0% of live); 400 B "
-	                "free in reserved memory (40.0% of 1000 B reserved), largest hole 300 B, "
-	                "external ratio 0.250.");
+	assert_line(md, "**Fragmentation at the live peak**: internal fragmentation 60 B (10.0% of "
+	                "live); 400 B free in reserved (free share 0.400 of 1000 B reserved), "
+	                "largest hole 300 B, external fragmentation 0.250.");
 	assert_line(md, "**OOMs**: 1");
 	assert_line(md, "- event 6 at +50 ns: the request was 500 B; 600 B free in reserved "
 	                "memory, largest hole 300 B (fragmentation: it fit in the free bytes, not "
