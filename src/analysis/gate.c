@@ -259,6 +259,19 @@ const struct mp_gate_device *mp_gate_trace_device(const struct mp_gate_trace *t,
 	return NULL;
 }
 
+int mp_gate_trace_set_window(struct mp_gate_trace *t, const char *why)
+{
+	size_t i;
+
+	free(t->window);
+	t->window = NULL;
+	if (why && !(t->window = strdup(why)))
+		return MP_ENOMEM;
+	for (i = 0; i < t->n_devices; i++)
+		t->devices[i].window = why != NULL;
+	return 0;
+}
+
 void mp_gate_trace_free(struct mp_gate_trace *t)
 {
 	size_t i;
@@ -271,6 +284,7 @@ void mp_gate_trace_free(struct mp_gate_trace *t)
 	}
 	free(t->devices);
 	free(t->pools);
+	free(t->window);
 	free(t->path);
 	free(t->source);
 	memset(t, 0, sizeof(*t));

@@ -215,10 +215,18 @@ static void check_absolute(struct mp_gate_result *r, const struct mp_gate_device
 		set_absolute(r, h->peak_live_bytes);
 		return;
 	case MP_GATE_LEAKED_BYTES:
-		set_absolute(r, h->leaked_bytes);
-		return;
 	case MP_GATE_LEAKED_BLOCKS:
-		set_absolute(r, h->leaked_blocks);
+		if (h->window) {
+			r->outcome = MP_GATE_NOT_CHECKED;
+			r->why =
+			        "the trace is a window of the program: what is live at its end may "
+			        "be freed after it, so it is not a leak (memprof-analyze(1), "
+			        "LIFETIME "
+			        "PATTERNS)";
+		} else {
+			set_absolute(r, r->limit->kind == MP_GATE_LEAKED_BYTES ? h->leaked_bytes
+			                                                       : h->leaked_blocks);
+		}
 		return;
 	case MP_GATE_OOMS:
 		set_absolute(r, h->n_ooms);

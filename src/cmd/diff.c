@@ -112,7 +112,8 @@ const struct mp_cmd mp_cmd_diff = {
         .name = "diff",
         .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
         .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
-                 "[--max-free-share=R|N%] [--max-free-share-increase=R|N%] [--max-pool-increase=N%|SIZE] "
+                 "[--max-free-share=R|N%] [--max-free-share-increase=R|N%] "
+                 "[--max-pool-increase=N%|SIZE] "
                  "[--device=N] [--require-checked] [--format=FORMAT] [-o FILE] [--md=FILE] "
                  "[--junit=FILE] "
                  "[--json=FILE] BASE HEAD",

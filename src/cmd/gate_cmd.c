@@ -8,6 +8,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <stdlib.h>
@@ -179,7 +180,7 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
 	struct mp_pass_opts po;
 	struct mp_pass *p = calloc(1, sizeof(*p));
 	struct mp_reader *r = NULL;
-	char *source = NULL;
+	char *source = NULL, *window = NULL;
 	int rc;
 
 	if (!p)
@@ -207,6 +208,11 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
 			mp_err(err, rc, "out of memory");
 		t->truncated = mp_cmd_meta_flag(s, "truncated");
 		t->lossy = mp_cmd_meta_flag(s, "lossy");
+		window = mp_store_get_meta(s, MP_WINDOW_META);
+		if (rc == 0 &&
+		    mp_gate_trace_set_window(t, mp_trace_window(source, window, t->truncated)) < 0)
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+		free(window);
 	}
 	free(source);
 	mp_reader_close(r);

@@ -61,12 +61,12 @@ static const char *duration(char *buf, size_t n, size_t have, int64_t ns)
 	return have ? mp_format_duration(buf, n, ns) : strcpy(buf, "-");
 }
 
-#define ROW_FORMAT "%-7s %4s %3s %10s %10s %10s %10s %10s %7s %7s %7s %10s %7s %7s"
+#define ROW_FORMAT "%-7s %4s %3s %10s %10s %10s %10s %7s %7s %7s %7s %10s %7s %7s"
 
 static void header(struct page *pg)
 {
 	line(pg, ROW_FORMAT, "PID", "RANK", "DEV", "LIVE", "RESERVED", "PEAK LIVE", "PEAK RES",
-	     "FREE SHARE", "ALLOCS", "FREES", "ALLOC/S", "BYTES/S", "P50", "P99");
+	     "FREE", "ALLOCS", "FREES", "ALLOC/S", "BYTES/S", "P50", "P99");
 }
 
 static void row(struct page *pg, const struct mp_live_state *st, const struct mp_live_process *p,

@@ -82,8 +82,7 @@ static void print_trend(FILE *out, const struct mp_plan_frag_trend *t)
 		        t->fit.slope > 0   ? "rising"
 		        : t->fit.slope < 0 ? "falling"
 		                           : "flat",
-		        t->fit.slope < 0 ? -t->fit.slope : t->fit.slope,
-		        (long long)t->n_known);
+		        t->fit.slope < 0 ? -t->fit.slope : t->fit.slope, (long long)t->n_known);
 	fputc('\n', out);
 	if (!t->has_target) {
 		fprintf(out,
@@ -95,8 +94,7 @@ static void print_trend(FILE *out, const struct mp_plan_frag_trend *t)
 	fprintf(out, "    after step %d: %s (%s): %s the target (under %.2f)\n",
 	        MP_PLAN_TARGET_STEP, ratio_text(r, sizeof(r), t->target_ratio),
 	        t->target_measured ? "measured" : "projected by the trend",
-	        t->target_ratio < MP_PLAN_TARGET_FRAG ? "meets" : "misses",
-	        MP_PLAN_TARGET_FRAG);
+	        t->target_ratio < MP_PLAN_TARGET_FRAG ? "meets" : "misses", MP_PLAN_TARGET_FRAG);
 }
 
 static void print_frag_steps(FILE *out, const struct mp_analysis *a, const struct mp_plan *p)

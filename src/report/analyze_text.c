@@ -152,8 +152,10 @@ static void print_groups(FILE *out, const struct mp_analysis *a, const struct mp
 	        mp_attr_kind_names[kind]);
 	for (i = 0; i < n && i < a->top; i++) {
 		group_label(label, sizeof(label), kind, &g[i], a->stack_depth);
-		fprintf(out, "    %10s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
-		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes : 0.0,
+		fprintf(out, "    %10s %5.1f%% %7lld  %s\n",
+		        mp_format_bytes(b, sizeof(b), g[i].bytes),
+		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes
+		                           : 0.0,
 		        (long long)g[i].count, label);
 	}
 	if (n > a->top)
@@ -190,8 +192,8 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 
 	if (t->count == 0)
 		return;
-	fprintf(out, "    %s: %lld %s, %s\n", title, (long long)t->count,
-	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks",
+	fprintf(out, "    %s: %lld %s%s, %s\n", title, (long long)t->count,
+	        kind == MP_LIFETIME_REUSE ? "allocation" : "block", t->count == 1 ? "" : "s",
 	        mp_analyze_bytes(b, sizeof(b), t->bytes));
 	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
@@ -217,7 +219,11 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 
 	mp_lifetime_device_totals(a->life, device, &t);
 	fprintf(out, "\n  lifetime patterns\n");
-	print_findings(out, a, device, MP_LIFETIME_LEAK, "leaks (never freed)",
+	print_findings(out, a, device, MP_LIFETIME_LEAK,
+	               a->window
+	                       ? "live at the end of the window (not leaks: the trace is a window, "
+	                         "see notes)"
+	                       : "leaks (never freed)",
 	               &t.kind[MP_LIFETIME_LEAK]);
 	if (a->no_timestamps)
 		snprintf(title, sizeof(title),
@@ -238,7 +244,7 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	if (t.preexisting_live_at_end.count)
 		fprintf(out,
 		        "    %lld blocks (%s) live before the trace began are still live at its "
-		        "end: not counted as leaks\n",
+		        "end: not counted above\n",
 		        (long long)t.preexisting_live_at_end.count,
 		        mp_analyze_bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
 }
@@ -270,8 +276,7 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 		        (long long)ms->n_events);
 	else
 		fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
-		        mp_format_duration(d, sizeof(d),
-		                           mp_memstate_span_ns(ms)));
+		        mp_format_duration(d, sizeof(d), mp_memstate_span_ns(ms)));
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++) {
 		const struct mp_mem_device *dev = &ms->devices[order[i]];

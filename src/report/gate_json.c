@@ -55,6 +55,10 @@ static void add_trace(cJSON *root, const char *key, const struct mp_gate_trace *
 		cJSON_AddNullToObject(o, "source");
 	cJSON_AddBoolToObject(o, "truncated", t->truncated);
 	cJSON_AddBoolToObject(o, "lossy", t->lossy);
+	if (t->window)
+		cJSON_AddStringToObject(o, "window", t->window);
+	else
+		cJSON_AddNullToObject(o, "window");
 }
 
 static cJSON *figures(const struct mp_gate_device *d)
@@ -78,8 +82,15 @@ static cJSON *figures(const struct mp_gate_device *d)
 	mp_json_add_known(o, "largest_hole_bytes", d->largest_free_bytes);
 	add_ratio(o, "free_share", d->free_share_nano, 0);
 	add_ratio(o, "external_fragmentation", d->external_nano, 0);
-	mp_json_add_int(o, "leaked_bytes", d->leaked_bytes);
-	mp_json_add_int(o, "leaked_blocks", d->leaked_blocks);
+	if (d->window) { /* a window claims no leaks (util/trace_window.h) */
+		cJSON_AddNullToObject(o, "leaked_bytes");
+		cJSON_AddNullToObject(o, "leaked_blocks");
+	} else {
+		mp_json_add_int(o, "leaked_bytes", d->leaked_bytes);
+		mp_json_add_int(o, "leaked_blocks", d->leaked_blocks);
+	}
+	mp_json_add_int(o, "live_at_end_bytes", d->leaked_bytes);
+	mp_json_add_int(o, "live_at_end_blocks", d->leaked_blocks);
 	mp_json_add_int(o, "ooms", d->n_ooms);
 	return o;
 }
@@ -115,8 +126,15 @@ static cJSON *change(const struct mp_gate_device *b, const struct mp_gate_device
 		add_ratio(o, "free_share", h->free_share_nano - b->free_share_nano, 1);
 	else
 		cJSON_AddNullToObject(o, "free_share");
-	mp_json_add_int(o, "leaked_bytes", h->leaked_bytes - b->leaked_bytes);
-	mp_json_add_int(o, "leaked_blocks", h->leaked_blocks - b->leaked_blocks);
+	if (b->window || h->window) {
+		cJSON_AddNullToObject(o, "leaked_bytes");
+		cJSON_AddNullToObject(o, "leaked_blocks");
+	} else {
+		mp_json_add_int(o, "leaked_bytes", h->leaked_bytes - b->leaked_bytes);
+		mp_json_add_int(o, "leaked_blocks", h->leaked_blocks - b->leaked_blocks);
+	}
+	mp_json_add_int(o, "live_at_end_bytes", h->leaked_bytes - b->leaked_bytes);
+	mp_json_add_int(o, "live_at_end_blocks", h->leaked_blocks - b->leaked_blocks);
 	mp_json_add_int(o, "ooms", h->n_ooms - b->n_ooms);
 	return o;
 }

@@ -111,7 +111,8 @@ static void write_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 
 	if (p->seq == 0)
 		return;
-	fprintf(out, "\n**Fragmentation at the live peak**: internal fragmentation %s (%.1f%% of live)",
+	fprintf(out,
+	        "\n**Fragmentation at the live peak**: internal fragmentation %s (%.1f%% of live)",
 	        mp_analyze_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0);
 	if (fd->model == MP_FRAG_NONE || p->free_in_reserved_bytes < 0 || p->reserved_bytes <= 0) {
@@ -314,7 +315,10 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 			rows++;
 			continue;
 		}
-		fprintf(out, "| %s | %s | %lld | ", kind_title[kind],
+		fprintf(out, "| %s | %s | %lld | ",
+		        kind == MP_LIFETIME_LEAK && a->window
+		                ? "live at the window's end (not a leak)"
+		                : kind_title[kind],
 		        mp_format_bytes(b, sizeof(b), f[i].bytes), (long long)f[i].count);
 		md_text(out, site_text(label, sizeof(label), f[i].stack, a->stack_depth));
 		if (kind == MP_LIFETIME_REUSE)
@@ -328,7 +332,10 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 		shown++;
 	}
 	if (rows)
-		fprintf(out, "| %s | | | and %d more call sites | |\n", kind_title[kind], rows);
+		fprintf(out, "| %s | | | and %d more call sites | |\n",
+		        kind == MP_LIFETIME_LEAK && a->window ? "live at the window's end"
+		                                              : kind_title[kind],
+		        rows);
 	return shown;
 }
 
@@ -347,7 +354,9 @@ static void write_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
 		if (t.kind[k].count == 0)
 			continue;
-		fprintf(out, "%s%s %lld %s%s (%s)", n++ ? ", " : "", kind_plural[k],
+		fprintf(out, "%s%s %lld %s%s (%s)", n++ ? ", " : "",
+		        k == MP_LIFETIME_LEAK && a->window ? "live at the window's end"
+		                                           : kind_plural[k],
 		        (long long)t.kind[k].count, k == MP_LIFETIME_REUSE ? "allocation" : "block",
 		        t.kind[k].count == 1 ? "" : "s",
 		        mp_format_bytes(b, sizeof(b), t.kind[k].bytes));

@@ -51,7 +51,7 @@ expect_status 0
 expect_stderr_empty
 cp "$OUT" seg.json
 check_json seg.json '
-assert j["memprof_analyze_version"] == 1
+assert j["memprof_analyze_version"] == 2
 assert j["events"] == 8 and j["span_ns"] == 100
 d, = j["devices"]
 assert d["device"] == 0 and d["events"] == 8
@@ -171,7 +171,7 @@ mp analyze --churn-window=15ns seg.db
 expect_status 0
 expect_stdout_match '^  peak live +600 B +at \+30 ns, event 4$'
 expect_stdout_match '^  peak reserved +1000 B +at \+0 ns, event 1$'
-expect_stdout_match 'fragmentation \(segments model\)'
+expect_stdout_match 'fragmentation figures \(segments model\)'
 expect_stdout_contains 'event 6 at +50 ns: the request was 500 B, 600 B was free in reserved memory, the largest hole was 300 B (fragmentation: it fit in the free bytes, not in one hole)'
 expect_stdout_match '300 B +50\.0% +1 +bwd \(model\.py:30\) < train \(train\.py:5\)$'
 expect_stdout_contains 'leaks (never freed): 2 blocks, 350 B'

@@ -113,7 +113,7 @@ mp check --format=json --max-peak=9999 --no-leaks --max-free-share=0.5 t.db
 expect_status 3
 cp "$OUT" c.json
 check_json c.json '
-assert j["memprof_gate_version"] == 1 and j["command"] == "check"
+assert j["memprof_gate_version"] == 2 and j["command"] == "check"
 assert j["trace"]["path"] == "t.db" and "base" not in j and "head" not in j
 d, = j["devices"]
 f = d["figures"]

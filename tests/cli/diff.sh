@@ -137,7 +137,7 @@ mp diff --format=json --max-peak-increase=1.99% --max-free-share=0.5 base.db hea
 expect_status 3
 cp "$OUT" d.json
 check_json d.json '
-assert j["memprof_gate_version"] == 1 and j["command"] == "diff"
+assert j["memprof_gate_version"] == 2 and j["command"] == "diff"
 assert j["base"]["path"] == "base.db" and j["head"]["path"] == "head.db"
 assert j["base"]["source"] == "csv" and j["device"] is None
 d, = j["devices"]
@@ -320,7 +320,7 @@ mp import -o unk-head.db unk-head.csv
 mp diff --max-reserved-increase=1% --max-free-share=0.5 unk-base.db unk-head.db
 expect_status 0
 expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved-increase=1%: reserved bytes are unknown'
-expect_stdout_match '^  NOT CHECKED  fragmentation on device 0: not checked against --max-free-share=0.5: '
+expect_stdout_match '^  NOT CHECKED  free share on device 0: not checked against --max-free-share=0.5: '
 expect_stdout_line "result: PASS, nothing checked, 2 NOT CHECKED"
 expect_stdout_not_contains "within"
 expect_stdout_contains "2 checks were NOT CHECKED, which is not a pass: --require-checked makes an unchecked threshold fail the gate (exit 3)"

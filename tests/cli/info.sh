@@ -84,7 +84,7 @@ print(json.dumps(eval(sys.argv[2]), sort_keys=True))' "$W/info.json" "$2" 2>&1)
 
 if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>"$TMP/json.err"; then
 	pass
-	json_check version 'j["memprof_info_version"]' 2
+	json_check version 'j["memprof_info_version"]' 3
 	json_check trace 'j["trace"]' '"info.db"'
 	json_check schema 'j["schema_version"]' 3
 	json_check source 'j["source"]' '"csv"'

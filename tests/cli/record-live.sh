@@ -61,10 +61,10 @@ echo "workload: done"
 EOF
 chmod +x workload.sh
 
-# row PID RANK DEV LIVE RESERVED PEAK_LIVE PEAK_RES FREE_SHARE ALLOCS FREES P50 P99: a
+# row PID RANK DEV LIVE RESERVED PEAK_LIVE PEAK_RES FREE ALLOCS FREES P50 P99: a
 # row of the view once a whole interval passed without allocations.
 row() {
-	printf '%-7s %4s %3s %10s %10s %10s %10s %10s %7s %7s %7s %10s %7s %7s' \
+	printf '%-7s %4s %3s %10s %10s %10s %10s %7s %7s %7s %7s %10s %7s %7s' \
 		"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10}" 0.0 "0 B/s" "${11}" "${12}"
 }
 

@@ -38,7 +38,7 @@ mp replay --pool=direct,planned --backend=sim --json t.db
 expect_status 0
 cp "$OUT" small.json
 check_json small.json '
-assert j["version"] == 2 and j["backend"] == "sim" and j["baseline"] == "caching"
+assert j["version"] == 3 and j["backend"] == "sim" and j["baseline"] == "caching"
 r = {x["pool"]: x for x in j["results"]}
 assert sorted(r) == ["caching", "direct", "planned"], sorted(r)
 d, p, c = r["direct"], r["planned"], r["caching"]

@@ -710,10 +710,11 @@ def replay(events, at=None, weighted=False):
 
 
 def lifetime_totals(d):
-    """Leaks: blocks live at the end, not preexisting; preexisting blocks
-    live at the end apart."""
-    out = {}
-    for name, pre in (("leaks", False), ("preexisting_live_at_end", True)):
+    """A snapshot is a window of its program: blocks live at its end (not
+    preexisting) are live at the window's end, never leaks ("leaks" is
+    null); preexisting blocks live at the end apart."""
+    out = {"leaks": None}
+    for name, pre in (("live_at_window_end", False), ("preexisting_live_at_end", True)):
         blocks = [b for b in d.live_blocks() if b[6] == pre]
         out[name] = {"count": len(blocks), "bytes": sum(b[1] for b in blocks)}
     return out
@@ -736,7 +737,7 @@ def analyze(snap, top):
             at.setdefault(o[0], []).append("oom")
     _, taken, tw = replay(events, at, weighted=True)
     last_ts = events[-1][7] if events else 0
-    out = {"memprof_analyze_version": 1, "events": len(events),
+    out = {"memprof_analyze_version": 2, "events": len(events),
            "modelled_granted_blocks": MODELLED[0],
            "span_ns": last_ts - events[0][7] if events else 0, "devices": []}
     for dev in sorted(devices):

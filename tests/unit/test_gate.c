@@ -267,8 +267,8 @@ Test(gate_check, fragmentation_both_sides)
 	r = check_one(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.049999999", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_EXCEEDED);
 	mp_gate_result_text(text, sizeof(text), &r);
-	cr_assert_str_eq(text, "fragmentation on device 0 rose 0.05 (0.1 to 0.15), over "
-	                       "--max-frag-increase=0.049999999 by 0.000000001");
+	cr_assert_str_eq(text, "free share on device 0 rose 0.05 (0.1 to 0.15), over "
+	                       "--max-free-share-increase=0.049999999 by 0.000000001");
 	/* 0.7 -> 0.8 (0.1 points; 0.8 - 0.7 > 0.1 in floating point) */
 	b.free_share_nano = 700000000, h.free_share_nano = 800000000;
 	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.1"), MP_GATE_PASS);
@@ -277,7 +277,7 @@ Test(gate_check, fragmentation_both_sides)
 	r = check_one(b, h, MP_GATE_FREE_SHARE, "0.799999999", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_EXCEEDED);
 	mp_gate_result_text(text, sizeof(text), &r);
-	cr_assert_str_eq(text, "fragmentation on device 0 is 0.8, over --max-frag=0.799999999 by "
+	cr_assert_str_eq(text, "free share on device 0 is 0.8, over --max-free-share=0.799999999 by "
 	                       "0.000000001");
 	h.free_share_nano = -1;
 	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE, "0.5"), MP_GATE_NOT_CHECKED);
@@ -435,7 +435,7 @@ Test(gate_diff, devices_sites_and_pools)
 	r = mp_gate_check(&d, NULL, &lim, 1, &n);
 	cr_assert_eq(r[0].outcome, MP_GATE_EXCEEDED);
 	free(r);
-	/* increases skip devices in one trace; --max-frag takes every HEAD device */
+	/* increases skip devices in one trace; --max-free-share takes every HEAD device */
 	lim = parsed(MP_GATE_PEAK_INCREASE, "0%");
 	r = mp_gate_check(&d, NULL, &lim, 1, &n);
 	cr_assert_eq(n, 1);

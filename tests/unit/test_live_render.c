@@ -93,10 +93,10 @@ Test(render, the_view_shows_the_known_figures)
 	                 "memprof record --live   2.0 s   1 process   0 events dropped   "
 	                 "q: close this view");
 	cr_assert_str_eq(nth_line(t.p, 1, b, sizeof(b)),
-	                 "PID     RANK DEV       LIVE   RESERVED  PEAK LIVE   PEAK RES FREE SHARE  "
+	                 "PID     RANK DEV       LIVE   RESERVED  PEAK LIVE   PEAK RES    FREE  "
 	                 "ALLOCS   FREES ALLOC/S    BYTES/S     P50     P99");
 	cr_assert_str_eq(nth_line(t.p, 2, b, sizeof(b)),
-	                 "4000       2   0   3.00 MiB   4.00 MiB   4.00 MiB   4.00 MiB      0.250  "
+	                 "4000       2   0   3.00 MiB   4.00 MiB   4.00 MiB   4.00 MiB   0.250  "
 	                 "     3       1     1.5 2.00 MiB/s    2 us    6 us");
 	cr_assert_str_eq(nth_line(t.p, 4, b, sizeof(b)), "top call sites by live bytes:");
 	cr_assert_str_eq(nth_line(t.p, 5, b, sizeof(b)),

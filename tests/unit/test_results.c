@@ -297,7 +297,7 @@ Test(results, bad_runs_refused_before_writing)
 	struct mp_error err;
 
 	cr_assert_eq(mp_results_save(path, &nan_run, 1, &err), MP_EINVAL);
-	cr_assert(strstr(err.msg, "'frag_at_peak'") && strstr(err.msg, "not a finite number"), "%s",
+	cr_assert(strstr(err.msg, "'external_fragmentation_at_peak'") && strstr(err.msg, "not a finite number"), "%s",
 	          err.msg);
 	cr_assert_eq(mp_results_save(path, &dup_run, 1, &err), MP_EINVAL);
 	cr_assert(strstr(err.msg, "'ooms' twice"), "%s", err.msg);
