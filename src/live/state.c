@@ -111,7 +111,7 @@ static const char *text(const struct mp_live_process *p, uint32_t id, char *buf,
 	return buf;
 }
 
-/* A meta pair: the labels it gives (capture/spool_labels.h, as the importer reads them). */
+/* A meta pair: the labels it gives (spool/labels.h, as the importer reads them). */
 static void meta(struct mp_live_process *p, const struct mp_spool_meta *m)
 {
 	char key[64], value[1024];
