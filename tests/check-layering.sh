@@ -6,12 +6,13 @@
 # src/ beside this script's directory).  Exit 0 when clean, 1 with one line
 # per violation, 99 when there is nothing to check.
 #
-# A file's layer is its first directory under src/ (util, store, spool, import,
-# analysis, replay, report, capture, live, cmd); files directly in src/
+# A file's layer is its first directory under src/ (util, store, spool, sys,
+# import, analysis, replay, report, capture, live, cmd); files directly in src/
 # (main.c) are 'main'.  A layer may include its own headers, util/'s and:
 #   util      nothing else
 #   store     nothing else
 #   spool     nothing else (the spool file and the control socket: a format)
+#   sys       nothing else (launching the recorded command, NVML)
 #   capture   spool (it runs inside the workload)
 #   import    store, spool
 #   analysis  of store only the reader (store/reader.h, store/store.h)
@@ -51,6 +52,7 @@ BEGIN {
 	may["util"] = ""
 	may["store"] = ""
 	may["spool"] = ""
+	may["sys"] = ""
 	may["capture"] = "spool"
 	may["import"] = "store spool"
 	may["analysis"] = "store"
@@ -66,6 +68,7 @@ BEGIN {
 	why["util"] = "util/ depends on no other layer"
 	why["store"] = "store/ depends on util/ only"
 	why["spool"] = "spool/ is a file format: util/ only"
+	why["sys"] = "sys/ runs the system (a launched command, NVML): util/ only"
 	why["capture"] = "capture/ runs inside the workload: spool/ and util/ only"
 	why["import"] = "import/ writes through store/, reads spools through spool/, uses util/"
 	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"
@@ -178,6 +181,24 @@ FNR == 1 {
 		check(path, shown)
 }
 ')
+
+# docs/ARCHITECTURE.md says the same: each folder of src/ has a row in its
+# table of parts, and each row names a folder that is there.
+arch=$(dirname "$src")/docs/ARCHITECTURE.md
+if [ -f "$arch" ]; then
+	rows=$(sed -n 's/^| `src\/\([a-z]*\)\/` |.*/\1/p' "$arch" | LC_ALL=C sort -u)
+	dirs=$(cd "$src" && find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort -u)
+	for d in $dirs; do
+		printf '%s\n' "$rows" | grep -qx "$d" ||
+			violations="$violations${violations:+
+}docs/ARCHITECTURE.md: no row for src/$d/ in its table of parts (say what it owns and may include)"
+	done
+	for d in $rows; do
+		[ -d "$src/$d" ] ||
+			violations="$violations${violations:+
+}docs/ARCHITECTURE.md: a row for src/$d/, which does not exist"
+	done
+fi
 
 if [ -n "$violations" ]; then
 	printf '%s\n' "$violations"

@@ -114,6 +114,16 @@ run "$CHECK" "$UNK"
 expect_status 1
 expect_stdout_contains "src/frobnicate/x.c"
 
+step "docs/ARCHITECTURE.md must name every part, and only parts that exist"
+DOC=$TMP/doc/src
+copy_tree "$CLEAN" "$DOC"
+file "$TMP/doc/docs/ARCHITECTURE.md" '| folder | what |' '|---|---|' '| `src/util/` | helpers |' \
+	'| `src/gone/` | a part removed |'
+run "$CHECK" "$DOC"
+expect_status 1
+expect_stdout_contains 'docs/ARCHITECTURE.md: no row for src/store/'
+expect_stdout_contains 'docs/ARCHITECTURE.md: a row for src/gone/, which does not exist'
+
 step "a missing source directory is an error, not a pass"
 run "$CHECK" "$TMP/no-such-dir"
 if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then pass; else fail "exit status $status for a missing directory"; fi
