@@ -9,7 +9,7 @@
  *   floor           pthread_mutex_lock, memcpy of the same 96-byte struct
  *                   mp_spool_event into a buffer of the writer's size
  *                   (starting over at its end), pthread_mutex_unlock;
- *   mp_spool_event  through the spool writer (src/capture/spool_writer.c)
+ *   mp_spool_event  through the spool writer (src/spool/writer.c)
  *                   to a spool in a temporary directory, its background
  *                   thread writing full buffers to the file meanwhile;
  *   + stack lookup  mp_spool_stack of an already-interned 16-frame stack,
@@ -53,8 +53,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/spool_format.h"
-#include "capture/spool_writer.h"
+#include "spool/format.h"
+#include "spool/writer.h"
 #include "util/parse.h"
 
 #define MAX_REPS    31

@@ -6,24 +6,24 @@
 # src/ beside this script's directory).  Exit 0 when clean, 1 with one line
 # per violation, 99 when there is nothing to check.
 #
-# A file's layer is its first directory under src/ (util, store, import,
-# analysis, replay, report, capture, live, cmd); files directly in src/ (main.c)
-# are 'main'.  A layer may include its own headers and:
+# A file's layer is its first directory under src/ (util, store, spool, sys,
+# import, analysis, replay, report, capture, live, cmd); files directly in src/
+# (main.c) are 'main'.  A layer may include its own headers, util/'s and:
 #   util      nothing else
-#   store     util
-#   import    store, util, and of capture only the spool (capture/spool_format.h,
-#             capture/spool_reader.h, capture/spool_labels.h: a spool is a file
-#             memprof imports)
-#   analysis  util, and of store only the reader (store/reader.h, store/store.h)
-#   replay    util, analysis, and of store only the reader
-#   report    analysis, replay, util (never store: reports receive results)
-#   capture   util (it runs inside the workload)
-#   live      util, analysis, of capture only the spool (capture/spool_*.h),
-#             of import only import/symbols.h (the live figures of record)
+#   store     nothing else
+#   spool     nothing else (the spool file and the control socket: a format)
+#   sys       nothing else (launching the recorded command, NVML)
+#   capture   spool (it runs inside the workload)
+#   import    store, spool
+#   analysis  of store only the reader (store/reader.h, store/store.h)
+#   replay    analysis, and of store only the reader
+#   report    analysis, replay (never store: reports receive results)
+#   live      analysis, spool, and of import only import/symbols.h
 #   cmd       anything
-#   main      cmd, util
-# Nothing includes cmd/ but cmd/ and main; store/store_internal.h stays in
-# store/; <sqlite3.h> only in store/; "memprof/..." public headers everywhere.
+#   main      cmd
+# One table (may[], only[] below) says all of it.  Nothing includes cmd/ but
+# cmd/ and main; store/store_internal.h stays in store/; <sqlite3.h> only in
+# store/; "memprof/..." public headers everywhere.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,8 +47,44 @@ n_files=$(printf '%s\n' "$files" | grep -c '')
 
 violations=$(cd "$src" && printf '%s\n' "$files" | sed 's|^\./||' | tr '\n' '\0' |
 	xargs -0 awk '
+BEGIN {
+	# may[L]: the layers L may include besides its own and util/.
+	may["util"] = ""
+	may["store"] = ""
+	may["spool"] = ""
+	may["sys"] = ""
+	may["capture"] = "spool"
+	may["import"] = "store spool"
+	may["analysis"] = "store"
+	may["replay"] = "store analysis"
+	may["report"] = "analysis replay"
+	may["live"] = "analysis spool import"
+	may["main"] = "cmd"
+	# only[L, T]: of layer T, L may include these headers alone.
+	only["analysis", "store"] = "store/reader.h store/store.h"
+	only["replay", "store"] = "store/reader.h store/store.h"
+	only["live", "import"] = "import/symbols.h"
+	# why[L]: what L is allowed, said in a violation.
+	why["util"] = "util/ depends on no other layer"
+	why["store"] = "store/ depends on util/ only"
+	why["spool"] = "spool/ is a file format: util/ only"
+	why["sys"] = "sys/ runs the system (a launched command, NVML): util/ only"
+	why["capture"] = "capture/ runs inside the workload: spool/ and util/ only"
+	why["import"] = "import/ writes through store/, reads spools through spool/, uses util/"
+	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"
+	why["replay"] = "replay/ uses the reader, analysis/ and util/ only"
+	why["report"] = "report/ receives results: analysis/, replay/ and util/ only, never database handles"
+	why["live"] = "live/ uses util/, analysis/, spool/ and import/symbols.h only"
+	why["main"] = "main.c dispatches to cmd/ and uses util/ only"
+}
+
 function layer_known(l) {
-	return l ~ /^(util|store|import|analysis|replay|report|capture|live|cmd|main)$/
+	return l == "cmd" || l in may
+}
+
+# Is the word w in the space-separated list?
+function listed(w, list) {
+	return index(" " list " ", " " w " ") > 0
 }
 
 # The layer of a path relative to src/.
@@ -92,7 +128,7 @@ function violation(shown, why) {
 }
 
 # The rule for layer including the project header at path (relative to src/).
-function check(path, shown,    target, base) {
+function check(path, shown,    target) {
 	target = layer_of(path)
 	if (target == "main" && !exists(path))
 		return # not a project header (config.h and the like)
@@ -102,58 +138,12 @@ function check(path, shown,    target, base) {
 		return violation(shown, "the store handle and SQL stay inside store/")
 	if (target == "cmd" && layer != "cmd" && layer != "main")
 		return violation(shown, "nothing includes cmd/ but cmd/ and main.c")
-	if (target == layer || layer == "cmd")
+	if (target == layer || layer == "cmd" || target == "util")
 		return
-	if (layer == "main") {
-		if (target != "util" && target != "cmd")
-			violation(shown, "main.c dispatches to cmd/ and uses util/ only")
-		return
-	}
-	if (layer == "util")
-		return violation(shown, "util/ depends on no other layer")
-	if (target == "util")
-		return
-	if (layer == "store")
-		return violation(shown, "store/ depends on util/ only")
-	if (layer == "import") {
-		if (target == "capture") {
-			if (path != "capture/spool_format.h" && path != "capture/spool_reader.h" &&
-			    path != "capture/spool_labels.h")
-				violation(shown, "import/ reads spools through capture/spool_reader.h, capture/spool_format.h and capture/spool_labels.h only")
-			return
-		}
-		if (target != "store")
-			violation(shown, "import/ writes through store/ and uses util/ only")
-		return
-	}
-	if (layer == "analysis" || layer == "replay") {
-		if (target == "store") {
-			if (path != "store/reader.h" && path != "store/store.h")
-				violation(shown, layer "/ reads the store through the reader only: store/reader.h, store/store.h")
-			return
-		}
-		if (layer == "replay" && target == "analysis")
-			return
-		violation(shown, layer == "analysis" ? "analysis/ uses the reader and util/ only" \
-			: "replay/ uses the reader, analysis/ and util/ only")
-		return
-	}
-	if (layer == "report") {
-		if (target == "store")
-			violation(shown, "report/ receives results, never database handles")
-		else if (target != "analysis" && target != "replay")
-			violation(shown, "report/ uses analysis/, replay/ and util/ only")
-		return
-	}
-	if (layer == "capture")
-		return violation(shown, "capture/ runs inside the workload: util/ only")
-	if (layer == "live") {
-		if (target == "analysis" || (target == "capture" && path ~ /^capture\/spool_[a-z]+\.h$/) ||
-		    path == "import/symbols.h")
-			return
-		violation(shown, "live/ uses util/, analysis/, capture/spool_*.h and import/symbols.h only")
-		return
-	}
+	if (!listed(target, may[layer]))
+		return violation(shown, why[layer])
+	if ((layer, target) in only && !listed(path, only[layer, target]))
+		violation(shown, why[layer])
 }
 
 FNR == 1 {
@@ -191,6 +181,24 @@ FNR == 1 {
 		check(path, shown)
 }
 ')
+
+# docs/ARCHITECTURE.md says the same: each folder of src/ has a row in its
+# table of parts, and each row names a folder that is there.
+arch=$(dirname "$src")/docs/ARCHITECTURE.md
+if [ -f "$arch" ]; then
+	rows=$(sed -n 's/^| `src\/\([a-z]*\)\/` |.*/\1/p' "$arch" | LC_ALL=C sort -u)
+	dirs=$(cd "$src" && find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort -u)
+	for d in $dirs; do
+		printf '%s\n' "$rows" | grep -qx "$d" ||
+			violations="$violations${violations:+
+}docs/ARCHITECTURE.md: no row for src/$d/ in its table of parts (say what it owns and may include)"
+	done
+	for d in $rows; do
+		[ -d "$src/$d" ] ||
+			violations="$violations${violations:+
+}docs/ARCHITECTURE.md: a row for src/$d/, which does not exist"
+	done
+fi
 
 if [ -n "$violations" ]; then
 	printf '%s\n' "$violations"

@@ -23,6 +23,12 @@ int cb_pool_free(struct cb_pool *p, const struct memprof_pool_block *b, uint64_t
 void cb_pool_stats(struct cb_pool *p, memprof_pool_emit_fn emit, void *emit_ctx);
 void cb_pool_destroy(struct cb_pool *p);
 /*
+ * The figures of p worth seeing beside an embedding pool's own (segments
+ * reserved, cache hits, peak and final reserved bytes), emitted as
+ * "fallback_NAME" (embed_stats.c).
+ */
+void cb_pool_stats_as_fallback(struct cb_pool *p, memprof_pool_emit_fn emit, void *emit_ctx);
+/*
  * Give back every cached block's segment (emptyCache), as the pool does on
  * an out-of-memory retry: for an embedding pool whose own memory ran out.
  * 0, or the backend's failure.

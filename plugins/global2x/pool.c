@@ -211,29 +211,9 @@ static int g2_free(struct memprof_pool *p, const struct memprof_pool_block *blk,
 	return MEMPROF_POOL_OK;
 }
 
-struct forward {
-	memprof_pool_emit_fn emit;
-	void *ctx;
-};
-
-/* The fallback's own figures worth seeing beside the strategy's, prefixed. */
-static void forward_fallback(void *ctx, const char *name, double value, const char *unit)
-{
-	static const char *const keep[] = {"segments_reserved", "cache_hits", "peak_reserved_bytes",
-	                                   "reserved_bytes_end", NULL};
-	struct forward *f = ctx;
-	char full[48];
-
-	if (pl_parse_choice(name, keep) < 0)
-		return;
-	snprintf(full, sizeof full, "fallback_%s", name);
-	f->emit(f->ctx, full, value, unit);
-}
-
 static void g2_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ctx)
 {
 	const struct g2_stats *s = &p->st;
-	struct forward f = {emit, ctx};
 
 	emit(ctx, "keys", (double)p->n_keys, "count");
 	emit(ctx, "buffers", (double)p->n_buffers, "count");
@@ -248,7 +228,7 @@ static void g2_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ct
 	emit(ctx, "bytes_held_peak", (double)s->held_bytes_peak, "bytes");
 	emit(ctx, "bytes_held_end", (double)p->held_bytes, "bytes");
 	emit(ctx, "view_waste_peak", (double)s->view_waste_peak_bytes, "bytes");
-	cb_pool_stats(p->fallback, forward_fallback, &f);
+	cb_pool_stats_as_fallback(p->fallback, emit, ctx);
 }
 
 static const struct memprof_pool_ops global2x_ops = {

@@ -246,29 +246,9 @@ static int mx_free(struct memprof_pool *p, const struct memprof_pool_block *blk,
 	return MEMPROF_POOL_OK;
 }
 
-struct forward {
-	memprof_pool_emit_fn emit;
-	void *ctx;
-};
-
-/* The fallback's own figures worth seeing beside the strategy's, prefixed. */
-static void forward_fallback(void *ctx, const char *name, double value, const char *unit)
-{
-	static const char *const keep[] = {"segments_reserved", "cache_hits", "peak_reserved_bytes",
-	                                   "reserved_bytes_end", NULL};
-	struct forward *f = ctx;
-	char full[48];
-
-	if (pl_parse_choice(name, keep) < 0)
-		return;
-	snprintf(full, sizeof full, "fallback_%s", name);
-	f->emit(f->ctx, full, value, unit);
-}
-
 static void mx_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ctx)
 {
 	const struct mx_stats *s = &p->st;
-	struct forward f = {emit, ctx};
 	uint64_t saved = 0, n_shared = 0, held = 0;
 
 	for (size_t i = 0; i < p->n_pairs; i++) {
@@ -297,7 +277,7 @@ static void mx_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ct
 	emit(ctx, "pair_buffers_reserved", (double)s->n_reserves, "count");
 	emit(ctx, "pair_buffers_released_for_oom", (double)s->n_released_for_oom, "count");
 	emit(ctx, "pair_bytes_held_end", (double)held, "bytes");
-	cb_pool_stats(p->fallback, forward_fallback, &f);
+	cb_pool_stats_as_fallback(p->fallback, emit, ctx);
 }
 
 static const struct memprof_pool_ops mxfp8_ops = {

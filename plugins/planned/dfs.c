@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "clock.h"
 #include "dfs.h"
 
 static enum dfs_result node(struct dfs *s, uint32_t p_lo, uint32_t p_hi, const uint32_t *in,

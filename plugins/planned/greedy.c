@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "planned.h"
 
 const char *const planned_order_names[PLANNED_N_ORDERS] = {

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "plan.h"
 #include "planned.h"
 
@@ -19,14 +19,6 @@ struct index_item {
 	int64_t index;
 	size_t item;
 };
-
-uint64_t planned_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_index_item(const void *a, const void *b)
 {

@@ -93,9 +93,6 @@ enum planned_order {
 };
 extern const char *const planned_order_names[PLANNED_N_ORDERS];
 
-/* Monotonic wall clock in ns (libc, not the host's clock: deadlines must be real time). */
-uint64_t planned_now_ns(void);
-
 /*
  * Greedy best fit over the overlap lists: each ordering (one, or all), each
  * placed twice (lowest fitting offset; smallest fitting gap).  Writes the

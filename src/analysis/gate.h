@@ -182,7 +182,7 @@ struct mp_gate_limit {
 
 /* The option's name without "--" ("max-peak-increase", "no-leaks"). */
 const char *mp_gate_kind_option(int kind);
-/* The figure a kind bounds, for people ("peak live", "fragmentation", ...). */
+/* The figure a kind bounds, for people ("peak live", "free share", ...). */
 const char *mp_gate_kind_figure(int kind);
 
 /*

@@ -7,10 +7,15 @@
  * the reader: names and stacks in the results belong to the reader, which
  * must stay open until they are printed.  Not thread-safe.
  *
- * Use: mp_pass_init, then mp_pass_attach(p, r) (and any further listener
- * on p->ms or consumer on r, registered after it so it sees the analyses'
- * figures of the same event), then run the reader (cmd/ uses
- * mp_cmd_read_trace), read the results, mp_pass_free.
+ * Use: mp_pass_run (the whole sequence, pass_run.c), read the results,
+ * mp_pass_close.  By hand: mp_pass_init, then mp_pass_attach(p, r) (and any
+ * further listener on p->ms or consumer on r, registered after it so it
+ * sees the analyses' figures of the same event), then mp_pass_read, read
+ * the results, mp_pass_free.
+ *
+ * struct mp_pass_opts holds the analyses' options, the one definition of
+ * them: 'memprof analyze' parses into it, its report (report/analyze_out.h)
+ * shows it as run.
  */
 #ifndef MP_ANALYSIS_PASS_H
 #define MP_ANALYSIS_PASS_H
@@ -71,5 +76,24 @@ int mp_pass_attach(struct mp_pass *p, struct mp_reader *r);
 /* After the run: the moment attribution resolved (--at=+DURATION). */
 int64_t mp_pass_at_ts_ns(const struct mp_pass *p);
 void mp_pass_free(struct mp_pass *p);
+
+/* Run the reader r through the pass of ms: 0, or an error naming the trace
+ * at s (out of memory, sizes too large, the store's own). */
+int mp_pass_read(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
+                 struct mp_error *err);
+
+/*
+ * One pass over the whole trace at s: a reader opened with stacks, a pass
+ * set up with o (the trace's processes read for the cross-rank figures
+ * when o->ranks is set without them), setup(ctx, pass) called after the
+ * analyses are attached (NULL: none; it may add listeners; its negative
+ * MP_E* is "cannot set up the analyses"), the reader run.  *pass and
+ * *reader are set even on failure: free both with mp_pass_close, after
+ * the results are printed (names and stacks are the reader's).
+ */
+typedef int (*mp_pass_setup_fn)(void *ctx, struct mp_pass *pass);
+int mp_pass_run(struct mp_store *s, const struct mp_pass_opts *o, mp_pass_setup_fn setup,
+                void *ctx, struct mp_pass **pass, struct mp_reader **reader, struct mp_error *err);
+void mp_pass_close(struct mp_pass *pass, struct mp_reader *reader);
 
 #endif

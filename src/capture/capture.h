@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_format.h"
-#include "capture/spool_writer.h"
+#include "spool/format.h"
+#include "spool/writer.h"
 
 /* What the library is doing. */
 enum mp_capture_mode {
@@ -79,7 +79,7 @@ void mp_live_forget_after_fork(void);
 /* --- control.c ------------------------------------------------------------- */
 
 /*
- * Serve the control socket of this process (capture/control_proto.h) on a
+ * Serve the control socket of this process (spool/control.h) on a
  * thread of its own.  Returns 0, or -errno (the library goes on without it).
  */
 int mp_control_start(void);

@@ -1,13 +1,13 @@
 /*
  * capture/control.c - the control socket of a recorded workload (capture.h,
- * capture/control_proto.h): a thread with every signal blocked accepts one
+ * spool/control.h): a thread with every signal blocked accepts one
  * connection at a time from the same user (or root), reads one request line
  * and answers one line through mp_capture_start/stop/mark/status.  It never
  * serves a directory or socket someone else could have made, and never
  * prints: failures are return codes and reply lines.
  */
 #include "capture/capture.h"
-#include "capture/control_proto.h"
+#include "spool/control.h"
 
 #include <errno.h>
 #include <fcntl.h>

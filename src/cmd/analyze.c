@@ -8,7 +8,7 @@
 #include "analysis/numa.h"
 #include "analysis/pass.h"
 #include "cmd/cmd.h"
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/timeline_csv.h"
 #include "store/reader.h"
 #include "util/outfile.h"
@@ -97,15 +97,15 @@ static int parse_at(struct analyze_opts *o, const char *text)
 
 	o->at_text = text;
 	if (strcmp(text, "peak") == 0)
-		o->a.at = MP_ATTR_AT_PEAK;
+		o->a.opts.at = MP_ATTR_AT_PEAK;
 	else if (strcmp(text, "oom") == 0)
-		o->a.at = MP_ATTR_AT_OOM;
+		o->a.opts.at = MP_ATTR_AT_OOM;
 	else if (text[0] == '+' && mp_parse_duration_unit(text + 1, &v, &bare) == 0)
-		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
+		o->a.opts.at = MP_ATTR_AT_TIME, o->a.opts.at_ts_ns = v;
 	else if (text[0] == '+')
 		return bare ? -2 : -1;
 	else if (mp_parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
-		o->a.at = MP_ATTR_AT_TIME, o->a.at_ts_ns = v;
+		o->a.opts.at = MP_ATTR_AT_TIME, o->a.opts.at_ts_ns = v;
 	else
 		return -1;
 	return 0;
@@ -136,7 +136,7 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 		o->a.stack_depth = (int)v;
 		return 0;
 	case 'b':
-		if (parse_by(arg, &o->a.kinds) < 0)
+		if (parse_by(arg, &o->a.opts.kinds) < 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
 			        "invalid --by '%s': give stack, phase, stream, size, api or "
@@ -160,15 +160,15 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        &mp_cmd_analyze,
 			        "invalid --granularity '%s': give a power of two such as 2MiB",
 			        arg);
-		o->a.granularity = (uint64_t)v;
+		o->a.opts.granularity = (uint64_t)v;
 		return 0;
 	case 'c':
-		if (mp_parse_duration_unit(arg, &o->a.churn_window_ns, &rc) < 0)
+		if (mp_parse_duration_unit(arg, &o->a.opts.life.churn_window_ns, &rc) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --churn-window '%s': %s", arg,
 			                    mp_duration_problem(why, sizeof(why), arg, rc, "ns"));
 		return 0;
 	case 'i':
-		if (mp_parse_ratio(arg, 0, 1, &o->a.idle_min_share) < 0)
+		if (mp_parse_ratio(arg, 0, 1, &o->a.opts.life.idle_min_share) < 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
 			        "invalid --idle-share '%s': give a ratio from 0 to 1 or "
@@ -270,31 +270,12 @@ static int print_text(const struct analyze_opts *o, struct mp_error *err)
 	return 0;
 }
 
-static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
+/* The pass's options: analyze's, with every figure asked for. */
+static struct mp_pass_opts pass_opts(struct mp_store *s, struct analyze_opts *o)
 {
-	struct mp_pass_opts po;
-	struct mp_pass *p = calloc(1, sizeof(*p));
-	struct mp_numa numa = {0};
-	struct mp_reader *r = NULL;
-	struct memprof_process *procs = NULL;
-	size_t n_procs = 0;
-	char *source = NULL, *window = NULL;
-	int rc;
+	struct mp_pass_opts po = o->a.opts;
 
-	if (!p)
-		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
-		free(p);
-		return mp_err_copy(err, mp_store_error(s));
-	}
-	mp_pass_opts_default(&po);
-	po.granularity = o->a.granularity;
-	po.kinds = o->a.kinds;
-	po.at = o->a.at;
-	po.at_ts_ns = o->a.at_ts_ns;
 	po.at_relative = o->at_text && o->at_text[0] == '+';
-	po.life.churn_window_ns = o->a.churn_window_ns;
-	po.life.idle_min_share = o->a.idle_min_share;
 	po.life.no_timestamps = o->a.no_timestamps = mp_cmd_no_timestamps(s);
 	po.timeline_points = o->timeline ? o->points : 0;
 	po.ranks = 1;
@@ -302,41 +283,46 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	po.plan = 1;
 	po.step_name = o->step_name;
 	po.plan_device = o->a.device;
-	if (mp_store_processes(s, &procs, &n_procs) < 0) {
-		mp_reader_close(r);
-		free(p);
-		return mp_err_copy(err, mp_store_error(s));
-	}
-	po.processes = procs;
-	po.n_processes = n_procs;
-	rc = mp_pass_init(p, &po);
-	mp_store_free_processes(procs, n_procs);
-	if (rc == 0)
-		rc = mp_pass_attach(p, r);
-	if (rc < 0)
-		mp_err(err, rc, "cannot set up the analyses");
-	else
-		rc = mp_cmd_read_trace(s, r, &p->ms, err);
+	return po;
+}
+
+/* The analysis for the writers: the pass's results, the trace's meta. */
+static void fill(struct mp_store *s, struct analyze_opts *o, const struct mp_pass *p, char *source,
+                 char *window)
+{
+	o->a.opts = p->opts;
+	o->a.path = mp_store_path(s);
+	o->a.source = source;
+	o->a.truncated = mp_cmd_meta_flag(s, "truncated");
+	o->a.lossy = mp_cmd_meta_flag(s, "lossy");
+	o->a.window = mp_trace_window(source, window, o->a.truncated);
+	o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
+	o->a.ms = &p->ms;
+	o->a.frag = &p->frag;
+	o->a.attr = &p->attr;
+	o->a.life = &p->life;
+	o->a.ranks = &p->ranks;
+	o->a.plan = p->opts.plan ? &p->plan : NULL;
+	if (o->a.opts.at == MP_ATTR_AT_TIME)
+		o->a.opts.at_ts_ns = mp_pass_at_ts_ns(p);
+}
+
+static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
+{
+	struct mp_pass_opts po = pass_opts(s, o);
+	struct mp_numa numa = {0};
+	struct mp_reader *r;
+	struct mp_pass *p;
+	char *source = NULL, *window = NULL;
+	int rc = mp_pass_run(s, &po, NULL, NULL, &p, &r, err);
+
 	if (rc == 0 && o->timeline)
 		rc = write_timeline(o, &p->timeline, err);
 	if (rc == 0 && (rc = mp_numa_load(s, o->a.device, &numa, err)) == 0)
 		o->a.numa = &numa;
 	if (rc == 0) {
-		o->a.path = mp_store_path(s);
-		o->a.source = source = mp_store_get_meta(s, "source");
-		o->a.truncated = mp_cmd_meta_flag(s, "truncated");
-		o->a.lossy = mp_cmd_meta_flag(s, "lossy");
-		window = mp_store_get_meta(s, MP_WINDOW_META);
-		o->a.window = mp_trace_window(source, window, o->a.truncated);
-		o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
-		o->a.ms = &p->ms;
-		o->a.frag = &p->frag;
-		o->a.attr = &p->attr;
-		o->a.life = &p->life;
-		o->a.ranks = &p->ranks;
-		o->a.plan = po.plan ? &p->plan : NULL;
-		if (o->a.at == MP_ATTR_AT_TIME)
-			o->a.at_ts_ns = mp_pass_at_ts_ns(p);
+		fill(s, o, p, source = mp_store_get_meta(s, "source"),
+		     window = mp_store_get_meta(s, MP_WINDOW_META));
 		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
 			rc = mp_err(err, MP_ENOMEM, "out of memory");
 		else if (!o->json)
@@ -345,9 +331,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	free(source);
 	free(window);
 	mp_numa_free(&numa);
-	mp_reader_close(r);
-	mp_pass_free(p);
-	free(p);
+	mp_pass_close(p, r);
 	return rc;
 }
 
@@ -362,16 +346,7 @@ static int run(int argc, char **argv)
 	o.a.device = -1;
 	o.a.top = 10;
 	o.a.stack_depth = 3;
-	{
-		struct mp_pass_opts d;
-
-		mp_pass_opts_default(&d);
-		o.a.kinds = d.kinds;
-		o.a.at = d.at;
-		o.a.granularity = d.granularity;
-		o.a.churn_window_ns = d.life.churn_window_ns;
-		o.a.idle_min_share = d.life.idle_min_share;
-	}
+	mp_pass_opts_default(&o.a.opts);
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;

@@ -1,11 +1,11 @@
 /*
  * cmd/attach.c - 'memprof attach PID start|stop|mark LABEL|status': drives a
  * workload started with 'memprof record' over its control socket
- * (capture/control_proto.h).  Trusts a socket only when its directory and
+ * (spool/control.h).  Trusts a socket only when its directory and
  * file are the user's and closed to others, and the process serving it is
  * the user's and is PID.  One request line, one reply line.
  */
-#include "capture/control_proto.h"
+#include "spool/control.h"
 #include "cmd/cmd.h"
 #include "util/format.h"
 #include "util/parse.h"

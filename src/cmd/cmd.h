@@ -102,7 +102,15 @@ void mp_cmd_runs_free(struct mp_cmd_runs *r);
  * "memprof <cmd>: warning: LINE" on stderr. */
 void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes);
 
-/* The whole command line, joined by spaces, for the meta table (static buffer). */
+/* The options every import into a trace starts from (import, merge): this
+ * version, the command line, progress on standard error when a terminal. */
+struct mp_import_opts;
+struct mp_import_stats;
+void mp_cmd_import_opts(struct mp_import_opts *o);
+/* An import's warnings (a count per kind) and notes, each as
+ * "memprof <cmd>: warning: ..." on stderr. */
+void mp_cmd_print_import_warnings(const struct mp_cmd *c, const struct mp_import_stats *st);
+
 /* TRACE with ".db" replaced by (or, without it, followed by) ".EXT";
  * malloc'd, NULL when out of memory (cmd/outpath.c). */
 char *mp_cmd_output_beside(const char *trace, const char *ext);
@@ -112,6 +120,7 @@ char *mp_cmd_output_beside(const char *trace, const char *ext);
  * beside the trace (mp_cmd_output_beside, returned in *owned to free;
  * returns 1: say where on standard error).  -1 when out of memory. */
 int mp_cmd_default_output(const char **output, const char *trace, const char *ext, char **owned);
+/* The whole command line, joined by spaces, for the meta table (static buffer). */
 const char *mp_cmd_line(void);
 void mp_cmd_set_line(int argc, char **argv);
 

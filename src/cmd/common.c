@@ -2,7 +2,9 @@
  * cmd/common.c - error and usage messages shared by the subcommands, in the
  * house format "memprof <cmd>: <problem> '<subject>': <cause>" plus hints.
  */
+#include "analysis/pass.h"
 #include "cmd/cmd.h"
+#include "import/import.h"
 #include "store/store.h"
 #include "util/visible.h"
 
@@ -10,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char command_line[4096];
 
@@ -111,6 +114,25 @@ void mp_cmd_print_notes(const struct mp_cmd *c, const char *notes)
 	}
 }
 
+void mp_cmd_import_opts(struct mp_import_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->tool_version = PACKAGE_VERSION;
+	o->command_line = mp_cmd_line();
+	o->progress = isatty(STDERR_FILENO) ? stderr : NULL;
+}
+
+void mp_cmd_print_import_warnings(const struct mp_cmd *c, const struct mp_import_stats *st)
+{
+	int w;
+
+	for (w = 0; w < MP_WARN_N; w++)
+		if (st->n_warnings[w])
+			fprintf(stderr, "memprof %s: warning: %lld %s\n", c->name,
+			        (long long)st->n_warnings[w], mp_import_warning_text(w));
+	mp_cmd_print_notes(c, st->notes);
+}
+
 int mp_cmd_open_trace(const struct mp_cmd *c, struct mp_store **s, const char *path,
                       struct mp_error *err)
 {
@@ -133,18 +155,7 @@ const char *mp_cmd_line(void)
 int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
                       struct mp_error *err)
 {
-	int rc = mp_reader_run(r);
-
-	if (rc == MP_ENOMEM)
-		mp_err(err, rc, "out of memory reading '%s'", mp_store_path(s));
-	else if (rc == MP_EFORMAT)
-		mp_err(err, rc,
-		       "sizes too large in '%s': event %lld asks for 2^56 bytes or more, or brings "
-		       "a sum of sizes beyond 2^62",
-		       mp_store_path(s), (long long)ms->oversized_seq);
-	else if (rc < 0)
-		mp_err_copy(err, mp_store_error(s));
-	return rc;
+	return mp_pass_read(s, r, ms, err);
 }
 
 int mp_cmd_device_list(struct mp_store *s, const char *path, int32_t device, char *list,

@@ -178,29 +178,17 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
                     struct mp_error *err)
 {
 	struct mp_pass_opts po;
-	struct mp_pass *p = calloc(1, sizeof(*p));
-	struct mp_reader *r = NULL;
+	struct mp_reader *r;
+	struct mp_pass *p;
 	char *source = NULL, *window = NULL;
 	int rc;
 
-	if (!p)
-		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0) {
-		free(p);
-		return mp_err_copy(err, mp_store_error(s));
-	}
 	mp_pass_opts_default(&po);
 	po.granularity = o->granularity;
 	po.kinds = 1u << MP_ATTR_STACK;
 	po.at = MP_ATTR_AT_PEAK;
 	po.timeline_points = 0;
-	rc = mp_pass_init(p, &po);
-	if (rc == 0)
-		rc = mp_pass_attach(p, r);
-	if (rc < 0)
-		mp_err(err, rc, "cannot set up the analyses");
-	else
-		rc = mp_cmd_read_trace(s, r, &p->ms, err);
+	rc = mp_pass_run(s, &po, NULL, NULL, &p, &r, err);
 	if (rc == 0) {
 		source = mp_store_get_meta(s, "source");
 		rc = mp_gate_trace_from_pass(t, p, mp_store_path(s), source, o->device);
@@ -215,9 +203,7 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
 		free(window);
 	}
 	free(source);
-	mp_reader_close(r);
-	mp_pass_free(p);
-	free(p);
+	mp_pass_close(p, r);
 	return rc;
 }
 

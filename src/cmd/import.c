@@ -106,15 +106,14 @@ static int run(int argc, char **argv)
 	};
 	struct memprof_process labels = {0, 0, 0, NULL, -1, -1, -1, NULL};
 	int labelled = 0;
-	struct mp_import_opts o = {.tool_version = PACKAGE_VERSION,
-	                           .command_line = mp_cmd_line(),
-	                           .progress = isatty(STDERR_FILENO) ? stderr : NULL};
+	struct mp_import_opts o;
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	const char *out = NULL;
 	char *out_default = NULL;
-	int ch, quiet = 0, rc, w;
+	int ch, quiet = 0, rc;
 
+	mp_cmd_import_opts(&o);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -176,11 +175,7 @@ static int run(int argc, char **argv)
 		free(out_default);
 		return mp_cmd_fail(&mp_cmd_import, &err);
 	}
-	for (w = 0; w < MP_WARN_N; w++)
-		if (st.n_warnings[w])
-			fprintf(stderr, "memprof import: warning: %lld %s\n",
-			        (long long)st.n_warnings[w], mp_import_warning_text(w));
-	mp_cmd_print_notes(&mp_cmd_import, st.notes);
+	mp_cmd_print_import_warnings(&mp_cmd_import, &st);
 	if (!quiet)
 		printf("wrote '%s': %lld events, %lld allocations\n", out, (long long)st.n_events,
 		       (long long)st.n_allocs);

@@ -5,7 +5,7 @@
  * in the importer 'trace' (src/import/trace_db.c), run by mp_import_files.
  */
 #include "cmd/cmd.h"
-#include "import/merge.h"
+#include "import/merge_plan.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -59,19 +59,18 @@ static void print_summary(const char *out, const struct mp_merge_plan *plan,
 
 static int merge(char **inputs, int n, const char *out, int force, int quiet)
 {
-	struct mp_import_opts o = {.format = "trace",
-	                           .overwrite = force,
-	                           .tool_version = PACKAGE_VERSION,
-	                           .command_line = mp_cmd_line(),
-	                           .progress = isatty(STDERR_FILENO) ? stderr : NULL,
-	                           .source = "merge",
-	                           .cmd_name = "merge",
-	                           .after = mp_merge_after};
+	struct mp_import_opts o;
 	struct mp_merge_plan plan;
 	struct mp_import_stats st;
 	struct mp_error err = {0};
 	int rc;
 
+	mp_cmd_import_opts(&o);
+	o.format = "trace";
+	o.overwrite = force;
+	o.source = "merge";
+	o.cmd_name = "merge";
+	o.after = mp_merge_after;
 	if (mp_merge_plan_build((const char *const *)inputs, n, out, &plan, &err) < 0)
 		return mp_cmd_fail(&mp_cmd_merge, &err);
 	o.shared = &plan;
@@ -80,7 +79,7 @@ static int merge(char **inputs, int n, const char *out, int force, int quiet)
 		mp_merge_plan_free(&plan);
 		return mp_cmd_fail(&mp_cmd_merge, &err);
 	}
-	mp_cmd_print_notes(&mp_cmd_merge, st.notes);
+	mp_cmd_print_import_warnings(&mp_cmd_merge, &st);
 	if (!quiet)
 		print_summary(out, &plan, &st);
 	mp_merge_plan_free(&plan);

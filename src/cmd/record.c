@@ -1,11 +1,11 @@
 /*
  * cmd/record.c - 'memprof record': check the output can be written, run the
- * command with the injected library in its environment (cmd/launch.c),
+ * command with the injected library in its environment (sys/launch.c),
  * then turn the spools its processes wrote into one trace (the importer
  * 'spool').  Exits with the command's own status.
  */
 #include "cmd/cmd.h"
-#include "cmd/launch.h"
+#include "sys/launch.h"
 #include "cmd/record.h"
 #include "cmd/record_live.h"
 #include "import/import.h"

@@ -10,7 +10,7 @@
 #ifndef MP_CMD_RECORD_LIVE_H
 #define MP_CMD_RECORD_LIVE_H
 
-#include "cmd/launch.h"
+#include "sys/launch.h"
 #include "cmd/record.h"
 
 struct mp_record_live;

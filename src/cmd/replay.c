@@ -15,7 +15,7 @@
 #include "replay/engine.h"
 #include "replay/input.h"
 #include "replay/loader.h"
-#include "report/replay.h"
+#include "report/replay_out.h"
 #include "store/results.h"
 #include "util/visible.h"
 

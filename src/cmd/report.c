@@ -9,7 +9,7 @@
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
 #include "cmd/cmd.h"
-#include "report/report.h"
+#include "report/report_doc.h"
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
@@ -120,6 +120,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 /* Everything the writers read, owned here. */
 struct report_state {
 	struct mp_pass *pass;
+	int64_t points; /* of the timeline and fragmentation series */
 	struct mp_frag_series series;
 	struct mp_phase_spans phases;
 	struct mp_cmd_runs runs;
@@ -147,34 +148,35 @@ static void state_free(struct report_state *st)
 		free(st->meta[i]);
 }
 
-/* The pass, with fragmentation over time and phase spans listening after
- * its analyses, run over the trace. */
-static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_opts *o,
-                   struct report_state *st, struct mp_error *err)
+/* Fragmentation over time and phase spans, listening after the analyses. */
+static int listen(void *ctx, struct mp_pass *pass)
 {
+	struct report_state *st = ctx;
 	struct mp_mem_listener ls[2];
-	struct mp_pass_opts po;
 	int rc, i;
 
+	if ((rc = mp_frag_series_init(&st->series, &pass->frag, st->points)) < 0)
+		return rc;
+	ls[0] = mp_frag_series_listener(&st->series);
+	ls[1] = mp_phase_spans_listener(&st->phases);
+	for (i = 0; i < 2 && rc == 0; i++)
+		rc = mp_memstate_listen(&pass->ms, &ls[i]);
+	return rc;
+}
+
+/* The pass, with listen's listeners, run over the trace. */
+static int analyze(struct mp_store *s, struct mp_reader **r, const struct report_opts *o,
+                   struct report_state *st, struct mp_error *err)
+{
+	struct mp_pass_opts po;
+
 	mp_phase_spans_init(&st->phases, 0);
-	if (!(st->pass = calloc(1, sizeof(*st->pass))))
-		return mp_err(err, MP_ENOMEM, "out of memory");
 	mp_pass_opts_default(&po);
 	po.timeline_points = o->points;
 	po.kinds |= 1u << MP_ATTR_API;
 	po.life.no_timestamps = mp_cmd_no_timestamps(s);
-	rc = mp_pass_init(st->pass, &po);
-	if (rc == 0)
-		rc = mp_frag_series_init(&st->series, &st->pass->frag, o->points);
-	if (rc == 0)
-		rc = mp_pass_attach(st->pass, r);
-	ls[0] = mp_frag_series_listener(&st->series);
-	ls[1] = mp_phase_spans_listener(&st->phases);
-	for (i = 0; i < 2 && rc == 0; i++)
-		rc = mp_memstate_listen(&st->pass->ms, &ls[i]);
-	if (rc < 0)
-		return mp_err(err, rc, "cannot set up the analyses");
-	return mp_cmd_read_trace(s, r, &st->pass->ms, err);
+	st->points = o->points;
+	return mp_pass_run(s, &po, listen, st, &st->pass, r, err);
 }
 
 /* The writers' input from the results, the trace's meta and devices. */
@@ -198,11 +200,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->device = o->device;
 	a->top = o->top;
 	a->stack_depth = 3;
-	a->kinds = st->pass->opts.kinds;
-	a->at = st->pass->opts.at;
-	a->granularity = st->pass->opts.granularity;
-	a->churn_window_ns = st->pass->opts.life.churn_window_ns;
-	a->idle_min_share = st->pass->opts.life.idle_min_share;
+	a->opts = st->pass->opts;
 	a->no_timestamps = st->pass->opts.life.no_timestamps;
 	a->ms = &st->pass->ms;
 	a->frag = &st->pass->frag;
@@ -253,9 +251,7 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 	}
 	if (mp_cmd_load_runs(o->trace, &st->runs, err) < 0)
 		rc = err->code;
-	else if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
-		rc = mp_err_copy(err, mp_store_error(s));
-	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
+	else if ((rc = analyze(s, &r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
 		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
 		if (rc < 0)
 			rc = mp_outfile_write_error(&of, rc, "report", err);

@@ -6,7 +6,7 @@
  * output says so.  NVML through cmd/nvml.
  */
 #include "cmd/cmd.h"
-#include "cmd/nvml.h"
+#include "sys/nvml.h"
 #include "util/duration.h"
 #include "util/parse.h"
 

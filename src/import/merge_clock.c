@@ -5,7 +5,7 @@
  * clocks); else on the Unix epoch when every input is on it or carries
  * clock_unix_offset_ns; else each input's first event aligned to 0.
  */
-#include "import/merge.h"
+#include "import/merge_plan.h"
 #include "util/satmath.h"
 
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * order, then ordinal.  Two inputs' devices are one GPU only when host and
  * UUID are both known and equal.  Also the merged_devices text.
  */
-#include "import/merge.h"
+#include "import/merge_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

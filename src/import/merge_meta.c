@@ -5,7 +5,7 @@
  * themselves (import_warnings, import_notes, truncated, lossy, dropped
  * records, record_disabled), each input's part naming its file.
  */
-#include "import/merge.h"
+#include "import/merge_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * devices to job devices (decision 1 of the multi-rank design) and choose
  * how timestamps are put on one clock (decision 3).  No event is read here.
  */
-#include "import/merge.h"
+#include "import/merge_plan.h"
 #include "util/satmath.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  * themselves are converted by spool_events.c.
  */
 #include "import/spool.h"
-#include "capture/spool_labels.h"
+#include "spool/labels.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_reader.h"
+#include "spool/reader.h"
 #include "import/import.h"
 #include "import/symbols.h"
 #include "store/host_buffers.h"

@@ -7,6 +7,7 @@
  * out of the events: spool_host.c keeps them, with their NUMA placement.
  */
 #include "import/spool.h"
+#include "spool/classify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 #include "util/limits.h"
 
 enum { COVER_ALLOC = 1, COVER_FREE = 2 };
-enum cls { CLS_BLOCK, CLS_SEGMENT, CLS_HOST, CLS_UNKNOWN };
 
 /*
  * An allocation or mapping seen, kept for the whole conversion (about 64
@@ -191,39 +191,13 @@ static int same_call(uint32_t thread, int64_t t0, int64_t t1, const struct who *
 
 /* --- allocations --------------------------------------------------------------------- */
 
-static enum cls classify(const struct conv *v, unsigned mem_kind, unsigned flags, int from_api)
+/* What e's memory is (spool/classify.h), PyTorch's segments as this spool says. */
+static enum mp_spool_class classify(const struct conv *v, const struct mp_spool_event *e)
 {
-	switch (mem_kind) {
-	case MP_MK_PAGEABLE:
-	case MP_MK_PINNED:
-		return CLS_HOST;
-	case MP_MK_DEVICE:
-		return v->in->torch_segments && !(flags & MP_SE_ASYNC) ? CLS_SEGMENT : CLS_BLOCK;
-	case MP_MK_ARRAY:
-	case MP_MK_MANAGED:
-	case MP_MK_DEVICE_STATIC:
-	case MP_MK_MANAGED_STATIC:
-		return CLS_BLOCK;
-	case MP_MK_UNKNOWN:
-		if (!from_api)
-			return CLS_UNKNOWN;
-		if (flags & MP_SE_HOST_MEMORY)
-			return CLS_HOST;
-		if (flags & MP_SE_MANAGED)
-			return CLS_BLOCK;
-		return classify(v, MP_MK_DEVICE, flags, 1);
-	default:
-		return CLS_UNKNOWN;
-	}
+	return mp_spool_classify(e, v->in->torch_segments);
 }
 
 /* --- pinned host buffers ------------------------------------------------------------- */
-
-static int is_pinned(const struct mp_spool_event *e)
-{
-	return e->mem_kind == MP_MK_PINNED ||
-	       (e->mem_kind == MP_MK_UNKNOWN && (e->flags & MP_SE_HOST_MEMORY));
-}
 
 /* A pinned host buffer made by e (call, record, preexisting, cuMemCreate) for who. */
 static int host_open(struct conv *v, const struct mp_spool_event *e, const struct who *who,
@@ -291,8 +265,8 @@ static int close_block(struct conv *v, uint64_t address, size_t bi, int64_t ts,
  * freed: it is closed first, unless it is this very allocation reported
  * again by a nested call.
  */
-static int open_block(struct conv *v, const struct mp_spool_event *e, enum cls cls, int op,
-                      int64_t requested, int32_t device, const struct who *who)
+static int open_block(struct conv *v, const struct mp_spool_event *e, enum mp_spool_class cls,
+                      int op, int64_t requested, int32_t device, const struct who *who)
 {
 	struct memprof_event ev = event_at(e->ts_ns, op, device);
 	uint64_t live;
@@ -311,13 +285,13 @@ static int open_block(struct conv *v, const struct mp_spool_event *e, enum cls c
 	}
 	if ((rc = new_block(v, &bi)) < 0)
 		return rc;
-	if (cls == CLS_SEGMENT)
+	if (cls == MP_SPOOL_SEGMENT)
 		ev.op = MEMPROF_OP_RESERVE;
 	v->blocks[bi] = (struct block){
-	        .id = cls == CLS_SEGMENT ? ++v->next_segment_id : ++v->next_alloc_id,
+	        .id = cls == MP_SPOOL_SEGMENT ? ++v->next_segment_id : ++v->next_alloc_id,
 	        .size = (int64_t)e->bytes,
 	        .device = ev.device,
-	        .segment = cls == CLS_SEGMENT,
+	        .segment = cls == MP_SPOOL_SEGMENT,
 	        .thread = who->e->thread,
 	        .t0 = who->t0,
 	        .t1 = who->t1,
@@ -378,14 +352,14 @@ static struct who who_of(const struct conv *v, const struct mp_spool_event *e)
 static int mem_record(struct conv *v, const struct mp_spool_event *e)
 {
 	struct who who = who_of(v, e);
-	enum cls cls = classify(v, e->mem_kind, e->flags, 0);
+	enum mp_spool_class cls = classify(v, e);
 	int32_t device = e->device >= 0 ? e->device : who.e->device;
 
-	if (cls == CLS_HOST && is_pinned(e))
+	if (cls == MP_SPOOL_HOST && mp_spool_is_pinned(e))
 		return e->kind == MP_SK_MEM_FREE ? host_close(v, e) : host_open(v, e, &who, 0);
-	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
-		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
-		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+	if (cls == MP_SPOOL_HOST || cls == MP_SPOOL_UNKNOWN) {
+		v->c->st->n_warnings[cls == MP_SPOOL_HOST ? MP_WARN_SKIPPED_HOST
+		                                          : MP_WARN_SKIPPED_UNKNOWN]++;
 		return 0;
 	}
 	if (e->kind == MP_SK_MEM_FREE)
@@ -400,22 +374,22 @@ static int api_call(struct conv *v, const struct mp_spool_event *e)
 	int is_free = (e->flags & MP_SE_FREE_CALL) != 0;
 	struct who who = who_of(v, e);
 	uint64_t covered = 0;
-	enum cls cls;
+	enum mp_spool_class cls;
 
 	if (e->correlation)
 		mp_intmap_get(&v->covered, e->correlation, &covered);
-	if (e->extra != 0 || (covered & (is_free ? COVER_FREE : COVER_ALLOC)))
+	if (mp_spool_call_failed(e) || (covered & (is_free ? COVER_FREE : COVER_ALLOC)))
 		return 0; /* failed, or a memory record stands for it */
 	if (is_free)
 		return free_address(v, e, (e->flags & MP_SE_HOST_MEMORY) != 0, &who);
 	if (e->address == 0)
 		return 0;
-	cls = classify(v, e->mem_kind, e->flags, 1);
-	if (cls == CLS_HOST && is_pinned(e))
+	cls = classify(v, e);
+	if (cls == MP_SPOOL_HOST && mp_spool_is_pinned(e))
 		return host_open(v, e, &who, 0);
-	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
-		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
-		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+	if (cls == MP_SPOOL_HOST || cls == MP_SPOOL_UNKNOWN) {
+		v->c->st->n_warnings[cls == MP_SPOOL_HOST ? MP_WARN_SKIPPED_HOST
+		                                          : MP_WARN_SKIPPED_UNKNOWN]++;
 		return 0;
 	}
 	return open_block(v, e, cls, MEMPROF_OP_ALLOC, (int64_t)e->bytes, e->device, &who);
@@ -427,16 +401,16 @@ static int vmm_map(struct conv *v, const struct mp_spool_event *e);
 static int preexisting(struct conv *v, const struct mp_spool_event *e)
 {
 	struct who who = who_of(v, e);
-	enum cls cls = classify(v, e->mem_kind, e->flags, 1);
+	enum mp_spool_class cls = classify(v, e);
 
 	if (e->flags & MP_SE_MAPPING)
 		return vmm_map(v, e);
 
-	if (cls == CLS_HOST && is_pinned(e))
+	if (cls == MP_SPOOL_HOST && mp_spool_is_pinned(e))
 		return host_open(v, e, &who, 0);
-	if (cls == CLS_HOST || cls == CLS_UNKNOWN) {
-		v->c->st->n_warnings[cls == CLS_HOST ? MP_WARN_SKIPPED_HOST
-		                                     : MP_WARN_SKIPPED_UNKNOWN]++;
+	if (cls == MP_SPOOL_HOST || cls == MP_SPOOL_UNKNOWN) {
+		v->c->st->n_warnings[cls == MP_SPOOL_HOST ? MP_WARN_SKIPPED_HOST
+		                                          : MP_WARN_SKIPPED_UNKNOWN]++;
 		return 0;
 	}
 	return open_block(v, e, cls, MEMPROF_OP_PREEXISTING, 0, e->device, &who);
@@ -454,15 +428,15 @@ static int vmm_map(struct conv *v, const struct mp_spool_event *e)
 	int rc;
 
 	if (mp_intmap_get(&v->handles, e->extra, &h)) {
-		if ((h & 0xff) == MP_MK_PINNED &&
+		if (mp_spool_handle_kind(h) == MP_MK_PINNED &&
 		    mp_spool_host_mapped(&v->host, e->extra, e->address))
 			return 0; /* a host buffer's mapping: the buffer is kept */
-		if ((h & 0xff) == MP_MK_PINNED || (h & 0xff) == MP_MK_PAGEABLE) {
+		if (mp_spool_handle_host(h)) {
 			v->c->st->n_warnings[MP_WARN_SKIPPED_HOST]++;
 			return 0;
 		}
 		if (device < 0)
-			device = (int32_t)(h >> 8) - 1;
+			device = mp_spool_handle_device(h);
 	}
 	if ((rc = new_block(v, &bi)) < 0)
 		return rc;
@@ -506,8 +480,7 @@ static int vmm(struct conv *v, const struct mp_spool_event *e)
 		return 0;
 	case MP_SK_VMM_CREATE:
 		v->in->n_vmm_create++;
-		if (mp_intmap_put(&v->handles, e->extra,
-		                  (uint64_t)(e->device + 1) << 8 | e->mem_kind) < 0)
+		if (mp_intmap_put(&v->handles, e->extra, mp_spool_handle_pack(e)) < 0)
 			return nomem(v);
 		if (e->mem_kind == MP_MK_PINNED) {
 			struct who who = who_of(v, e);

@@ -8,7 +8,8 @@
  * placement and the devices' nearest nodes go with it.  Memory grows with
  * names and stacks, not events.
  */
-#include "import/merge.h"
+#include "import/merge_plan.h"
+#include "store/host_buffers.h"
 #include "store/reader.h"
 #include "util/intmap.h"
 #include "util/limits.h"

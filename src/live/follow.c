@@ -6,7 +6,7 @@
  * the per-spool tables; hands items out, never interprets events.
  */
 #include "live/follow.h"
-#include "capture/spool_reader.h"
+#include "spool/reader.h"
 #include "util/array.h"
 #include "util/crc32.h"
 #include "util/error.h"

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_format.h"
+#include "spool/format.h"
 
 struct mp_live_follow;
 struct mp_live_spool;

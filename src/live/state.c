@@ -6,6 +6,7 @@
  */
 #include "live/state.h"
 #include "live/state_internal.h"
+#include "spool/classify.h"
 #include "util/array.h"
 #include "util/error.h"
 
@@ -111,7 +112,7 @@ static const char *text(const struct mp_live_process *p, uint32_t id, char *buf,
 	return buf;
 }
 
-/* A meta pair: the labels it gives (capture/spool_labels.h, as the importer reads them). */
+/* A meta pair: the labels it gives (spool/labels.h, as the importer reads them). */
 static void meta(struct mp_live_process *p, const struct mp_spool_meta *m)
 {
 	char key[64], value[1024];
@@ -211,27 +212,22 @@ static int torch_segments(const struct mp_live_process *p)
 	return mp_spool_labels_torch_caching(&p->labels);
 }
 
-static int host_memory(const struct mp_spool_event *e)
-{
-	return (e->flags & MP_SE_HOST_MEMORY) || e->mem_kind == MP_MK_PINNED ||
-	       e->mem_kind == MP_MK_PAGEABLE;
-}
-
 /* An allocation or free call, or an allocation live when recording began. */
 static int call(struct mp_live_state *st, struct mp_live_process *p, const struct mp_spool_event *e,
                 int counted)
 {
-	int segment;
+	enum mp_spool_class cls;
 	uint64_t i;
 
-	if ((e->kind == MP_SK_API && e->extra != 0) || e->address == 0)
+	if (mp_spool_call_failed(e) || e->address == 0)
 		return 0; /* a failed call, or cudaFree(0) */
 	if (e->kind == MP_SK_API && (e->flags & MP_SE_FREE_CALL)) {
 		if (mp_intmap_get(&p->live, e->address, &i))
 			close_slot(st, p, &p->live, e->address, i - 1, 1);
 		return 0; /* else: not live (an inner call freed it, or it is not ours) */
 	}
-	if (host_memory(e))
+	cls = mp_spool_classify(e, torch_segments(p));
+	if (cls == MP_SPOOL_HOST || cls == MP_SPOOL_UNKNOWN)
 		return 0;
 	if (mp_intmap_get(&p->live, e->address, &i)) {
 		if (counted) /* the same allocation, reported by the call around the first */
@@ -239,9 +235,7 @@ static int call(struct mp_live_state *st, struct mp_live_process *p, const struc
 			                       e->duration_ns);
 		return 0;
 	}
-	segment = torch_segments(p) && !(e->flags & (MP_SE_ASYNC | MP_SE_MANAGED)) &&
-	          (e->mem_kind == MP_MK_UNKNOWN || e->mem_kind == MP_MK_DEVICE);
-	return open_slot(st, p, &p->live, e, e->device, segment, counted);
+	return open_slot(st, p, &p->live, e, e->device, cls == MP_SPOOL_SEGMENT, counted);
 }
 
 static int vmm(struct mp_live_state *st, struct mp_live_process *p, const struct mp_spool_event *e)
@@ -251,10 +245,8 @@ static int vmm(struct mp_live_state *st, struct mp_live_process *p, const struct
 
 	switch (e->kind) {
 	case MP_SK_VMM_CREATE:
-		return mp_intmap_put(&p->handles, e->extra,
-		                     (uint64_t)(e->device + 1) << 8 | e->mem_kind) < 0
-		               ? MP_ENOMEM
-		               : 0;
+		return mp_intmap_put(&p->handles, e->extra, mp_spool_handle_pack(e)) < 0 ? MP_ENOMEM
+		                                                                         : 0;
 	case MP_SK_VMM_RELEASE:
 		mp_intmap_del(&p->handles, e->extra);
 		return 0;
@@ -264,10 +256,10 @@ static int vmm(struct mp_live_state *st, struct mp_live_process *p, const struct
 		return 0;
 	default: /* a map, or a mapping live when recording began */
 		if (mp_intmap_get(&p->handles, e->extra, &h)) {
-			if ((h & 0xff) == MP_MK_PINNED || (h & 0xff) == MP_MK_PAGEABLE)
+			if (mp_spool_handle_host(h))
 				return 0;
 			if (device < 0)
-				device = (int32_t)(h >> 8) - 1;
+				device = mp_spool_handle_device(h);
 		}
 		if (mp_intmap_get(&p->mapped, e->address, NULL))
 			return 0;

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_labels.h"
+#include "spool/labels.h"
 #include "live/follow.h"
 #include "util/intmap.h"
 

@@ -3,7 +3,7 @@
  * analyze' share: the notes (what could not be computed, and why), size
  * class labels, group kind names and the order devices are printed in.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "util/stack_text.h"
 #include "util/format.h"
 #include "util/satmath.h"
@@ -139,7 +139,7 @@ static void frag_notes(const struct mp_analysis *a, const struct mp_frag_device 
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		NOTE("device %d: no segment-level events; reserved memory and its holes are "
 		     "modelled from block addresses at %s granularity",
-		     dev, mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+		     dev, mp_format_bytes(g, sizeof(g), (int64_t)a->opts.granularity));
 	if (fd->model != MP_FRAG_NONE && fd->n_no_address)
 		NOTE("device %d: %lld allocations without an address are left out of the hole "
 		     "model",
@@ -183,11 +183,11 @@ void mp_analyze_notes(const struct mp_analysis *a, void (*fn)(void *ctx, const c
 
 		if (fd)
 			frag_notes(a, fd, fn, ctx);
-		if (a->at == MP_ATTR_AT_OOM && (!ad || !ad->taken))
+		if (a->opts.at == MP_ATTR_AT_OOM && (!ad || !ad->taken))
 			NOTE("device %d: no OOM, so nothing is attributed at one", d->device);
-		else if (a->at == MP_ATTR_AT_TIME && (!ad || !ad->taken))
+		else if (a->opts.at == MP_ATTR_AT_TIME && (!ad || !ad->taken))
 			NOTE("device %d: no event at or before the time asked", d->device);
-		else if (a->at == MP_ATTR_AT_PEAK && d->live_peak.seq == 0)
+		else if (a->opts.at == MP_ATTR_AT_PEAK && d->live_peak.seq == 0)
 			NOTE("device %d: nothing was ever live", d->device);
 	}
 }

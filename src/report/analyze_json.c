@@ -3,7 +3,7 @@
  * in memprof-analyze(1), versioned by MP_ANALYZE_JSON_VERSION), built with
  * cJSON from plain results.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/json_util.h"
 #include "util/stack_text.h"
 
@@ -198,14 +198,14 @@ static cJSON *attribution_json(const struct mp_analysis *a, int32_t device)
 	if (!ad || !ad->taken)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "at", at_name(a->at));
+	cJSON_AddStringToObject(o, "at", at_name(a->opts.at));
 	mp_json_add_int(o, "seq", ad->seq);
 	mp_json_add_int(o, "ts_ns", ad->ts_ns);
 	mp_json_add_int(o, "live_bytes", ad->live_bytes);
 	mp_json_add_int(o, "live_blocks", ad->live_blocks);
 	groups = cJSON_AddObjectToObject(o, "groups");
 	for (k = 0; k < MP_ATTR_KINDS; k++)
-		if (a->kinds & (1u << k))
+		if (a->opts.kinds & (1u << k))
 			cJSON_AddItemToObject(groups, mp_attr_kind_names[k],
 			                      groups_json(ad, k, a->top, ad->live_bytes));
 	return o;
@@ -292,7 +292,7 @@ static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_devic
 	mp_json_add_known(end, "reserved_bytes", d->has_segments ? d->reserved_bytes : -1);
 	mp_json_add_int(end, "live_blocks", d->n_live);
 	cJSON_AddItemToObject(o, "fragmentation",
-	                      fd ? frag_json(fd, a->granularity) : cJSON_CreateNull());
+	                      fd ? frag_json(fd, a->opts.granularity) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "ooms", fd ? ooms_json(fd) : cJSON_CreateArray());
 	cJSON_AddItemToObject(o, "attribution", attribution_json(a, d->device));
 	cJSON_AddItemToObject(o, "lifetime", lifetime_json(a, d->device));
@@ -313,18 +313,18 @@ static cJSON *options_json(const struct mp_analysis *a)
 	mp_json_add_known(o, "device", a->device);
 	mp_json_add_int(o, "top", a->top);
 	for (k = 0; k < MP_ATTR_KINDS; k++)
-		if (a->kinds & (1u << k))
+		if (a->opts.kinds & (1u << k))
 			cJSON_AddItemToArray(by, cJSON_CreateString(mp_attr_kind_names[k]));
 	cJSON_AddItemToObject(o, "by", by);
-	if (a->at == MP_ATTR_AT_TIME) {
-		snprintf(at, sizeof(at), "%lld", (long long)a->at_ts_ns);
+	if (a->opts.at == MP_ATTR_AT_TIME) {
+		snprintf(at, sizeof(at), "%lld", (long long)a->opts.at_ts_ns);
 		cJSON_AddStringToObject(o, "at", at);
 	} else {
-		cJSON_AddStringToObject(o, "at", at_name(a->at));
+		cJSON_AddStringToObject(o, "at", at_name(a->opts.at));
 	}
-	mp_json_add_int(o, "granularity_bytes", (int64_t)a->granularity);
-	mp_json_add_int(o, "churn_window_ns", a->churn_window_ns);
-	cJSON_AddNumberToObject(o, "idle_share", a->idle_min_share);
+	mp_json_add_int(o, "granularity_bytes", (int64_t)a->opts.granularity);
+	mp_json_add_int(o, "churn_window_ns", a->opts.life.churn_window_ns);
+	cJSON_AddNumberToObject(o, "idle_share", a->opts.life.idle_min_share);
 	return o;
 }
 

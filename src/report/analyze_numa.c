@@ -4,7 +4,7 @@
  * nearest host node, the pinned host buffers far from it (largest bytes at
  * stake first, --top of them), the totals, or why nothing is known.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/json_util.h"
 #include "util/format.h"
 

@@ -5,7 +5,7 @@
  * trend against the target, allocation overhead and call times, and the
  * verdict on each OOM.  Receives plain results from analysis/plan.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/json_util.h"
 #include "util/format.h"
 

@@ -5,7 +5,7 @@
  * allocation overhead and call times, the OOM verdicts.  Plain results in,
  * cJSON out.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/json_util.h"
 
 #include <cjson/cJSON.h>

@@ -5,7 +5,7 @@
  * the call sites whose bytes at each rank's own peak differ.  Shown when
  * the trace has two or more units.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/gate.h"
 #include "report/json_util.h"
 #include "util/format.h"

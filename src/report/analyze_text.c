@@ -4,7 +4,7 @@
  * each, the top groups live at the chosen moment, the lifetime findings,
  * then the notes.  Times are shown from the trace's first event.
  */
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "util/format.h"
 #include "util/stack_text.h"
 
@@ -66,7 +66,7 @@ static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 	fprintf(out, "\n  fragmentation figures (%s model", mp_frag_model_name(fd->model));
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(out, ", %s granules",
-		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+		        mp_format_bytes(g, sizeof(g), (int64_t)a->opts.granularity));
 	if (a->modelled_granted_blocks > 0)
 		fprintf(out, "; internal partly modelled: see notes");
 	fprintf(out, ")\n    %-18s %22s   %-17s %-13s %s\n", "", "internal fragmentation",
@@ -172,13 +172,13 @@ static void print_attribution(FILE *out, const struct mp_analysis *a, int32_t de
 	if (!ad || !ad->taken)
 		return;
 	fprintf(out, "\n  live at %s (event %lld, %s): %s in %lld blocks\n",
-	        a->at == MP_ATTR_AT_PEAK  ? "the live peak"
-	        : a->at == MP_ATTR_AT_OOM ? "the first OOM"
+	        a->opts.at == MP_ATTR_AT_PEAK  ? "the live peak"
+	        : a->opts.at == MP_ATTR_AT_OOM ? "the first OOM"
 	                                  : "the time asked",
 	        (long long)ad->seq, mp_analyze_at_time(t, sizeof(t), a, ad->ts_ns),
 	        mp_analyze_bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);
 	for (k = 0; k < MP_ATTR_KINDS; k++)
-		if (a->kinds & (1u << k))
+		if (a->opts.kinds & (1u << k))
 			print_groups(out, a, ad, k);
 }
 
@@ -231,7 +231,7 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	else
 		snprintf(title, sizeof(title),
 		         "churn (freed within %s, or before the next allocation on its stream)",
-		         mp_format_duration(w, sizeof(w), a->churn_window_ns));
+		         mp_format_duration(w, sizeof(w), a->opts.life.churn_window_ns));
 	print_findings(out, a, device, MP_LIFETIME_CHURN, title, &t.kind[MP_LIFETIME_CHURN]);
 	print_findings(out, a, device, MP_LIFETIME_REUSE,
 	               "reuse candidates (same site and size, lifetimes disjoint; bytes of "
@@ -239,7 +239,7 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	               &t.kind[MP_LIFETIME_REUSE]);
 	snprintf(title, sizeof(title),
 	         "idle until the end (freed after the last allocation, live %.0f%%+ of the trace)",
-	         100.0 * a->idle_min_share);
+	         100.0 * a->opts.life.idle_min_share);
 	print_findings(out, a, device, MP_LIFETIME_IDLE, title, &t.kind[MP_LIFETIME_IDLE]);
 	if (t.preexisting_live_at_end.count)
 		fprintf(out,

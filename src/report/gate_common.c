@@ -502,3 +502,42 @@ void mp_gate_cells(struct mp_gate_cells *c, const struct mp_gate_report *r, int 
 			snprintf(c->change, sizeof(c->change), "%+lld", (long long)(h - b));
 	}
 }
+
+/* One figure of a device as a row: BASE, HEAD and the change. */
+static void figure_row(const struct mp_gate_report *r, int kind, const char *label, int64_t b,
+                       int64_t h, mp_gate_row_fn row, void *ctx)
+{
+	struct mp_gate_cells c;
+
+	mp_gate_cells(&c, r, kind, b, h);
+	row(ctx, label, &c);
+}
+
+int mp_gate_figure_rows(const struct mp_gate_report *r, const struct mp_gate_device *b,
+                        const struct mp_gate_device *h, const char *modelled_label,
+                        mp_gate_row_fn row, void *ctx)
+{
+	static const struct mp_gate_device none = {
+	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
+	int modelled = h->reserved == MP_GATE_RESERVED_MODELLED ||
+	               (b && b->reserved == MP_GATE_RESERVED_MODELLED);
+	int window;
+
+	if (!b)
+		b = &none;
+	window = h->window || b->window; /* what is live at the end is then not a leak */
+	figure_row(r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes, h->peak_live_bytes, row,
+	           ctx);
+	figure_row(r, MP_GATE_CELL_BYTES, modelled ? modelled_label : "peak reserved",
+	           b->peak_reserved_bytes, h->peak_reserved_bytes, row, ctx);
+	figure_row(r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano, h->free_share_nano, row,
+	           ctx);
+	figure_row(r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
+	           h->external_nano, row, ctx);
+	figure_row(r, MP_GATE_CELL_BYTES, window ? "live at end" : "leaked bytes", b->leaked_bytes,
+	           h->leaked_bytes, row, ctx);
+	figure_row(r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
+	           b->leaked_blocks, h->leaked_blocks, row, ctx);
+	figure_row(r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms, row, ctx);
+	return modelled;
+}

@@ -59,56 +59,31 @@ static void print_results(FILE *out, const struct mp_gate_report *r)
 	}
 }
 
-static void cells(FILE *out, const struct mp_gate_report *r, const char *label, const char *b,
-                  const char *h, const char *c)
+struct rows {
+	FILE *out;
+	const struct mp_gate_report *r;
+};
+
+static void md_row(void *ctx, const char *label, const struct mp_gate_cells *c)
 {
-	if (r->base)
-		fprintf(out, "| %s | %s | %s | %s |\n", label, b, h, c);
+	struct rows *t = ctx;
+
+	if (t->r->base)
+		fprintf(t->out, "| %s | %s | %s | %s |\n", label, c->base, c->head, c->change);
 	else
-		fprintf(out, "| %s | %s |\n", label, h);
-}
-
-/* One figure of a device as a row: BASE, HEAD and the change. */
-static void figure_cells(FILE *out, const struct mp_gate_report *r, int kind, const char *label,
-                         int64_t b, int64_t h)
-{
-	struct mp_gate_cells c;
-
-	mp_gate_cells(&c, r, kind, b, h);
-	cells(out, r, label, c.base, c.head, c.change);
+		fprintf(t->out, "| %s | %s |\n", label, c->head);
 }
 
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
                           const struct mp_gate_device *h)
 {
-	static const struct mp_gate_device none = {
-	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
-	int window;
-	int modelled = h->reserved == MP_GATE_RESERVED_MODELLED ||
-	               (b && b->reserved == MP_GATE_RESERVED_MODELLED);
+	struct rows t = {out, r};
 
-	if (!b)
-		b = &none;
-	window = h->window || b->window;
 	if (r->base)
 		fprintf(out, "| figure | BASE | HEAD | change |\n|---|---:|---:|---:|\n");
 	else
 		fprintf(out, "| figure | value |\n|---|---:|\n");
-	figure_cells(out, r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes,
-	             h->peak_live_bytes);
-	figure_cells(out, r, MP_GATE_CELL_BYTES,
-	             modelled ? "peak reserved (modelled)" : "peak reserved",
-	             b->peak_reserved_bytes, h->peak_reserved_bytes);
-	figure_cells(out, r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano,
-	             h->free_share_nano);
-	figure_cells(out, r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
-	             h->external_nano);
-	figure_cells(out, r, MP_GATE_CELL_BYTES,
-	             window ? "live at end (window: not leaks)" : "leaked bytes", b->leaked_bytes,
-	             h->leaked_bytes);
-	figure_cells(out, r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
-	             b->leaked_blocks, h->leaked_blocks);
-	figure_cells(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
+	mp_gate_figure_rows(r, b, h, "peak reserved (modelled)", md_row, &t);
 }
 
 static void print_sites_check(FILE *out, const struct mp_gate_report *r,

@@ -23,59 +23,32 @@ static char *bytes(char *buf, size_t n, int64_t v)
 	return buf;
 }
 
+struct rows {
+	FILE *out;
+	const struct mp_gate_report *r;
+};
+
 /* One figure's row: label, BASE (diff), HEAD, change (diff). */
-static void row(FILE *out, const struct mp_gate_report *r, const char *label, const char *base,
-                const char *head, const char *change)
+static void text_row(void *ctx, const char *label, const struct mp_gate_cells *c)
 {
-	if (r->base)
-		fprintf(out, "  %-22s %-14s %-14s %s\n", label, base, head, change);
+	struct rows *t = ctx;
+
+	if (t->r->base)
+		fprintf(t->out, "  %-22s %-14s %-14s %s\n", label, c->base, c->head, c->change);
 	else
-		fprintf(out, "  %-22s %s\n", label, head);
-}
-
-/* One figure of a device as a row: BASE, HEAD and the change. */
-static void figure_row(FILE *out, const struct mp_gate_report *r, int kind, const char *label,
-                       int64_t b, int64_t h)
-{
-	struct mp_gate_cells c;
-
-	mp_gate_cells(&c, r, kind, b, h);
-	row(out, r, label, c.base, c.head, c.change);
+		fprintf(t->out, "  %-22s %s\n", label, c->head);
 }
 
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
                           const struct mp_gate_device *h)
 {
-	static const struct mp_gate_device none = {
-	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
-	char label[40];
-	int window;
+	struct rows t = {out, r};
 
-	if (!b)
-		b = &none;
-	window = h->window || b->window;
 	if (r->base)
 		fprintf(out, "  %-22s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
-	figure_row(out, r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes, h->peak_live_bytes);
-	snprintf(label, sizeof(label), "peak reserved%s",
-	         h->reserved == MP_GATE_RESERVED_MODELLED ||
-	                         (r->base && b->reserved == MP_GATE_RESERVED_MODELLED)
-	                 ? "*"
-	                 : "");
-	figure_row(out, r, MP_GATE_CELL_BYTES, label, b->peak_reserved_bytes,
-	           h->peak_reserved_bytes);
-	figure_row(out, r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano,
-	           h->free_share_nano);
-	figure_row(out, r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
-	           h->external_nano);
-	figure_row(out, r, MP_GATE_CELL_BYTES, window ? "live at end" : "leaked bytes",
-	           b->leaked_bytes, h->leaked_bytes);
-	figure_row(out, r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
-	           b->leaked_blocks, h->leaked_blocks);
-	figure_row(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
-	if (strchr(label, '*'))
+	if (mp_gate_figure_rows(r, b, h, "peak reserved*", text_row, &t))
 		fprintf(out, "  * modelled from block addresses (no segment-level events)\n");
-	if (window)
+	if (h->window || (b && b->window))
 		fprintf(out, "  live at end: not leaks, %s is a window of the program (%s)\n",
 		        h->window ? (r->base ? "HEAD" : "the trace") : "BASE",
 		        h->window ? r->head->window : r->base->window);

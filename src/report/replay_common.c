@@ -7,7 +7,7 @@
  * figures of a replay over MPI ranks.  No output here.
  */
 #include "replay/cost_model.h"
-#include "report/replay.h"
+#include "report/replay_out.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include "replay/cost_model.h"
 #include "replay/driver_model.h"
 #include "report/json_util.h"
-#include "report/replay.h"
+#include "report/replay_out.h"
 #include "util/error.h"
 
 #include <cjson/cJSON.h>

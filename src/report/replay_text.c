@@ -10,7 +10,7 @@
  * the devices name their rank, and a table of the job's figures follows.
  */
 #include "replay/cost_model.h"
-#include "report/replay.h"
+#include "report/replay_out.h"
 #include "util/error.h"
 #include "util/format.h"
 

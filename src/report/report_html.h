@@ -4,14 +4,14 @@
  * chart or table.  Each part writes one self-contained element; all trace
  * text goes through report/html.h.
  */
-#ifndef MP_REPORT_REPORT_HTML_H
-#define MP_REPORT_REPORT_HTML_H
+#ifndef MP_REPORT_REPORT_DOC_HTML_H
+#define MP_REPORT_REPORT_DOC_HTML_H
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include "report/html.h"
-#include "report/report.h"
+#include "report/report_doc.h"
 #include "report/svg.h"
 
 #define MP_HTML_CHART_WIDTH 960

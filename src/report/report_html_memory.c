@@ -233,7 +233,7 @@ static void frag_sentence(struct mp_html_page *pg, const struct mp_frag_device *
 		fprintf(pg->out,
 		        "No segment-level events: reserved memory and its holes are modelled from "
 		        "block addresses at %s granularity. ",
-		        mp_format_bytes(g, sizeof(g), (int64_t)pg->in->a->granularity));
+		        mp_format_bytes(g, sizeof(g), (int64_t)pg->in->a->opts.granularity));
 	fprintf(pg->out,
 	        "%lld of %lld states drawn (at most %lld; every bucket keeps its first, last "
 	        "and highest of each).</p>\n",

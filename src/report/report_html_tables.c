@@ -54,7 +54,7 @@ static void group_rows(struct mp_html_page *pg, const struct mp_attr_device *ad,
 	ptrdiff_t n, i;
 	char b[32];
 
-	if (!(a->kinds & (1u << kind)) || !(g = mp_attribution_groups(ad, kind, &n)))
+	if (!(a->opts.kinds & (1u << kind)) || !(g = mp_attribution_groups(ad, kind, &n)))
 		return;
 	if (kind != MP_ATTR_STACK && !any_name(g, n)) {
 		free(g);
@@ -174,8 +174,8 @@ void mp_html_findings_table(struct mp_html_page *pg, int32_t device)
 	        "allocation on their stream; reuse: same site and size, lifetimes disjoint; "
 	        "idle: freed after the last allocation, live %.0f%%+ of the trace "
 	        "(memprof-analyze(1)). Top %d of each.</p>\n",
-	        mp_format_duration(w, sizeof(w), a->churn_window_ns), 100.0 * a->idle_min_share,
-	        a->top);
+	        mp_format_duration(w, sizeof(w), a->opts.life.churn_window_ns),
+	        100.0 * a->opts.life.idle_min_share, a->top);
 	fputs("<table class=\"findings\">\n<tr><th>pattern</th><th>call site</th>"
 	      "<th class=\"num\">count</th><th class=\"num\">bytes at stake</th>"
 	      "<th>detail</th></tr>\n",

@@ -7,7 +7,7 @@
  * HTML, so a frame cannot break a table nor put markup on the page.
  */
 #include "report/runs.h"
-#include "report/report.h"
+#include "report/report_doc.h"
 #include "util/format.h"
 #include "util/stack_text.h"
 
@@ -133,7 +133,7 @@ static void write_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 		fputs(", external fragmentation 0", out);
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(out, " (reserved memory modelled from block addresses, %s granules)",
-		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
+		        mp_format_bytes(g, sizeof(g), (int64_t)a->opts.granularity));
 	fputs(".\n", out);
 }
 
@@ -174,13 +174,13 @@ static int write_sites(FILE *out, const struct mp_analysis *a, int32_t device)
 	struct mp_attr_group *g;
 	ptrdiff_t n, i;
 
-	if (!ad || !ad->taken || !(a->kinds & (1u << MP_ATTR_STACK)))
+	if (!ad || !ad->taken || !(a->opts.kinds & (1u << MP_ATTR_STACK)))
 		return 0;
 	if (!(g = mp_attribution_groups(ad, MP_ATTR_STACK, &n)) && n < 0)
 		return MP_ENOMEM;
 	fprintf(out, "\n**Live at %s** (event %lld, %s): %s in %lld blocks\n\n",
-	        a->at == MP_ATTR_AT_PEAK  ? "the live peak"
-	        : a->at == MP_ATTR_AT_OOM ? "the first OOM"
+	        a->opts.at == MP_ATTR_AT_PEAK  ? "the live peak"
+	        : a->opts.at == MP_ATTR_AT_OOM ? "the first OOM"
 	                                  : "the time asked",
 	        (long long)ad->seq, mp_analyze_at_time(t, sizeof(t), a, ad->ts_ns),
 	        mp_analyze_bytes(b, sizeof(b), ad->live_bytes), (long long)ad->live_blocks);

@@ -33,7 +33,7 @@ file "$CLEAN/util/format.c" '#include "util/format.h"' '#include "memprof/trace.
 file "$CLEAN/store/store_internal.h" '#include <sqlite3.h>' '#include "store/store.h"'
 file "$CLEAN/store/store.c" '#include "store/store_internal.h"' '#include "util/error.h"'
 file "$CLEAN/import/import.c" '#include "import/import.h"' '#include "store/writer.h"' \
-	'#include "util/strmap.h"' '#include "capture/spool_reader.h"' '#include "capture/spool_format.h"'
+	'#include "util/strmap.h"' '#include "spool/reader.h"' '#include "spool/format.h"'
 file "$CLEAN/analysis/summary.h" '#include "store/reader.h"' '#include "store/store.h"' \
 	'#include "util/intmap.h"'
 file "$CLEAN/replay/engine.c" '#include "analysis/summary.h"' '#include "store/reader.h"' \
@@ -41,8 +41,9 @@ file "$CLEAN/replay/engine.c" '#include "analysis/summary.h"' '#include "store/r
 file "$CLEAN/report/info.c" '#include "report/info.h"' '#include "analysis/summary.h"' \
 	'#include "util/format.h"' '#include <cjson/cJSON.h>' '#  include "memprof/trace.h"'
 file "$CLEAN/capture/spool.c" '#include "capture/spool.h"' '#include "util/error.h"' \
-	'#include "memprof/trace.h"'
-file "$CLEAN/live/state.c" '#include "live/state.h"' '#include "capture/spool_format.h"' \
+	'#include "memprof/trace.h"' '#include "spool/writer.h"'
+file "$CLEAN/spool/reader.c" '#include "spool/reader.h"' '#include "util/crc32.h"'
+file "$CLEAN/live/state.c" '#include "live/state.h"' '#include "spool/format.h"' \
 	'#include "import/symbols.h"' '#include "analysis/summary.h"' '#include "util/intmap.h"'
 
 step "a clean tree passes"
@@ -101,6 +102,9 @@ one import-capture import/x.c '#include "capture/capture.h"'
 one store-import store/x.c '#include "import/import.h"'
 one live-store live/x.c '#include "store/writer.h"'
 one live-import live/y.c '#include "import/import.h"'
+one spool-store spool/x.c '#include "store/writer.h"'
+one spool-capture spool/y.c '#include "capture/capture.h"'
+one capture-import capture/y.c '#include "import/import.h"'
 
 step "an unknown layer is reported"
 UNK=$TMP/unknown/src
@@ -109,6 +113,16 @@ file "$UNK/frobnicate/x.c" '#include "util/error.h"'
 run "$CHECK" "$UNK"
 expect_status 1
 expect_stdout_contains "src/frobnicate/x.c"
+
+step "docs/ARCHITECTURE.md must name every part, and only parts that exist"
+DOC=$TMP/doc/src
+copy_tree "$CLEAN" "$DOC"
+file "$TMP/doc/docs/ARCHITECTURE.md" '| folder | what |' '|---|---|' '| `src/util/` | helpers |' \
+	'| `src/gone/` | a part removed |'
+run "$CHECK" "$DOC"
+expect_status 1
+expect_stdout_contains 'docs/ARCHITECTURE.md: no row for src/store/'
+expect_stdout_contains 'docs/ARCHITECTURE.md: a row for src/gone/, which does not exist'
 
 step "a missing source directory is an error, not a pass"
 run "$CHECK" "$TMP/no-such-dir"

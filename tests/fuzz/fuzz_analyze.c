@@ -16,7 +16,7 @@
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
 #include "analysis/timeline.h"
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/timeline_csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,9 +102,9 @@ static void run(const uint8_t *data, size_t size)
 		a.path = "fuzz.db";
 		a.device = data[1] & 1 ? -1 : data[1] % 3;
 		a.top = 4;
-		a.kinds = (1u << MP_ATTR_KINDS) - 1;
-		a.at = attr.at;
-		a.granularity = frag.granularity;
+		a.opts.kinds = (1u << MP_ATTR_KINDS) - 1;
+		a.opts.at = attr.at;
+		a.opts.granularity = frag.granularity;
 		a.ms = &ms;
 		a.frag = &frag;
 		a.attr = &attr;

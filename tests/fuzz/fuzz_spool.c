@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_spool.c - fuzz target for the spool reader
- * (src/capture/spool_reader.c): any bytes are read as a spool to its end,
+ * (src/spool/reader.c): any bytes are read as a spool to its end,
  * every id an item names is looked up in the tables and the text or frames
  * found are touched.  Each input is read twice: as it is, and with every
  * block's crc32 recomputed, so that mutated items get past the checksum.
@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "capture/spool_reader.h"
+#include "spool/reader.h"
 #include "util/crc32.h"
 #include "fuzz_store.h"
 

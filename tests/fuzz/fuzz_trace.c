@@ -24,7 +24,7 @@
 #include "analysis/memstate.h"
 #include "analysis/timeline.h"
 #include "import/import.h"
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/csv_writer.h"
 #include "report/info.h"
 #include "store/host_buffers.h"
@@ -261,9 +261,9 @@ static void analyze(struct mp_store *s, FILE *null)
 		a.path = "fuzz.db";
 		a.device = -1;
 		a.top = 4;
-		a.kinds = (1u << MP_ATTR_KINDS) - 1;
-		a.at = attr.at;
-		a.granularity = frag.granularity;
+		a.opts.kinds = (1u << MP_ATTR_KINDS) - 1;
+		a.opts.at = attr.at;
+		a.opts.granularity = frag.granularity;
 		a.ms = &ms;
 		a.frag = &frag;
 		a.attr = &attr;

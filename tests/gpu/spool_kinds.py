@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""spool_kinds.py - what a recorded spool (.mpt, src/capture/spool_format.h) holds, for the
+"""spool_kinds.py - what a recorded spool (.mpt, src/spool/format.h) holds, for the
 first-GPU-run questions of shared/notes/cupti.md section 9: which API calls produced CUPTI
 MEMORY2 records and which only callback events.
 

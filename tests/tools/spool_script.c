@@ -38,7 +38,7 @@
  *   kill                         flushes, then SIGKILLs itself: a spool cut short
  *   end [disabled]               closes with the footer (also at end of input)
  */
-#include "capture/spool_writer.h"
+#include "spool/writer.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /*
  * tests/unit/capture_helpers.c - helpers of the injected library's unit
  * tests (capture_helpers.h).  The spool walker here is written from
- * capture/spool_format.h alone, independently of the spool reader.
+ * spool/format.h alone, independently of the spool reader.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>

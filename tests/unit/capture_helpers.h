@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_format.h"
-#include "capture/spool_writer.h"
+#include "spool/format.h"
+#include "spool/writer.h"
 
 /* The real libcupti.so.13 ($MEMPROF_TEST_CUPTI, else under the CUDA toolkit). */
 const char *th_cupti_path(void);

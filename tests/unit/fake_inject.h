@@ -8,7 +8,7 @@
 #define MP_TESTS_FAKE_INJECT_H
 
 #include "capture/capture.h"
-#include "capture/control_proto.h"
+#include "spool/control.h"
 
 /* Start over in mode (MP_CAPTURE_*), writing to w (NULL: no spool) named path. */
 void fake_inject_reset(int mode, struct mp_spool_writer *w, const char *path);

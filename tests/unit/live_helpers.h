@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_writer.h"
+#include "spool/writer.h"
 #include "live/follow.h"
 #include "live/state.h"
 

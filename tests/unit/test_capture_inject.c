@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/spool_reader.h"
+#include "spool/reader.h"
 #include "capture_helpers.h"
 
 #ifndef TEST_INJECT_LIB

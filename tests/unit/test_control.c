@@ -7,8 +7,8 @@
  * in a process of its own: the library's global state starts fresh.
  */
 #include "capture/capture.h"
-#include "capture/control_proto.h"
-#include "capture/spool_reader.h"
+#include "spool/control.h"
+#include "spool/reader.h"
 #include "fake_inject.h"
 
 #include <criterion/criterion.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "replay/cost_model.h"
-#include "report/replay.h"
+#include "report/replay_out.h"
 
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)

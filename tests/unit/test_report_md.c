@@ -14,7 +14,7 @@
 #include "analysis/pass.h"
 #include "helpers.h"
 #include "import/import.h"
-#include "report/report.h"
+#include "report/report_doc.h"
 #include "store/reader.h"
 #include "store/store.h"
 
@@ -85,11 +85,7 @@ static char *md_of(const char *csv, const struct md_opts *mo)
 	a.truncated = mo->truncated;
 	a.device = -1;
 	a.top = mo->top ? mo->top : 10;
-	a.kinds = po.kinds;
-	a.at = po.at;
-	a.granularity = po.granularity;
-	a.churn_window_ns = po.life.churn_window_ns;
-	a.idle_min_share = po.life.idle_min_share;
+	a.opts = po;
 	a.ms = &p->ms;
 	a.frag = &p->frag;
 	a.attr = &p->attr;

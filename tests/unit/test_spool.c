@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/spool_reader.h"
-#include "capture/spool_writer.h"
+#include "spool/reader.h"
+#include "spool/writer.h"
 #include "helpers.h"
 #include "util/crc32.h"
 

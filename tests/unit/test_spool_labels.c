@@ -1,12 +1,12 @@
 /*
  * tests/unit/test_spool_labels.c - the labels a spool's meta pairs and
- * modules give its process (capture/spool_labels.h), the rules the spool
+ * modules give its process (spool/labels.h), the rules the spool
  * importer and record's live view share: which launcher variable wins, what
  * is not a number, and when PyTorch's caching allocator was on.
  */
 #include <criterion/criterion.h>
 
-#include "capture/spool_labels.h"
+#include "spool/labels.h"
 
 Test(spool_labels, the_first_variable_of_each_list_wins_whatever_the_order)
 {

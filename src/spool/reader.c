@@ -1,10 +1,10 @@
 /*
- * capture/spool_reader.c - reads a spool back: the header, then block by
+ * spool/reader.c - reads a spool back: the header, then block by
  * block, each checked whole (magic, size, sequence, checksum, every item)
  * before any of its items is handed out.  Never crashes on any bytes; holds
  * one block plus the string, stack and module tables.  Runs in the CLI only.
  */
-#include "capture/spool_reader.h"
+#include "spool/reader.h"
 #include "util/array.h"
 #include "util/crc32.h"
 

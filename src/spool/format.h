@@ -1,5 +1,5 @@
 /*
- * capture/spool_format.h - the on-disk layout of a spool (.mpt), the file the
+ * spool/format.h - the on-disk layout of a spool (.mpt), the file the
  * injected library writes inside the workload and 'memprof record' reads.
  *
  * Owns the layout only: no code.  A spool is append-only:
@@ -22,8 +22,8 @@
  * a reader refuse a spool from a machine of the other order.  Fields are only
  * ever appended (bump MP_SPOOL_VERSION's minor part when adding kinds).
  */
-#ifndef MP_CAPTURE_SPOOL_FORMAT_H
-#define MP_CAPTURE_SPOOL_FORMAT_H
+#ifndef MP_SPOOL_FORMAT_H
+#define MP_SPOOL_FORMAT_H
 
 #include <stdint.h>
 

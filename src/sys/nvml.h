@@ -1,11 +1,11 @@
 /*
- * cmd/nvml.h - NVML (the NVIDIA management library) loaded at run time, for
+ * sys/nvml.h - NVML (the NVIDIA management library) loaded at run time, for
  * 'memprof watch': device names, device memory, and the GPU memory NVML
  * counts for a process.  No nvml.h exists here: the few entry points are
  * declared by hand in nvml.c.  Not thread-safe; one handle per command.
  */
-#ifndef MP_CMD_NVML_H
-#define MP_CMD_NVML_H
+#ifndef MP_SYS_NVML_H
+#define MP_SYS_NVML_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * report/replay.h - prints replay results (text for people, JSON for
+ * report/replay_out.h - prints replay results (text for people, JSON for
  * tools).  Receives results, never handles.  Each result is compared with
  * the baseline pool's result for the same device when one is present:
  * saved_bytes = baseline peak reserved - peak reserved, time_saved_ns =
@@ -12,8 +12,8 @@
  * Under 'replay --mpi' every result also names its rank, and the job's
  * figures per pool come after the ranks' (mp_replay_job_rows).
  */
-#ifndef MP_REPORT_REPLAY_H
-#define MP_REPORT_REPLAY_H
+#ifndef MP_REPORT_REPLAY_OUT_H
+#define MP_REPORT_REPLAY_OUT_H
 
 #include <stdio.h>
 

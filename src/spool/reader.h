@@ -1,5 +1,5 @@
 /*
- * capture/spool_reader.h - reading a spool back (in the memprof CLI, never in
+ * spool/reader.h - reading a spool back (in the memprof CLI, never in
  * the workload).
  *
  * Validates the header, then each block (magic, size, sequence, checksum) and
@@ -11,14 +11,14 @@
  * what was wrong (mp_spool_reader_damage).  A bad header is an error naming
  * the file.  Memory: one block, plus the string, stack and module tables.
  */
-#ifndef MP_CAPTURE_SPOOL_READER_H
-#define MP_CAPTURE_SPOOL_READER_H
+#ifndef MP_SPOOL_READER_H
+#define MP_SPOOL_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "capture/spool_format.h"
+#include "spool/format.h"
 #include "util/error.h"
 
 struct mp_spool_reader;

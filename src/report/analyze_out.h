@@ -1,12 +1,12 @@
 /*
- * report/analyze.h - 'memprof analyze' output: peaks, fragmentation, OOMs,
+ * report/analyze_out.h - 'memprof analyze' output: peaks, fragmentation, OOMs,
  * attribution and lifetime findings per device, and the cross-rank figures
  * of a multi-process trace, as text for people or as JSON for programs
  * (layout in memprof-analyze(1), versioned by MP_ANALYZE_JSON_VERSION).
  * Receives plain results, never a database handle.
  */
-#ifndef MP_REPORT_ANALYZE_H
-#define MP_REPORT_ANALYZE_H
+#ifndef MP_REPORT_ANALYZE_OUT_H
+#define MP_REPORT_ANALYZE_OUT_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include "analysis/lifetime.h"
 #include "analysis/memstate.h"
 #include "analysis/numa.h"
+#include "analysis/pass.h"
 #include "analysis/plan.h"
 #include "analysis/ranks.h"
 
@@ -34,15 +35,11 @@ struct mp_analysis {
 	/* the trace has no timestamps (meta timestamps=none: a snapshot without time_us):
 	 * times are unknown, only event order is known, nothing is computed from durations */
 	int no_timestamps;
-	/* options as run */
+	/* options as run: the analyses' (kinds, at, at_ts_ns resolved, granularity,
+	 * life.churn_window_ns, life.idle_min_share), then the report's own */
+	struct mp_pass_opts opts;
 	int device; /* -1: every device */
 	int top;
-	unsigned kinds; /* 1 << enum mp_attr_kind */
-	int at;         /* enum mp_attr_at */
-	int64_t at_ts_ns;
-	uint64_t granularity;
-	int64_t churn_window_ns;
-	double idle_min_share;
 	int stack_depth; /* frames shown per call stack (--stack-depth); 0: the default, 3 */
 	/* results */
 	const struct mp_memstate *ms;

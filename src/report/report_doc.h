@@ -1,19 +1,19 @@
 /*
- * report/report.h - 'memprof report': one trace's analyses and stored
+ * report/report_doc.h - 'memprof report': one trace's analyses and stored
  * replay results drawn for people, as one self-contained HTML file with
  * SVG charts (report_html*.c) or as a Markdown summary for a pull request
  * comment (report_md.c).  Receives results, never database handles; every
  * string that came from a trace is escaped for the output's language.
  */
-#ifndef MP_REPORT_REPORT_H
-#define MP_REPORT_REPORT_H
+#ifndef MP_REPORT_REPORT_DOC_H
+#define MP_REPORT_REPORT_DOC_H
 
 #include <stdio.h>
 
 #include "analysis/frag_series.h"
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
-#include "report/analyze.h"
+#include "report/analyze_out.h"
 #include "report/runs.h"
 
 struct mp_report_input {

@@ -1,11 +1,11 @@
 /*
- * cmd/nvml.c - NVML loaded at run time (cmd/nvml.h).  The prototypes are
+ * sys/nvml.c - NVML loaded at run time (sys/nvml.h).  The prototypes are
  * declared here by hand.  Processes are read with the v1 entry point
  * nvmlDeviceGetComputeRunningProcesses, whose element is the 16-byte
  * {unsigned int pid; unsigned long long usedGpuMemory}: the later _v2/_v3
  * layouts differ between header copies, and a wrong stride corrupts memory.
  */
-#include "cmd/nvml.h"
+#include "sys/nvml.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * cmd/launch.h - running the command 'memprof record' records: fork, exec
+ * sys/launch.h - running the command 'memprof record' records: fork, exec
  * with extra environment variables, forward signals, wait.  Prints nothing:
  * the caller words the outcome.
  */
-#ifndef MP_CMD_LAUNCH_H
-#define MP_CMD_LAUNCH_H
+#ifndef MP_SYS_LAUNCH_H
+#define MP_SYS_LAUNCH_H
 
 /* What a caller may add to a launch ('memprof record --live'). */
 struct mp_launch_hooks {

@@ -1,5 +1,5 @@
 /*
- * capture/spool_writer.h - writing a spool from inside the workload.
+ * spool/writer.h - writing a spool from inside the workload.
  *
  * Any thread may append; appending copies the item into an in-memory buffer
  * under a short lock and never waits for I/O.  A background thread writes
@@ -13,13 +13,13 @@
  * Safe across fork: in the child, mp_spool_writer_forget drops the writer
  * without touching its file, lock or thread (which the child does not have).
  */
-#ifndef MP_CAPTURE_SPOOL_WRITER_H
-#define MP_CAPTURE_SPOOL_WRITER_H
+#ifndef MP_SPOOL_WRITER_H
+#define MP_SPOOL_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/spool_format.h"
+#include "spool/format.h"
 
 struct mp_spool_writer;
 

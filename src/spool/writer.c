@@ -1,10 +1,10 @@
 /*
- * capture/spool_writer.c - the spool writer: two buffers filled under a
+ * spool/writer.c - the spool writer: two buffers filled under a
  * mutex by any thread, written as checksummed blocks by one background
  * thread, and the string and stack intern tables.  Runs inside the user's
  * workload: no stdio, no exit or abort, never waits on I/O when appending.
  */
-#include "capture/spool_writer.h"
+#include "spool/writer.h"
 #include "util/crc32.h"
 
 #include <errno.h>

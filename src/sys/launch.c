@@ -1,10 +1,10 @@
 /*
- * cmd/launch.c - fork and exec the recorded command, pass signals on to it,
+ * sys/launch.c - fork and exec the recorded command, pass signals on to it,
  * wait for it.  An exec failure comes back to the parent through a
  * close-on-exec pipe, so "command not found" is told apart from a command
  * that ran and exited 127.
  */
-#include "cmd/launch.h"
+#include "sys/launch.h"
 #include "util/cleanup.h"
 
 #include <errno.h>

@@ -1,13 +1,13 @@
 /*
- * capture/spool_labels.h - what a spool's meta pairs and modules say about
+ * spool/labels.h - what a spool's meta pairs and modules say about
  * the process that wrote it: its rank, local rank and world size (from the
  * launchers' variables, in one order of preference) and whether PyTorch's
  * caching allocator was on (then its cudaMalloc calls are segments, not
  * tensors).  One set of rules, read pair by pair, for the spool importer and
  * for record's live follower.  Pure: no I/O, no allocation.
  */
-#ifndef MP_CAPTURE_SPOOL_LABELS_H
-#define MP_CAPTURE_SPOOL_LABELS_H
+#ifndef MP_SPOOL_LABELS_H
+#define MP_SPOOL_LABELS_H
 
 #include <stdint.h>
 

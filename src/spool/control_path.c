@@ -1,9 +1,9 @@
 /*
- * capture/control_path.c - where the control socket of a process lives
- * (capture/control_proto.h).  Shared by the injected library (which serves
+ * spool/control_path.c - where the control socket of a process lives
+ * (spool/control.h).  Shared by the injected library (which serves
  * it) and 'memprof attach' (which connects to it); computes names only.
  */
-#include "capture/control_proto.h"
+#include "spool/control.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * capture/spool_labels.c - the rules of capture/spool_labels.h: which
+ * spool/labels.c - the rules of spool/labels.h: which
  * launcher variable names the rank, local rank and world size (the first
  * in each list that holds a whole number >= 0), and when PyTorch's caching
  * allocator was on.
  */
-#include "capture/spool_labels.h"
+#include "spool/labels.h"
 
 #include <stdlib.h>
 #include <string.h>

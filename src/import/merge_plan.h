@@ -1,13 +1,13 @@
 /*
- * import/merge.h - what 'memprof merge' decides before it copies a single
+ * import/merge_plan.h - what 'memprof merge' decides before it copies a single
  * event: the inputs (memprof traces) in the order they are read, which job
  * device each input's (process, ordinal) becomes, and how far each input's
  * timestamps are shifted to put them on one clock.  merge_plan.c builds the
  * plan, merge_meta.c writes it to the merged trace's meta table, and the
  * importer 'trace' (trace_db.c) follows it while copying events.
  */
-#ifndef MP_IMPORT_MERGE_H
-#define MP_IMPORT_MERGE_H
+#ifndef MP_IMPORT_MERGE_PLAN_H
+#define MP_IMPORT_MERGE_PLAN_H
 
 #include <stddef.h>
 #include <stdint.h>

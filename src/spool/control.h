@@ -1,5 +1,5 @@
 /*
- * capture/control_proto.h - the control socket between 'memprof attach' and
+ * spool/control.h - the control socket between 'memprof attach' and
  * a workload recorded by memprof (DESIGN.md section 1: the only channel into
  * a running workload).
  *
@@ -14,8 +14,8 @@
  *   start | stop | status | mark LABEL
  * reply "ok[ DETAIL]" or "error REASON".
  */
-#ifndef MP_CAPTURE_CONTROL_PROTO_H
-#define MP_CAPTURE_CONTROL_PROTO_H
+#ifndef MP_SPOOL_CONTROL_H
+#define MP_SPOOL_CONTROL_H
 
 #include <stddef.h>
 #include <sys/types.h>
