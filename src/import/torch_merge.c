@@ -57,6 +57,8 @@ static void read_history_info(struct mp_torch_merge *m)
 		m->max_entries = n;
 	v = mp_pk_get(h, "user");
 	m->user_history = v && v->type == MP_PK_BOOL && v->v.i;
+	if (m->user_history)
+		m->max_entries = -1; /* the program's own ring size is not known */
 	v = mp_pk_get(h, "reason");
 	if (v && v->type == MP_PK_STR)
 		snprintf(m->reason, sizeof(m->reason), "%.*s", (int)v->n, v->v.s);

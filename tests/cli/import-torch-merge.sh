@@ -27,8 +27,8 @@ MIB=1048576
 
 # The spool: segments A (stack through libc10_cuda), B and C (no stack: PyTorch's by the
 # snapshot's addresses; C reserved before the history began), NCCL's buffer, another one.
-spool() { # NAME
-	"$SPOOL_SCRIPT" "$1.mpt" <<EOF || die "spool_script failed on $1"
+spool_text() {
+	cat <<EOF
 header pid=6000 ppid=1 stacks=all start=$START_MONO start_unix=$START_UNIX
 module /opt/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so base=0x7f5000000000 start=0x7f5000000000 end=0x7f5000100000
 module /usr/lib/x86_64-linux-gnu/libnccl.so.2 base=0x7f5100000000 start=0x7f5100000000 end=0x7f5100100000
@@ -40,6 +40,9 @@ event kind=api name=cudaMalloc corr=5 thread=3 ts=3000000000 addr=$B bytes=$((2 
 event kind=api name=cudaFree corr=6 thread=3 ts=8000000000 addr=$NCCL device=0 flags=4
 event kind=api name=cudaFree corr=7 thread=3 ts=9000000000 addr=$A device=0 flags=4
 EOF
+}
+spool() { # NAME
+	spool_text | "$SPOOL_SCRIPT" "$1.mpt" || die "spool_script failed on $1"
 }
 
 # The snapshot of pid 6000: times are spool times + the offset (Unix us, the snapshot's clock).
@@ -106,6 +109,24 @@ expect_stderr_contains "torch-6000.pickle': 2 of its 5 blocks are not inside a s
 expect_stderr_contains "'merged.mpt': 2 allocations outside PyTorch's allocator, memory PyTorch cannot see (NCCL 1, cuBLAS workspace 0, cuDNN workspace 0, other 1): 'analyze --by=api' lists them"
 expect_stderr_contains "PyTorch's history ring buffer was full (max_entries=13, device 0)"
 expect_stderr_not_contains "the trace holds its segments, not tensors"
+
+step "memprof record: the snapshot its workload left is merged, then deleted with the spool"
+use_inject_library
+export SPOOL_SCRIPT
+cat >workload.sh <<'SH'
+#!/bin/sh
+"$SPOOL_SCRIPT" <"$1" || exit 98
+cp torch-6000.pickle "$MEMPROF_SPOOL_DIR/" || exit 97
+SH
+chmod +x workload.sh
+spool_text >spool.script
+mkdir -p tmpdir
+TMPDIR=$TMP/tmpdir mp record -o rec.db -- ./workload.sh spool.script
+expect_status 0
+expect_eq "$(q rec.db "select value from meta where key = 'torch_history'")" "merged" "merged by record"
+expect_eq "$(q rec.db "select count(*) from events e join apis a on a.id = e.api where a.name = 'PyTorch allocator'")" \
+	"11" "the blocks"
+expect_dir_empty tmpdir
 
 step "analyze --by=api shows the memory PyTorch cannot see"
 mp analyze --by=api merged.db
