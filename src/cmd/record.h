@@ -20,9 +20,11 @@ struct mp_record_opts {
 	char **cmd;                                    /* the command and its arguments */
 	int live;                      /* --live */
 	const char *live_log, *metrics; /* --live-log, --metrics ([ADDR:]PORT), NULL when not */
-	long history_entries;           /* --history-entries, 0: the default (record_torch.c) */
-	int no_torch_history;           /* --no-torch-history */
-	char *torch_site;               /* the sitecustomize directory, malloc'd; NULL: none */
+	/* PyTorch's own history (record_torch.c): --history-entries (0: the default),
+	 * --no-torch-history, the sitecustomize directory (malloc'd; NULL: none) */
+	long history_entries;
+	int no_torch_history;
+	char *torch_site;
 	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
 };
 

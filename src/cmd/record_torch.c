@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SITE_PY          "sitecustomize.py"
-#define DEFAULT_ENTRIES  100000
-#define SNAPSHOT_PREFIX  "torch-"
-#define SNAPSHOT_SUFFIX  ".pickle"
+#define SITE_PY         "sitecustomize.py"
+#define DEFAULT_ENTRIES 100000
+#define SNAPSHOT_PREFIX "torch-"
+#define SNAPSHOT_SUFFIX ".pickle"
 
 /* dir when it holds a readable sitecustomize.py: its absolute path (malloc'd), else NULL. */
 static char *site_in(const char *dir)

@@ -968,8 +968,7 @@ struct mp_torch_doc {
 	struct mp_import_ctx c;
 };
 
-int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path,
-                      struct mp_error *err)
+int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path, struct mp_error *err)
 {
 	struct mp_torch_doc *d = calloc(1, sizeof(*d));
 	int rc;

@@ -102,8 +102,7 @@ int64_t mp_torch_round_size(int64_t requested);
  * devices and their frames belong to the document.
  */
 struct mp_torch_doc;
-int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path,
-                      struct mp_error *err);
+int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path, struct mp_error *err);
 struct tp_device *mp_torch_doc_devices(struct mp_torch_doc *d, size_t *n);
 const struct mp_pk *mp_torch_doc_root(const struct mp_torch_doc *d);
 void mp_torch_doc_free(struct mp_torch_doc *d);

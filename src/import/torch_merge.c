@@ -34,13 +34,14 @@ static int note_starts(struct mp_torch_merge *m)
 		const struct tp_device *d = &m->devices[i];
 
 		for (j = 0; j < d->n_final_segments; j++)
-			if (mp_intmap_put(&m->starts, start_key(d->ordinal, d->final_segments[j].addr),
-			                  1) < 0)
+			if (mp_intmap_put(&m->starts,
+			                  start_key(d->ordinal, d->final_segments[j].addr), 1) < 0)
 				return MP_ENOMEM;
 		for (j = 0; j < d->n_entries; j++)
 			if ((d->entries[j].action == TP_SEGMENT_ALLOC ||
 			     d->entries[j].action == TP_SEGMENT_MAP) &&
-			    mp_intmap_put(&m->starts, start_key(d->ordinal, d->entries[j].addr), 1) < 0)
+			    mp_intmap_put(&m->starts, start_key(d->ordinal, d->entries[j].addr),
+			                  1) < 0)
 				return MP_ENOMEM;
 	}
 	return 0;
@@ -157,7 +158,8 @@ static int origin_of_stack(const struct mp_spool_in *in, uint32_t sid)
 
 			if (pcs[k] < mod->start || pcs[k] >= mod->end)
 				continue;
-			if ((o = origin_of_module(mp_spool_text(in, mod->path, path, sizeof(path)))) >= 0)
+			if ((o = origin_of_module(
+			             mp_spool_text(in, mod->path, path, sizeof(path)))) >= 0)
 				return o;
 			break;
 		}
@@ -207,8 +209,8 @@ static int open_segment(struct mp_torch_merge *m, uint64_t key, const struct mem
 {
 	if (mp_array_reserve((void **)&m->segs, &m->cap_segs, m->n_segs + 1, sizeof(*m->segs)) < 0)
 		return MP_ENOMEM;
-	m->segs[m->n_segs] = (struct tm_segment){ev->address, ev->size_bytes, ev->ts_ns, INT64_MAX,
-	                                         ev->device};
+	m->segs[m->n_segs] =
+	        (struct tm_segment){ev->address, ev->size_bytes, ev->ts_ns, INT64_MAX, ev->device};
 	return mp_intmap_put(&m->open, key, ++m->n_segs) < 0 ? MP_ENOMEM : 0;
 }
 

@@ -33,11 +33,11 @@ struct mp_torch_merge {
 	struct mp_intmap starts; /* (device << 48) ^ address of every snapshot segment -> 1 */
 	struct tm_segment *segs;
 	size_t n_segs, cap_segs;
-	struct mp_intmap open;   /* alloc id (maps: with bit 63) -> index + 1 into segs */
-	int64_t max_entries;     /* the history's ring buffer, -1 unknown */
-	char reason[16];         /* why it was written: exit, sigterm, oom */
-	int user_history;        /* the program recorded history with its own settings */
-	int64_t n_outside[4];    /* allocations outside PyTorch's allocator, by origin */
+	struct mp_intmap open; /* alloc id (maps: with bit 63) -> index + 1 into segs */
+	int64_t max_entries;   /* the history's ring buffer, -1 unknown */
+	char reason[16];       /* why it was written: exit, sigterm, oom */
+	int user_history;      /* the program recorded history with its own settings */
+	int64_t n_outside[4];  /* allocations outside PyTorch's allocator, by origin */
 	int64_t bytes_outside[4];
 };
 

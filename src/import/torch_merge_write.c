@@ -150,15 +150,15 @@ static int placed(const struct tm_write *tw, int32_t device, uint64_t address, i
 			break;
 		if (address + (uint64_t)size > s->address + (uint64_t)s->size)
 			continue;
-		if (ts >= s->t0 - tw->tolerance && (s->t1 == INT64_MAX || ts <= s->t1 + tw->tolerance))
+		if (ts >= s->t0 - tw->tolerance &&
+		    (s->t1 == INT64_MAX || ts <= s->t1 + tw->tolerance))
 			return 0;
 		found = 1;
 	}
 	return found ? 1 : 2;
 }
 
-static void check(struct tm_write *tw, int32_t device, uint64_t address, int64_t size,
-                  int64_t ts)
+static void check(struct tm_write *tw, int32_t device, uint64_t address, int64_t size, int64_t ts)
 {
 	switch (placed(tw, device, address, size, ts)) {
 	case 1:
@@ -252,9 +252,8 @@ static int put(struct tm_write *tw, struct memprof_event *ev, const struct mp_pk
 }
 
 /* An alloc or preexisting block: opened, checked, written. */
-static int open_block(struct tm_write *tw, int op, int32_t device, uint64_t address,
-                      int64_t size, int64_t requested, int64_t ts, uint64_t stream,
-                      const struct mp_pk *frames)
+static int open_block(struct tm_write *tw, int op, int32_t device, uint64_t address, int64_t size,
+                      int64_t requested, int64_t ts, uint64_t stream, const struct mp_pk *frames)
 {
 	struct memprof_event ev = {0};
 	struct tm_live *b;
@@ -264,23 +263,27 @@ static int open_block(struct tm_write *tw, int op, int32_t device, uint64_t addr
 	    mp_intmap_put(&tw->live, key_of(device, address), tw->n_blocks + 1) < 0)
 		return MP_ENOMEM;
 	b = &tw->blocks[tw->n_blocks++];
-	*b = (struct tm_live){++tw->next_id, size, requested >= 0 && requested <= size ? requested
-	                                                                               : size,
-	                      0};
+	*b = (struct tm_live){++tw->next_id, size,
+	                      requested >= 0 && requested <= size ? requested : size, 0};
 	check(tw, device, address, size, ts);
 	tw->n_blocks_written++;
-	ev = (struct memprof_event){.ts_ns = ts, .op = op, .alloc_id = b->id, .size_bytes = size,
-	                            .requested_bytes = b->requested, .address = address,
-	                            .device = device, .stream = stream};
+	ev = (struct memprof_event){.ts_ns = ts,
+	                            .op = op,
+	                            .alloc_id = b->id,
+	                            .size_bytes = size,
+	                            .requested_bytes = b->requested,
+	                            .address = address,
+	                            .device = device,
+	                            .stream = stream};
 	return put(tw, &ev, frames);
 }
 
 /* A free (requested or completed) of the block at address. */
-static int close_block(struct tm_write *tw, int op, int32_t device, uint64_t address,
-                       int64_t size, int64_t ts, uint64_t stream, const struct mp_pk *frames)
+static int close_block(struct tm_write *tw, int op, int32_t device, uint64_t address, int64_t size,
+                       int64_t ts, uint64_t stream, const struct mp_pk *frames)
 {
-	struct memprof_event ev = {.ts_ns = ts, .op = op, .address = address, .device = device,
-	                           .stream = stream};
+	struct memprof_event ev = {
+	        .ts_ns = ts, .op = op, .address = address, .device = device, .stream = stream};
 	uint64_t at;
 
 	if (!mp_intmap_get(&tw->live, key_of(device, address), &at)) {
@@ -336,8 +339,8 @@ static int64_t spool_end(const struct mp_spool_in *in)
 /* One device: what was live when its window opened, then its window. */
 static int write_device(struct tm_write *tw, const struct tp_device *d)
 {
-	int64_t start = d->n_entries ? mp_sat_add(d->entries[0].ts_ns, tw->shift)
-	                             : spool_end(tw->in);
+	int64_t start =
+	        d->n_entries ? mp_sat_add(d->entries[0].ts_ns, tw->shift) : spool_end(tw->in);
 	size_t i;
 	int rc = 0;
 
@@ -347,8 +350,8 @@ static int write_device(struct tm_write *tw, const struct tp_device *d)
 		rc = open_block(tw, MEMPROF_OP_PREEXISTING, d->ordinal, b->addr, b->size,
 		                b->requested, start, 0, b->frames);
 		if (rc == 0 && b->pending)
-			rc = close_block(tw, MEMPROF_OP_FREE_REQUESTED, d->ordinal, b->addr, 0, start,
-			                 0, NULL);
+			rc = close_block(tw, MEMPROF_OP_FREE_REQUESTED, d->ordinal, b->addr, 0,
+			                 start, 0, NULL);
 	}
 	for (i = 0; rc == 0 && i < d->n_entries; i++)
 		rc = write_entry(tw, d->ordinal, &d->entries[i]);
@@ -394,15 +397,16 @@ static void note_outside(const struct tm_write *tw)
 		               tw->in->c->path, n, m->n_outside[TM_NCCL], m->n_outside[TM_CUBLAS],
 		               m->n_outside[TM_CUDNN], m->n_outside[TM_OTHER]);
 	if (tw->n_outside_address || tw->n_outside_time)
-		mp_import_note(tw->in->c->st,
-		               "'%s': %" PRId64 " of its %" PRId64 " blocks are not inside a segment "
-		               "CUPTI saw reserved at that moment: %" PRId64 " at addresses no "
-		               "recorded segment covers (CUPTI lost the segment, or PyTorch got the "
-		               "memory elsewhere), %" PRId64 " outside the time their segment was "
-		               "reserved (the clocks disagree by more than %" PRId64 " us)",
-		               tw->m->path, tw->n_outside_address + tw->n_outside_time,
-		               tw->n_blocks_written, tw->n_outside_address, tw->n_outside_time,
-		               tw->tolerance / 1000);
+		mp_import_note(
+		        tw->in->c->st,
+		        "'%s': %" PRId64 " of its %" PRId64 " blocks are not inside a segment "
+		        "CUPTI saw reserved at that moment: %" PRId64 " at addresses no "
+		        "recorded segment covers (CUPTI lost the segment, or PyTorch got the "
+		        "memory elsewhere), %" PRId64 " outside the time their segment was "
+		        "reserved (the clocks disagree by more than %" PRId64 " us)",
+		        tw->m->path, tw->n_outside_address + tw->n_outside_time,
+		        tw->n_blocks_written, tw->n_outside_address, tw->n_outside_time,
+		        tw->tolerance / 1000);
 }
 
 static void notes(const struct tm_write *tw, size_t n_matched, int64_t correction)
