@@ -174,7 +174,8 @@ def _install():
     except (ValueError, OSError):  # not the main thread
         pass
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=lambda: _state.update(pid=os.getpid()))
+        # a forked child cannot use its parent's CUDA: it writes no snapshot of its own
+        os.register_at_fork(after_in_child=lambda: _state.update(pid=os.getpid(), started=False))
     if "torch" in sys.modules:
         _torch_imported(sys.modules["torch"])
     else:

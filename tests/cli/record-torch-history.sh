@@ -144,6 +144,22 @@ expect_status 0
 expect_eq "$(ls spool/torch-*.pickle | wc -l)" 2 "two processes, two snapshots"
 expect_eq "$(calls | grep -c record_memory_history)" 2 "history on in both"
 
+step "a forked child (no CUDA of its own) writes no snapshot"
+fresh
+cat >fork.py <<'PY'
+import os, sys, torch
+torch.cuda.init()
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # atexit runs in the child too
+os.waitpid(pid, 0)
+PY
+mp record --keep-spool --spool-dir=spool -o out.db -- "$PY" fork.py
+expect_status 0
+expect_eq "$(ls spool/torch-*.pickle | wc -l)" 1 "the parent's snapshot only"
+expect_eq "$(calls | grep -c snapshot)" 1 "one snapshot taken"
+expect_stderr_not_contains "not written"
+
 step "a sitecustomize already on the path still runs"
 fresh
 mkdir -p theirs
