@@ -251,13 +251,24 @@ static int put(struct tm_write *tw, struct memprof_event *ev, const struct mp_pk
 	return 0;
 }
 
+static int close_block(struct tm_write *tw, int op, int32_t device, uint64_t address, int64_t size,
+                       int64_t ts, uint64_t stream, const struct mp_pk *frames);
+
 /* An alloc or preexisting block: opened, checked, written. */
 static int open_block(struct tm_write *tw, int op, int32_t device, uint64_t address, int64_t size,
                       int64_t requested, int64_t ts, uint64_t stream, const struct mp_pk *frames)
 {
 	struct memprof_event ev = {0};
 	struct tm_live *b;
+	int rc;
 
+	if (mp_intmap_get(&tw->live, key_of(device, address), NULL)) {
+		/* the history lost a free: the old block ends here */
+		tw->in->c->st->n_warnings[MP_WARN_DUPLICATE_ALLOC]++;
+		if ((rc = close_block(tw, MEMPROF_OP_FREE, device, address, 0, ts, stream, NULL)) <
+		    0)
+			return rc;
+	}
 	if (mp_array_reserve((void **)&tw->blocks, &tw->cap_blocks, tw->n_blocks + 1,
 	                     sizeof(*tw->blocks)) < 0 ||
 	    mp_intmap_put(&tw->live, key_of(device, address), tw->n_blocks + 1) < 0)

@@ -142,6 +142,24 @@ expect_status 0
 expect_stderr_not_contains "ring buffer"
 expect_eq "$(q roomy.db "select count(*) from meta where key = 'torch_history_lost'")" "0" "no torch_history_lost"
 
+step "an alloc at an address still live (the history lost a free): the old block ends there"
+mkdir dup && spool_text | "$SPOOL_SCRIPT" dup/merged.mpt || die "spool_script failed"
+"$PY" - dup/torch-6000.pickle <<PY || die "cannot write the snapshot"
+import pickle, sys
+us = lambda mono: (mono + $START_UNIX - $START_MONO) // 1000
+e = lambda action, mono: {"action": action, "addr": $A, "size": 1000, "stream": 0,
+                          "time_us": us(mono), "frames": []}
+trace = [dict(e("segment_alloc", 2000000000), size=20 * $MIB), e("alloc", 2100000000),
+         e("alloc", 2200000000), e("free_requested", 2300000000), e("free_completed", 2300000000)]
+pickle.dump({"segments": [], "device_traces": [trace]}, open(sys.argv[1], "wb"))
+PY
+mp import -o dup.db dup/merged.mpt
+expect_status 0
+expect_eq "$(q dup.db "select e.ts_ns, e.op, e.alloc_id - (select min(alloc_id) from events where api = e.api) from events e join apis a on a.id = e.api where a.name = 'PyTorch allocator' order by e.seq")" \
+	"2100000000|1|0 2200000000|2|0 2200000000|1|1 2300000000|11|1 2300000000|2|1" \
+	"the first block freed where the second is allocated"
+expect_stderr_contains "1 allocations at an address still live: the earlier allocation was closed by an implied free"
+
 step "without a snapshot: segments only, as before"
 mkdir alone && cp merged.mpt alone/
 mp import -o alone.db alone/merged.mpt
