@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,24 +57,36 @@ int mp_record_torch_prepare(struct mp_record_opts *o)
 	return 0;
 }
 
+/* env[*n] = the formatted "NAME=VALUE", NULL after it; 0, or -1 out of memory. */
+static int add(char **env, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add(char **env, int *n, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&env[*n], fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		env[*n] = NULL;
+		return -1;
+	}
+	env[++*n] = NULL;
+	return 0;
+}
+
 int mp_record_torch_env(const struct mp_record_opts *o, char **env, int *n)
 {
 	const char *path = getenv("PYTHONPATH");
+	long entries = o->history_entries ? o->history_entries : DEFAULT_ENTRIES;
 
 	if (!o->torch_site)
 		return 0;
-	if (asprintf(&env[*n], "PYTHONPATH=%s%s%s", o->torch_site, path && *path ? ":" : "",
-	             path ? path : "") < 0)
-		return env[*n] = NULL, -1;
-	(*n)++;
-	if (asprintf(&env[*n], "MEMPROF_TORCH_ENTRIES=%ld",
-	             o->history_entries ? o->history_entries : (long)DEFAULT_ENTRIES) < 0)
-		return env[*n] = NULL, -1;
-	(*n)++;
-	if (asprintf(&env[*n], "MEMPROF_TORCH_HISTORY=1") < 0)
-		return env[*n] = NULL, -1;
-	(*n)++;
-	return 0;
+	if (add(env, n, "PYTHONPATH=%s%s%s", o->torch_site, path && *path ? ":" : "",
+	        path ? path : "") < 0 ||
+	    add(env, n, "MEMPROF_TORCH_ENTRIES=%ld", entries) < 0)
+		return -1;
+	return add(env, n, "MEMPROF_TORCH_HISTORY=1");
 }
 
 static int is_snapshot_name(const char *name)
