@@ -16,6 +16,7 @@
 
 #include "util/array.h"
 #include "util/satmath.h"
+#include "util/trace_window.h"
 
 #define TOLERANCE_NS 2000 /* time_us is whole microseconds: a block may seem early by one */
 
@@ -455,6 +456,21 @@ static void notes(const struct tm_write *tw, size_t n_matched, int64_t correctio
 		               tw->m->path);
 }
 
+/* PyTorch's history ends at its snapshot (at exit, before the interpreter frees its
+ * tensors): what is live then is not a leak.  A window already named is kept. */
+static int window_meta(struct mp_store *s)
+{
+	char *had = mp_store_get_meta(s, MP_WINDOW_META);
+	int rc = had && *had ? 0
+	                     : mp_store_set_meta(s, MP_WINDOW_META,
+	                                         "PyTorch's own history, merged: its blocks end "
+	                                         "where its snapshot was taken (at exit, before "
+	                                         "the interpreter freed its tensors)");
+
+	free(had);
+	return rc;
+}
+
 static int write_meta(const struct tm_write *tw, int64_t correction, int64_t spread)
 {
 	struct mp_store *s = tw->in->c->store;
@@ -471,7 +487,7 @@ static int write_meta(const struct tm_write *tw, int64_t correction, int64_t spr
 	     meta_add(s, "torch_outside_allocations",
 	              m->n_outside[TM_NCCL] + m->n_outside[TM_CUBLAS] + m->n_outside[TM_CUDNN] +
 	                      m->n_outside[TM_OTHER]) < 0 ||
-	     (lost(m) && meta_add(s, "torch_history_lost", 1) < 0);
+	     (lost(m) && meta_add(s, "torch_history_lost", 1) < 0) || window_meta(s) < 0;
 	(void)spread;
 	return rc ? mp_err(tw->in->c->err, MP_EIO, "cannot write the trace's metadata") : 0;
 }

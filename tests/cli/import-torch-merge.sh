@@ -128,6 +128,11 @@ expect_eq "$(q rec.db "select count(*) from events e join apis a on a.id = e.api
 	"11" "the blocks"
 expect_dir_empty tmpdir
 
+step "the merged trace is a window: blocks live at the snapshot are not leaks"
+expect_eq "$(q merged.db "select value from meta where key = 'window'")" \
+	"PyTorch's own history, merged: its blocks end where its snapshot was taken (at exit, before the interpreter freed its tensors)" \
+	"meta window"
+
 step "analyze --by=api shows the memory PyTorch cannot see"
 mp analyze --by=api merged.db
 expect_status 0
