@@ -5,7 +5,9 @@
 # to the workload alone.  Workloads: samples/cuda/alloc_runtime --loop=LOOP (cudaMalloc/
 # cudaFree pairs of 1 MiB; its in-process loop time is reported too, which leaves out
 # process start, cuInit and the spool import) and, when PyTorch with CUDA imports,
-# samples/torch/train_gpt.py.  Skips (77) without a GPU or the record command.
+# samples/torch/train_gpt.py, which also runs under '--stacks=all --no-torch-history' (mode
+# nohist): 'off' and 'all' include PyTorch's own allocator history, memprof's default, so
+# all/nohist is that history's cost.  Skips (77) without a GPU or the record command.
 # Environment: REPS (5), LOOP (100000), TORCH_REPS (3), TORCH_STEPS (20), OUT_DIR.
 set -u -o pipefail
 BENCH_NAME=record-overhead
@@ -36,6 +38,7 @@ one() {
 	t0=$(date +%s%N)
 	case $mode in
 	alone) "$@" >"$tag.log" 2>"$tag.err" ;;
+	nohist) "$MEMPROF" record --no-torch-history -o "$tag.db" -- "$@" >"$tag.log" 2>"$tag.err" ;;
 	*) "$MEMPROF" record --stacks="$mode" -o "$tag.db" -- "$@" >"$tag.log" 2>"$tag.err" ;;
 	esac
 	st=$?
@@ -46,12 +49,15 @@ one() {
 	[ "$rep" -eq 1 ] || rm -f "$tag.db"
 }
 
-# bench WORKLOAD N CMD...: N interleaved rounds of the three modes
+# the modes measured for a workload: PyTorch's history only matters to PyTorch
+modes_of() { [ "$1" = train_gpt ] && echo "alone nohist off all" || echo "alone off all"; }
+
+# bench WORKLOAD N CMD...: N interleaved rounds of its modes
 bench() {
 	local w=$1 n=$2
 	shift 2
 	for rep in $(seq 1 "$n"); do
-		for mode in alone off all; do
+		for mode in $(modes_of "$w"); do
 			one "$w" "$mode" "$rep" "$@"
 		done
 		echo "$BENCH_NAME: $w round $rep of $n done" >&2
@@ -62,7 +68,7 @@ report() {
 	local w=$1 base lbase
 	base=$(median_of <"$out/$w-alone.times")
 	lbase=$(median_of <"$out/$w-alone.loop" 2>/dev/null || true)
-	for mode in alone off all; do
+	for mode in $(modes_of "$w"); do
 		local m l ratio lratio=""
 		m=$(median_of <"$out/$w-$mode.times")
 		ratio=$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", a / b }')

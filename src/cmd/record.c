@@ -35,6 +35,10 @@ static void help(FILE *out)
 	        "      --dormant            record nothing until 'memprof attach PID start'\n"
 	        "      --no-framework-cache make PyTorch, JAX and TensorFlow send each tensor to\n"
 	        "                           CUDA (changes the workload's memory behaviour)\n"
+	        "      --history-entries=N  PyTorch's own allocator history keeps N events\n"
+	        "                           (its ring buffer; default 100000)\n"
+	        "      --no-torch-history   do not turn PyTorch's allocator history on (the\n"
+	        "                           trace then holds its segments, not its tensors)\n"
 	        "      --keep-spool         keep the raw spools after converting them\n"
 	        "      --spool-dir=DIR      where the spools go (default: a new directory in\n"
 	        "                           $TMPDIR)\n"
@@ -64,6 +68,8 @@ static int parse(int argc, char **argv, struct mp_record_opts *o)
 	        {"stack-depth", required_argument, NULL, 'D'},
 	        {"dormant", no_argument, NULL, 'd'},
 	        {"no-framework-cache", no_argument, NULL, 'n'},
+	        {"history-entries", required_argument, NULL, 'E'},
+	        {"no-torch-history", no_argument, NULL, 'T'},
 	        {"keep-spool", no_argument, NULL, 'k'},
 	        {"spool-dir", required_argument, NULL, 's'},
 	        {"inject", required_argument, NULL, 'I'},
@@ -110,6 +116,16 @@ static int parse(int argc, char **argv, struct mp_record_opts *o)
 			break;
 		case 'n':
 			o->no_cache = 1;
+			break;
+		case 'E':
+			if (mp_record_number(optarg, 1000000000, &o->history_entries) < 0)
+				return mp_cmd_usage(&mp_cmd_record,
+				                    "bad --history-entries '%s': a whole number of "
+				                    "events, 1 or more",
+				                    optarg);
+			break;
+		case 'T':
+			o->no_torch_history = 1;
 			break;
 		case 'k':
 			o->keep_spool = 1;
@@ -245,6 +261,7 @@ static int finish(const struct mp_record_opts *o, struct mp_record_spools *sp, i
 		if (!o->quiet)
 			fprintf(stderr, "memprof record: spools kept in '%s'\n", sp->dir);
 	} else {
+		mp_record_torch_remove(sp->dir);
 		mp_record_remove_spools(sp, 1);
 	}
 	return status;

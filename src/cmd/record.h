@@ -20,6 +20,11 @@ struct mp_record_opts {
 	char **cmd;                                    /* the command and its arguments */
 	int live;                      /* --live */
 	const char *live_log, *metrics; /* --live-log, --metrics ([ADDR:]PORT), NULL when not */
+	/* PyTorch's own history (record_torch.c): --history-entries (0: the default),
+	 * --no-torch-history, the sitecustomize directory (malloc'd; NULL: none) */
+	long history_entries;
+	int no_torch_history;
+	char *torch_site;
 	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
 };
 
@@ -43,6 +48,9 @@ int mp_record_number(const char *s, long max, long *out);
  */
 int mp_record_prepare(struct mp_record_opts *o, struct mp_record_spools *sp);
 
+/* The directory of the running memprof binary into dir; 0, or -1. */
+int mp_record_exe_dir(char *dir, size_t size);
+
 /* The variables to add to the command's environment ("NAME=VALUE", NULL-terminated). */
 char **mp_record_env(const struct mp_record_opts *o, const char *spool_dir);
 
@@ -50,6 +58,16 @@ char **mp_record_env(const struct mp_record_opts *o, const char *spool_dir);
 int mp_record_list_spools(struct mp_record_spools *sp);
 /* Delete the run's spools (when spools is set) and the directory if memprof made it. */
 void mp_record_remove_spools(struct mp_record_spools *sp, int spools);
+
+/* --- record_torch.c: PyTorch's own allocator history (sitecustomize) ----------- */
+
+/* Find the sitecustomize directory (o->torch_site) unless the history is off; a
+ * missing one is a warning, never an error.  Returns 0, or MP_EXIT_ERROR (out of memory). */
+int mp_record_torch_prepare(struct mp_record_opts *o);
+/* Add the history's variables to env (which has room) from *n on; 0, or -1 out of memory. */
+int mp_record_torch_env(const struct mp_record_opts *o, char **env, int *n);
+/* Delete the snapshots (torch-PID.pickle) the run left in dir. */
+void mp_record_torch_remove(const char *dir);
 
 void mp_record_free(struct mp_record_opts *o, struct mp_record_spools *sp, char **env);
 

@@ -127,8 +127,8 @@ static char *found(const char *dir, const char *name)
 	return abs;
 }
 
-/* The directory of the running memprof binary (a build tree has its libraries beside it). */
-static int exe_dir(char *dir, size_t size)
+/* A build tree has its libraries beside the binary. */
+int mp_record_exe_dir(char *dir, size_t size)
 {
 	ssize_t len = readlink("/proc/self/exe", dir, size - 1);
 	char *slash;
@@ -158,7 +158,7 @@ static int find_inject(struct mp_record_opts *o)
 	}
 	if ((o->inject_path = found(MEMPROF_PKGLIBDIR, INJECT_SO)))
 		return 0;
-	if (exe_dir(dir, sizeof(dir)) == 0) {
+	if (mp_record_exe_dir(dir, sizeof(dir)) == 0) {
 		snprintf(sub, sizeof(sub), "%s/.libs", dir);
 		if ((o->inject_path = found(sub, INJECT_SO)))
 			return 0;
@@ -280,14 +280,14 @@ int mp_record_prepare(struct mp_record_opts *o, struct mp_record_spools *sp)
 	int rc;
 
 	if ((rc = check_output(o)) || (rc = find_inject(o)) || (rc = find_cupti(o)) ||
-	    (rc = spool_dir(o, sp)))
+	    (rc = spool_dir(o, sp)) || (rc = mp_record_torch_prepare(o)))
 		return rc;
 	return 0;
 }
 
 char **mp_record_env(const struct mp_record_opts *o, const char *dir)
 {
-	char **env = calloc(16, sizeof(*env));
+	char **env = calloc(24, sizeof(*env));
 	int n = 0, bad = 0;
 
 #define ADD(...)                                                                                   \
@@ -322,6 +322,8 @@ char **mp_record_env(const struct mp_record_opts *o, const char *dir)
 		ADD("TF_GPU_ALLOCATOR=cuda_malloc_async");
 	}
 #undef ADD
+	if (!bad && mp_record_torch_env(o, env, &n) < 0)
+		bad = 1;
 	if (bad) {
 		mp_record_free(NULL, NULL, env);
 		return NULL;
@@ -401,6 +403,7 @@ void mp_record_free(struct mp_record_opts *o, struct mp_record_spools *sp, char 
 		free(o->output_owned);
 		free(o->inject_path);
 		free(o->cupti_path);
+		free(o->torch_site);
 	}
 	if (sp) {
 		free(sp->dir);

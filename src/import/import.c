@@ -259,6 +259,7 @@ static void add_stats(struct mp_import_stats *sum, const struct mp_import_stats 
 	sum->n_allocs += one->n_allocs;
 	sum->n_dropped += one->n_dropped;
 	sum->n_truncated += one->n_truncated;
+	sum->unsorted |= one->unsorted;
 	if (one->notes[0]) /* each line ends with '\n': copy it without its last one */
 		mp_import_note(sum, "%.*s", (int)strlen(one->notes) - 1, one->notes);
 	for (w = 0; w < MP_WARN_N; w++)
@@ -409,7 +410,7 @@ int mp_import_files(const char *const *in_paths, int n, const char *out_path,
 	}
 	if (rc == 0 && o->after)
 		rc = o->after(o->shared, s, st, err);
-	if (rc == 0 && n > 1 && mp_store_sort_events(s) < 0)
+	if (rc == 0 && (n > 1 || st->unsorted) && mp_store_sort_events(s) < 0)
 		rc = mp_err_copy(err, mp_store_error(s));
 	if (rc == 0 && describe_inputs(in_paths, n, imps, &files, &sources) < 0)
 		rc = mp_err(err, MP_ENOMEM, "out of memory");

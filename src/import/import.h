@@ -41,6 +41,7 @@ struct mp_import_stats {
 	/* Appended for recorded traces (spools); 0 for the other formats. */
 	int64_t n_dropped;   /* records the source itself says it lost: meta dropped_records */
 	int64_t n_truncated; /* inputs cut short, read up to the cut: meta truncated, lossy */
+	int unsorted;        /* an importer appended events out of time order: sort them */
 	char notes[2048];    /* warnings in words, one per line, each naming its input;
 	                      * cut (ending "...") when full: mp_import_note */
 };

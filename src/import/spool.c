@@ -6,6 +6,7 @@
  * themselves are converted by spool_events.c.
  */
 #include "import/spool.h"
+#include "import/torch_merge.h"
 #include "spool/labels.h"
 
 #include <inttypes.h>
@@ -386,7 +387,7 @@ static void account_losses(struct mp_spool_in *in)
 		               "the trace is marked truncated",
 		               in->c->path);
 	}
-	if (in->torch_segments)
+	if (in->torch_segments && !in->merge)
 		mp_import_note(in->c->st,
 		               "PyTorch's caching allocator was on: the trace holds its segments, "
 		               "not tensors; record with --no-framework-cache to see each tensor "
@@ -401,6 +402,7 @@ static void account_losses(struct mp_spool_in *in)
 static void spool_in_free(struct mp_spool_in *in)
 {
 	mp_symbols_free(in->sym);
+	mp_torch_merge_free(in->merge);
 	free(in->events);
 	free(in->meta);
 	free(in->devices);
@@ -423,7 +425,8 @@ static int run(struct mp_import_ctx *c)
 	    (rc = load_symbols(&in)) < 0)
 		goto out;
 	in.torch_segments = mp_spool_labels_torch_caching(&labels);
-	if ((rc = mp_spool_convert(&in)) < 0)
+	if ((rc = mp_torch_merge_open(&in)) < 0 || (rc = mp_spool_convert(&in)) < 0 ||
+	    (in.merge && (rc = mp_torch_merge_write(&in)) < 0))
 		goto out;
 	account_losses(&in);
 	rc = write_meta(&in);

@@ -15,6 +15,8 @@
 #include "store/host_buffers.h"
 #include "util/intmap.h"
 
+struct mp_torch_merge;
+
 /* One spool, read whole: events are copied (the reader keeps the string,
  * stack and module tables they refer to). */
 struct mp_spool_in {
@@ -36,6 +38,9 @@ struct mp_spool_in {
 	int64_t n_tool_frames;  /* leading frames dropped (profiler, driver) */
 	uint32_t disabled_why;  /* string id of the first DISABLED event's reason */
 	int64_t n_host_buffers; /* pinned host buffers written (host_buffers table) */
+	/* PyTorch's own history to merge (torch_merge.h), or NULL */
+	struct mp_torch_merge *merge;
+	int64_t next_alloc_id; /* the last block id the conversion used */
 };
 
 /* A string of the spool's table, NUL-terminated copy in buf (cut to fit); "" when absent. */

@@ -7,6 +7,7 @@
  * out of the events: spool_host.c keeps them, with their NUMA placement.
  */
 #include "import/spool.h"
+#include "import/torch_merge.h"
 #include "spool/classify.h"
 
 #include <stdlib.h>
@@ -28,6 +29,7 @@ struct block {
 	int64_t id, size;
 	int32_t device;
 	int segment;
+	int64_t api_id; /* its API labelled with its origin (torch_merge.h), 0 not */
 	uint32_t thread, free_thread;
 	int64_t t0, t1, f0, f1; /* the calls' intervals */
 };
@@ -155,6 +157,8 @@ static int emit(struct conv *v, struct memprof_event *ev)
 	ev->process_id = v->in->process_id;
 	if (mp_writer_event(v->c->w, ev) < 0)
 		return writer_failed(v);
+	if (v->in->merge && mp_torch_merge_seen(v->in->merge, ev) < 0)
+		return nomem(v);
 	v->c->st->n_events++;
 	if (ev->op == MEMPROF_OP_ALLOC || ev->op == MEMPROF_OP_PREEXISTING)
 		v->c->st->n_allocs++;
@@ -256,6 +260,8 @@ static int close_block(struct conv *v, uint64_t address, size_t bi, int64_t ts,
 		return nomem(v);
 	if ((rc = context(v, who, &ev)) < 0)
 		return rc;
+	if (b->api_id)
+		ev.api_id = b->api_id;
 	return emit(v, &ev);
 }
 
@@ -269,6 +275,7 @@ static int open_block(struct conv *v, const struct mp_spool_event *e, enum mp_sp
                       int op, int64_t requested, int32_t device, const struct who *who)
 {
 	struct memprof_event ev = event_at(e->ts_ns, op, device);
+	int64_t api_id = 0;
 	uint64_t live;
 	size_t bi;
 	int rc;
@@ -285,6 +292,13 @@ static int open_block(struct conv *v, const struct mp_spool_event *e, enum mp_sp
 	}
 	if ((rc = new_block(v, &bi)) < 0)
 		return rc;
+	if (cls == MP_SPOOL_SEGMENT && v->in->merge &&
+	    (rc = mp_torch_merge_outside(v->in, who->e, e->address, ev.device, (int64_t)e->bytes,
+	                                 &api_id)) != 0) {
+		if (rc < 0)
+			return rc;
+		cls = MP_SPOOL_BLOCK; /* memory PyTorch cannot see: a block of its own */
+	}
 	if (cls == MP_SPOOL_SEGMENT)
 		ev.op = MEMPROF_OP_RESERVE;
 	v->blocks[bi] = (struct block){
@@ -295,6 +309,7 @@ static int open_block(struct conv *v, const struct mp_spool_event *e, enum mp_sp
 	        .thread = who->e->thread,
 	        .t0 = who->t0,
 	        .t1 = who->t1,
+	        .api_id = api_id,
 	};
 	if (mp_intmap_put(&v->live, e->address, bi + 1) < 0)
 		return nomem(v);
@@ -303,7 +318,11 @@ static int open_block(struct conv *v, const struct mp_spool_event *e, enum mp_sp
 	ev.requested_bytes = requested > 0 ? requested : (int64_t)e->bytes;
 	ev.address = e->address;
 	ev.stream = e->stream;
-	return (rc = context(v, who, &ev)) < 0 ? rc : emit(v, &ev);
+	if ((rc = context(v, who, &ev)) < 0)
+		return rc;
+	if (api_id)
+		ev.api_id = api_id;
+	return emit(v, &ev);
 }
 
 /* A free of address by who: its allocation's free, or an unmatched free. */
@@ -741,6 +760,7 @@ int mp_spool_convert(struct mp_spool_in *in)
 		else
 			in->n_host_buffers += n;
 	}
+	in->next_alloc_id = v->next_alloc_id;
 out:
 	free(order);
 	conv_free(v);

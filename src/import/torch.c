@@ -962,3 +962,55 @@ const struct mp_importer mp_importer_torch = {
         .probe = probe,
         .run = run,
 };
+
+/* --- a snapshot read without writing it (import/torch_merge.c) ----------------------- */
+
+struct mp_torch_doc {
+	struct torch_import t;
+	struct mp_import_ctx c;
+};
+
+int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path, struct mp_error *err)
+{
+	struct mp_torch_doc *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*out = NULL;
+	if (!d)
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	d->c.path = path;
+	d->c.err = err;
+	d->t.c = &d->c;
+	mp_intmap_init(&d->t.stacks);
+	rc = mp_pickle_load(&d->t.doc, in, path, err);
+	if (rc == 0) {
+		d->t.budget = 8 * (int64_t)mp_pickle_size(d->t.doc) + 1000000;
+		rc = read_document(&d->t);
+	}
+	d->c.err = NULL;
+	if (rc < 0) {
+		mp_torch_doc_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+struct tp_device *mp_torch_doc_devices(struct mp_torch_doc *d, size_t *n)
+{
+	*n = d->t.n_devices;
+	return d->t.devices;
+}
+
+const struct mp_pk *mp_torch_doc_root(const struct mp_torch_doc *d)
+{
+	return mp_pickle_root(d->t.doc);
+}
+
+void mp_torch_doc_free(struct mp_torch_doc *d)
+{
+	if (!d)
+		return;
+	torch_free(&d->t);
+	free(d);
+}

@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 #include "import/pickle.h"
+#include "util/error.h"
+
+#include <stdio.h>
 
 enum tp_action {
 	TP_ALLOC = 1,
@@ -91,5 +94,17 @@ int mp_torch_window(struct tp_device *d);
  * one; a large block left unsplit (less than 1 MiB over) is bigger.
  */
 int64_t mp_torch_round_size(int64_t requested);
+
+/*
+ * A snapshot read, checked and flattened (the window found) without being
+ * written: for the merge of a recorded process's history (torch_merge.c).
+ * Returns 0 with *out set, or a negative MP_E* code with err filled.  The
+ * devices and their frames belong to the document.
+ */
+struct mp_torch_doc;
+int mp_torch_doc_load(struct mp_torch_doc **out, FILE *in, const char *path, struct mp_error *err);
+struct tp_device *mp_torch_doc_devices(struct mp_torch_doc *d, size_t *n);
+const struct mp_pk *mp_torch_doc_root(const struct mp_torch_doc *d);
+void mp_torch_doc_free(struct mp_torch_doc *d);
 
 #endif

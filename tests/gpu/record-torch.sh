@@ -3,7 +3,11 @@
 # 'memprof record', once as it is (PyTorch's caching allocator: CUDA sees a few segments)
 # and once with --no-framework-cache (every tensor reaches cudaMalloc/cudaFree): the
 # no-cache trace must hold many more (at least 5x) allocations, and both traces the
-# phases forward, backward and optimizer.  Prints TAP; skips (77) with the reason without
+# phases forward, backward and optimizer.  The cached run also keeps PyTorch's own history
+# (memprof's sitecustomize, on by default): its trace must hold both levels, its segments and
+# blocks live at the end equal to those of the snapshot the run left (kept with --keep-spool),
+# every block inside a recorded segment, and allocations outside PyTorch's allocator labelled
+# and outside the snapshot's segments.  Prints TAP; skips (77) with the reason without
 # a GPU, PyTorch with CUDA, or the record command.  Raw output in $GPU_OUT/record-torch.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -20,11 +24,12 @@ reason=$("$PY" "$top_srcdir/tests/gpu/have_gpu.py") || { echo "record-torch: SKI
 	{ echo "record-torch: SKIP: $MEMPROF has no record command"; exit 77; }
 mkdir -p "$out" || exit 99
 
-echo "1..4"
+echo "1..6"
 fail=0
 for mode in cached nocache; do
-	opt=""
-	[ "$mode" = nocache ] && opt=--no-framework-cache
+	opt="--keep-spool --spool-dir=$out/spool-$mode"
+	rm -rf "$out/spool-$mode"
+	[ "$mode" = nocache ] && opt="$opt --no-framework-cache"
 	rm -f "$out/$mode.db"
 	# shellcheck disable=SC2086
 	"$MEMPROF" record $opt -o "$out/$mode.db" -- "$PY" $TRAIN >"$out/$mode.log" 2>"$out/$mode.err"
@@ -37,7 +42,7 @@ for mode in cached nocache; do
 		fail=1
 	fi
 done
-[ "$fail" -eq 0 ] || { echo "ok - # SKIP comparison: a recording failed"; echo "ok - # SKIP phases"; exit 1; }
+[ "$fail" -eq 0 ] || { for c in comparison phases both-levels placement; do echo "ok - # SKIP $c: a recording failed"; done; exit 1; }
 
 "$PY" - "$out/cached.db" "$out/nocache.db" >"$out/compare.txt" 2>&1 <<'PY'
 import sqlite3, sys
@@ -81,5 +86,57 @@ if grep -q "lacks the phases" "$out/compare.txt" || [ "$st" -gt 1 ]; then
 else
 	echo "ok - phases forward, backward, optimizer in both traces"
 fi
+# Both levels in the cached trace, checked against the snapshot PyTorch itself wrote.
+"$PY" - "$out/cached.db" "$out/spool-cached" >"$out/both.txt" 2>&1 <<'PY'
+import glob, os, pickle, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+meta = dict(db.execute("SELECT key, value FROM meta"))
+snaps = sorted(glob.glob(os.path.join(sys.argv[2], "torch-*.pickle")))
+print("meta:", {k: v for k, v in meta.items() if k.startswith("torch_")}, "snapshots:", snaps)
+if meta.get("torch_history") != "merged" or not snaps:
+    print("FAIL: no PyTorch history merged"); sys.exit(1)
+pid = int(os.path.basename(snaps[0])[6:-7])
+snap = pickle.load(open(snaps[0], "rb"))
+proc = db.execute("SELECT id FROM processes WHERE pid = ?", (pid,)).fetchone()[0]
+def live(ops_open, ops_close, where):
+    rows = db.execute("SELECT e.op, e.alloc_id, e.address, e.size FROM events e LEFT JOIN apis a "
+                      "ON a.id = e.api WHERE e.process = ? AND " + where + " ORDER BY e.seq", (proc,))
+    out = {}
+    for op, aid, addr, size in rows:
+        if op in ops_open: out[aid] = (addr, size)
+        elif op in ops_close: out.pop(aid, None)
+    return set(out.values())
+segs = live((4,), (5,), "e.op IN (4, 5)")
+blocks = live((1, 3), (2,), "a.name = 'PyTorch allocator'")
+snap_segs = {(s["address"], s["total_size"]) for s in snap["segments"]}
+snap_blocks = set()
+for s in snap["segments"]:
+    addr = s["address"]
+    for b in s["blocks"]:
+        if b["state"].startswith("active"): snap_blocks.add((addr, b["size"]))
+        addr += b["size"]
+ok = True
+for name, mine, theirs in (("segments", segs, snap_segs), ("blocks", blocks, snap_blocks)):
+    print("%s: trace %d, snapshot %d, only in trace %d, only in snapshot %d" % (
+        name, len(mine), len(theirs), len(mine - theirs), len(theirs - mine)))
+    if mine != theirs: ok = False
+outside = db.execute("SELECT e.address, e.size, a.name FROM events e JOIN apis a ON a.id = e.api "
+                     "WHERE a.name LIKE '%(%)' AND e.op = 1").fetchall()
+inside = [o for o in outside if any(a <= o[0] < a + n for a, n in snap_segs)]
+print("outside PyTorch's allocator: %d allocations (%s), %d inside a snapshot segment" % (
+    len(outside), ", ".join(sorted({o[2] for o in outside})), len(inside)))
+print("BOTH %s" % ("ok" if ok else "FAIL"))
+print("PLACED %s" % ("ok" if meta.get("torch_blocks_outside_segments") == "0" and not inside else "FAIL"))
+PY
+sed 's/^/# /' "$out/both.txt"
+for check in "BOTH:the merged trace's segments and blocks equal the snapshot's" \
+	"PLACED:every block inside a recorded segment, what PyTorch cannot see outside its segments"; do
+	if grep -q "^${check%%:*} ok" "$out/both.txt"; then
+		echo "ok - ${check#*:}"
+	else
+		echo "not ok - ${check#*:}"
+		fail=1
+	fi
+done
 grep -h "final loss\|max_memory_allocated" "$out"/cached.log "$out"/nocache.log | sed 's/^/# /'
 exit "$fail"
