@@ -2,7 +2,9 @@
  * replay/input_seed.c - the start-of-window state of input_seed.h: collects
  * the reservations and preexisting blocks a device's trace holds before its
  * first allocation, then tiles each segment with the blocks inside it (free
- * blocks in the gaps).  A segment whose blocks overlap each other or its
+ * blocks in the gaps).  Only a prelude with preexisting blocks is a window
+ * that started mid-run; without them, reservations before the first
+ * allocation are the trace's own and are replayed as such.  A segment whose blocks overlap each other or its
  * edge is left out and counted.  Pure computation; never touches a pool.
  */
 #include <stdlib.h>
@@ -98,6 +100,8 @@ int mp_seed_finish(struct mp_seed_build *b, struct mp_replay_device *d)
 	size_t k = 0, n_out = 0, total = 0, j = 0;
 	long c;
 
+	if (b->n_blocks == 0)
+		b->n_segs = 0; /* no block live before the window: its reservations are its own */
 	qsort(b->segs, b->n_segs, sizeof *b->segs, by_addr);
 	qsort(b->blocks, b->n_blocks, sizeof *b->blocks, by_addr);
 	d->seed_segments = calloc(b->n_segs + 1, sizeof *d->seed_segments);

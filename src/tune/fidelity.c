@@ -16,13 +16,14 @@
 #include "tune/tune_internal.h"
 
 int mp_tune_replay(const struct mp_tune_job *job, const struct mp_tune_setting *s, int frag,
-                   struct mp_tune_figures *f, uint64_t *n_seeded, struct mp_error *err)
+                   uint64_t capacity_bytes, struct mp_tune_figures *f, uint64_t *n_seeded,
+                   struct mp_error *err)
 {
 	struct mp_replay_result *res = malloc(sizeof *res);
 	struct mp_tune_setting set = *s; /* s may lie in f */
 	struct mp_tune_opts po;
 	struct mp_replay_options ro = {.backend = mp_backend_find("sim"),
-	                               .capacity_bytes = job->o->capacity_bytes,
+	                               .capacity_bytes = capacity_bytes,
 	                               .no_frag = !frag};
 	int rc;
 
@@ -51,6 +52,13 @@ int mp_tune_replay(const struct mp_tune_job *job, const struct mp_tune_setting *
 	}
 	free(res);
 	return rc;
+}
+
+const struct mp_tune_figures *mp_tune_recommended(const struct mp_tune_result *res)
+{
+	return res->n_ranked && mp_tune_better(&res->ranked[0], &res->current, res->objective)
+	               ? &res->ranked[0]
+	               : &res->current;
 }
 
 static int cmp3(uint64_t a0, uint64_t b0, uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
@@ -97,13 +105,12 @@ static void explain(const struct mp_tune_job *job, const struct mp_tune_result *
 		         "the trace starts mid-run and %zu of the segments it started with could "
 		         "not be laid out from its blocks (overlapping blocks)",
 		         d->n_seed_skipped);
-	else if (f->recorded_ooms != res->current.n_ooms)
+	else if (f->recorded_ooms != f->model_ooms)
 		snprintf(why, n,
 		         "the trace recorded %llu OOMs and the model %llu: the memory the "
 		         "device had left depended on more than this allocator (other processes, "
 		         "the CUDA context); give the device's size with --capacity",
-		         (unsigned long long)f->recorded_ooms,
-		         (unsigned long long)res->current.n_ooms);
+		         (unsigned long long)f->recorded_ooms, (unsigned long long)f->model_ooms);
 	else if (res->current.setting.expandable)
 		snprintf(why, n,
 		         "expandable segments: PyTorch maps pages as its requests need them, "
@@ -123,7 +130,8 @@ int mp_tune_fidelity(const struct mp_tune_job *job, const struct mp_tune_setting
 {
 	struct mp_tune_fidelity *f = &res->fid;
 	const struct mp_replay_device *d = job->d;
-	int rc = mp_tune_replay(job, current, 1, &res->current, &f->n_seeded_segments, err);
+	/* under the trace's own conditions: no capacity but the device's */
+	int rc = mp_tune_replay(job, current, 1, 0, &res->current, &f->n_seeded_segments, err);
 	char msg[sizeof err->msg];
 
 	if (rc < 0) {
@@ -137,6 +145,8 @@ int mp_tune_fidelity(const struct mp_tune_job *job, const struct mp_tune_setting
 	f->recorded_segments = d->trace_segments;
 	f->recorded_ooms = d->trace_ooms;
 	f->model_segments = res->current.n_malloc + res->current.n_map;
+	f->model_peak_reserved_bytes = res->current.peak_reserved_bytes;
+	f->model_ooms = res->current.n_ooms;
 	if (!f->has_recorded) {
 		snprintf(f->why, sizeof f->why,
 		         "the trace recorded no segments, so the model cannot be checked against "
@@ -150,4 +160,12 @@ int mp_tune_fidelity(const struct mp_tune_job *job, const struct mp_tune_setting
 	if (!f->reliable)
 		explain(job, res, f->why, sizeof f->why);
 	return 0;
+}
+
+int mp_tune_current(const struct mp_tune_job *job, const struct mp_tune_setting *current,
+                    struct mp_tune_result *res, struct mp_error *err)
+{
+	if (!job->o->capacity_bytes)
+		return 0;
+	return mp_tune_replay(job, current, 1, job->o->capacity_bytes, &res->current, NULL, err);
 }

@@ -53,7 +53,8 @@ static void *worker(void *arg)
 
 	for (size_t i = take(s); i < s->n; i = take(s)) {
 		mp_err_clear(&err);
-		if (mp_tune_replay(s->job, &s->cands[i], 0, &s->figs[i], NULL, &err) == 0)
+		if (mp_tune_replay(s->job, &s->cands[i], 0, s->job->o->capacity_bytes, &s->figs[i],
+		                   NULL, &err) == 0)
 			s->done[i] = 1;
 	}
 	return NULL;
@@ -167,7 +168,8 @@ int mp_tune_search(const struct mp_tune_job *job, const struct mp_tune_setting *
 		if (mp_tune_setting_equal(&res->ranked[i].setting, current))
 			res->ranked[i] = res->current;
 		else
-			mp_tune_replay(job, &res->ranked[i].setting, 1, &res->ranked[i], NULL, &e);
+			mp_tune_replay(job, &res->ranked[i].setting, 1, job->o->capacity_bytes,
+			               &res->ranked[i], NULL, &e);
 	}
 	free(cands);
 	free(s.figs);

@@ -121,6 +121,8 @@ int mp_tune_run(const char *path, const struct mp_tune_options *o, struct mp_tun
 		rc = mp_tune_fidelity(&job, &current, res, err);
 	}
 	if (rc == 0)
+		rc = mp_tune_current(&job, &current, res, err);
+	if (rc == 0)
 		rc = mp_tune_search(&job, &current, res, err);
 	res->wall_ns = now_ns() - t0;
 	mp_loader_close(job.pool);

@@ -49,7 +49,7 @@ struct mp_tune_fidelity {
 	const char *source; /* where the trace's setting came from (static text) */
 	int has_recorded;   /* the trace recorded segments to compare with */
 	uint64_t recorded_peak_reserved_bytes, recorded_segments, recorded_ooms;
-	uint64_t model_segments;
+	uint64_t model_peak_reserved_bytes, model_segments, model_ooms;
 	double error;               /* (model - recorded) / recorded peak reserved */
 	int reliable;               /* |error| <= MP_TUNE_RELIABLE_ERROR */
 	char why[512];              /* why not, when known */
@@ -60,7 +60,7 @@ struct mp_tune_result {
 	int32_t device;
 	uint64_t lower_bound_bytes; /* peak requested bytes */
 	struct mp_tune_fidelity fid;
-	struct mp_tune_figures current;
+	struct mp_tune_figures current; /* under the capacity, when one is given */
 	struct mp_tune_figures
 	        *ranked; /* best first, at most n_best; the current one may be among them */
 	size_t n_ranked;
@@ -81,6 +81,9 @@ struct mp_tune_result {
 int mp_tune_run(const char *path, const struct mp_tune_options *o, struct mp_tune_result *res,
                 struct mp_error *err);
 void mp_tune_result_free(struct mp_tune_result *res);
+
+/* The setting to use: the best candidate when it beats the current one, else the current. */
+const struct mp_tune_figures *mp_tune_recommended(const struct mp_tune_result *res);
 
 /* a is better than b under the objective (with a capacity, fewer OOMs first). */
 int mp_tune_better(const struct mp_tune_figures *a, const struct mp_tune_figures *b, int objective);

@@ -41,10 +41,10 @@ static void print_fidelity(FILE *f, const struct mp_tune_result *r)
 	fprintf(f,
 	        "fidelity  peak reserved %s modelled against %s recorded (%+.2f%%); segments %llu "
 	        "against %llu; OOMs %llu against %llu\n",
-	        bytes(a, sizeof a, r->current.peak_reserved_bytes),
+	        bytes(a, sizeof a, fi->model_peak_reserved_bytes),
 	        bytes(b, sizeof b, fi->recorded_peak_reserved_bytes), 100.0 * fi->error,
 	        (unsigned long long)fi->model_segments, (unsigned long long)fi->recorded_segments,
-	        (unsigned long long)r->current.n_ooms, (unsigned long long)fi->recorded_ooms);
+	        (unsigned long long)fi->model_ooms, (unsigned long long)fi->recorded_ooms);
 	if (!fi->reliable)
 		fprintf(f,
 		        "warning   the model is off by more than %.0f%% on this trace: its "
@@ -81,8 +81,7 @@ static void print_capacity(FILE *f, const struct mp_tune_result *r)
 	if (r->current.n_ooms)
 		fprintf(f, " (%llu OOMs)", (unsigned long long)r->current.n_ooms);
 	if (r->current.n_ooms || r->fid.recorded_ooms)
-		fprintf(f, "; %s of the best %zu avoid%s every OOM", fit ? "these" : "none",
-		        r->n_ranked, fit == 1 ? "s" : "");
+		fprintf(f, "; %zu of the %zu best avoid every OOM", fit, r->n_ranked);
 	fprintf(f, "\n");
 }
 
@@ -108,9 +107,9 @@ int mp_tune_print_text(FILE *f, const char *path, const struct mp_tune_result *r
 		snprintf(label, sizeof label, "#%zu", i + 1);
 		print_row(f, label, &r->ranked[i], &r->current);
 	}
-	if (r->n_ranked && !mp_tune_better(&r->ranked[0], &r->current, r->objective))
+	if (mp_tune_recommended(r) == &r->current)
 		fprintf(f, "\nbest      the current setting: no setting tried does better\n");
-	else if (r->n_ranked)
+	else
 		fprintf(f, "\nbest      export PYTORCH_CUDA_ALLOC_CONF=%s\n", r->ranked[0].conf);
 	return ferror(f) ? -1 : 0;
 }
@@ -148,7 +147,9 @@ static cJSON *fidelity_json(const struct mp_tune_result *r)
 	                (int64_t)fi->recorded_peak_reserved_bytes);
 	mp_json_add_int(o, "recorded_segments", (int64_t)fi->recorded_segments);
 	mp_json_add_int(o, "recorded_ooms", (int64_t)fi->recorded_ooms);
+	mp_json_add_int(o, "model_peak_reserved_bytes", (int64_t)fi->model_peak_reserved_bytes);
 	mp_json_add_int(o, "model_segments", (int64_t)fi->model_segments);
+	mp_json_add_int(o, "model_ooms", (int64_t)fi->model_ooms);
 	mp_json_add_int(o, "seeded_segments", (int64_t)fi->n_seeded_segments);
 	if (fi->has_recorded)
 		cJSON_AddNumberToObject(o, "error", fi->error);
@@ -186,6 +187,8 @@ int mp_tune_print_json(FILE *f, const char *path, const struct mp_tune_result *r
 	for (size_t i = 0; i < r->n_ranked; i++)
 		cJSON_AddItemToArray(best, figures_json(&r->ranked[i], &r->current));
 	cJSON_AddItemToObject(root, "best", best);
+	cJSON_AddItemToObject(root, "recommended",
+	                      figures_json(mp_tune_recommended(r), &r->current));
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)
