@@ -58,7 +58,7 @@ static void print_row(FILE *f, const char *label, const struct mp_tune_figures *
 	char a[32], b[32], c[32], t[32];
 	int64_t saved = (int64_t)cur->peak_reserved_bytes - (int64_t)x->peak_reserved_bytes;
 
-	fprintf(f, "  %-8s %12s %13s %9.3f %12s %8llu %8llu %11s %5llu\n", label,
+	fprintf(f, "  %-8s %13s %13s %9.3f %12s %10llu %8llu %11s %5llu\n", label,
 	        bytes(a, sizeof a, x->peak_reserved_bytes), mp_format_bytes(b, sizeof b, saved),
 	        x->frag_at_peak, bytes(c, sizeof c, x->free_at_peak_bytes),
 	        (unsigned long long)x->n_malloc, (unsigned long long)x->n_map,
@@ -99,7 +99,7 @@ int mp_tune_print_text(FILE *f, const char *path, const struct mp_tune_result *r
 	        r->n_evaluated, r->n_candidates, r->n_threads, r->n_threads == 1 ? "" : "s",
 	        mp_format_duration(wall, sizeof wall, (int64_t)r->wall_ns),
 	        r->budget_hit ? ", budget spent" : "", r->n_equivalent, objectives[r->objective]);
-	fprintf(f, "  %-8s %12s %13s %9s %12s %8s %8s %11s %5s\n", "", "peak reserved", "saved",
+	fprintf(f, "  %-8s %13s %13s %9s %12s %10s %8s %11s %5s\n", "", "peak reserved", "saved",
 	        "frag@peak", "free@peak", "cudaMalloc", "cuMemMap", "time (mod.)", "OOMs");
 	print_row(f, "current", &r->current, &r->current);
 	for (size_t i = 0; i < r->n_ranked; i++) {
