@@ -80,6 +80,24 @@ expect_status 0
 expect_stdout_contains "  #2 "
 expect_stdout_not_contains "  #3 "
 
+step "a recorded workload's PYTORCH_CUDA_ALLOC_CONF is kept in the trace's meta"
+SPOOL_SCRIPT=$top_builddir/tests/tools/spool_script
+if [ -x "$SPOOL_SCRIPT" ] && [ -n "$SQLITE3_SHELL" ]; then
+	"$SPOOL_SCRIPT" env.mpt <<'SPOOL' || die "spool_script failed"
+header pid=4242 ppid=1
+meta env:PYTORCH_CUDA_ALLOC_CONF expandable_segments:True,max_split_size_mb:256
+meta env:PYTORCH_ALLOC_CONF garbage_collection_threshold:0.6
+device 0 name="Test GPU" uuid=GPU-1234 total=85899345920
+event kind=api name=cudaMalloc corr=30 thread=78 ts=2100 duration=100 addr=0x7f0000300000 bytes=8192 device=0
+SPOOL
+	mp import -o env.db env.mpt
+	expect_status 0
+	expect_eq "$(sql env.db "SELECT value FROM meta WHERE key='env:PYTORCH_CUDA_ALLOC_CONF'")" \
+		"expandable_segments:True,max_split_size_mb:256" "PYTORCH_CUDA_ALLOC_CONF in meta"
+	expect_eq "$(sql env.db "SELECT value FROM meta WHERE key='env:PYTORCH_ALLOC_CONF'")" \
+		"garbage_collection_threshold:0.6" "PYTORCH_ALLOC_CONF in meta"
+fi
+
 step "errors"
 mp tune async.db
 expect_status 1
