@@ -1,9 +1,11 @@
 /*
  * tune/save.c - a tune result kept in the trace: one run per setting (the
  * current one, then the best in order) in the replay tables of
- * memprof-trace(5), as the caching pool on the sim backend with baseline
- * 'tune' and the PYTORCH_CUDA_ALLOC_CONF line as its options, so that
- * 'memprof report' lists them with the replay runs.  All or nothing
+ * memprof-trace(5), on the sim backend, as pools named "caching (tune:
+ * current)", "caching (tune #1)", ... (never the plain "caching" of
+ * 'memprof replay', whose result they must not replace), the current one
+ * their baseline, the PYTORCH_CUDA_ALLOC_CONF line their options: 'memprof
+ * report' draws them with the replayed pools.  All or nothing
  * (store/results).
  */
 #include <stdio.h>
@@ -44,21 +46,28 @@ int mp_tune_save(const char *path, const struct mp_tune_result *r, struct mp_err
 	size_t n = r->n_ranked + 1;
 	struct mp_result_run *runs = calloc(n, sizeof *runs);
 	struct mp_result_metric(*m)[N_METRICS] = calloc(n, sizeof *m);
-	char(*opts)[MP_TUNE_CONF_MAX + 32] = calloc(n, sizeof *opts);
+	char(*opts)[MP_TUNE_CONF_MAX + 48] = calloc(n, sizeof *opts);
+	char(*names)[40] = calloc(n, sizeof *names);
 	int rc;
 
-	if (!runs || !m || !opts) {
+	if (!runs || !m || !opts || !names) {
 		free(runs);
 		free(m);
 		free(opts);
+		free(names);
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_tune_figures *x = i ? &r->ranked[i - 1] : &r->current;
-		snprintf(opts[i], sizeof opts[i], "PYTORCH_CUDA_ALLOC_CONF=%s", x->conf);
-		runs[i] = (struct mp_result_run){.pool = "caching",
+		snprintf(opts[i], sizeof opts[i], "memprof tune: PYTORCH_CUDA_ALLOC_CONF=%s",
+		         x->conf);
+		if (i)
+			snprintf(names[i], sizeof names[i], "caching (tune #%zu)", i);
+		else
+			snprintf(names[i], sizeof names[i], "caching (tune: current)");
+		runs[i] = (struct mp_result_run){.pool = names[i],
 		                                 .backend = "sim",
-		                                 .baseline = "tune",
+		                                 .baseline = names[0],
 		                                 .options = opts[i],
 		                                 .device = r->device,
 		                                 .metrics = m[i],
@@ -68,5 +77,6 @@ int mp_tune_save(const char *path, const struct mp_tune_result *r, struct mp_err
 	free(runs);
 	free(m);
 	free(opts);
+	free(names);
 	return rc;
 }

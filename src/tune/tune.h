@@ -97,7 +97,7 @@ struct mp_replay_device;
 int mp_tune_candidates(const struct mp_replay_device *d, const struct mp_tune_setting *current,
                        uint64_t capacity_bytes, struct mp_tune_setting **out, size_t *n);
 
-/* Store res in the trace at path (replay_runs, baseline 'tune'). 0 or MP_E* with err set. */
+/* Store res in the trace at path (replay runs of pools "caching (tune ...)"). 0 or MP_E*. */
 int mp_tune_save(const char *path, const struct mp_tune_result *res, struct mp_error *err);
 
 #endif

@@ -70,11 +70,21 @@ expect_stdout_contains "fidelity  peak reserved 200 MiB modelled against 200 MiB
 
 step "the results are stored in the trace"
 if [ -n "$SQLITE3_SHELL" ]; then
-	expect_eq "$(sql split.db "SELECT count(*) FROM replay_runs WHERE baseline='tune'")" 12 \
+	expect_eq "$(sql split.db "SELECT count(*) FROM replay_runs WHERE pool LIKE 'caching (tune%'")" 12 \
 		"two tunes of 1 + 5 runs each"
-	expect_eq "$(sql expand.db "SELECT options FROM replay_runs r JOIN replay_metrics m ON m.run = r.id WHERE m.name='tune_rank' AND m.value=1")" \
-		"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" "the best run's line"
+	expect_eq "$(sql expand.db "SELECT pool || ' ' || options FROM replay_runs r JOIN replay_metrics m ON m.run = r.id WHERE m.name='tune_rank' AND m.value=1")" \
+		"caching (tune #1) memprof tune: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" \
+		"the best run's line"
 fi
+mp replay --backend=sim --pool=caching expand.db
+expect_status 0
+mp report --format=md -o expand.md expand.db
+expect_status 0
+expect_file_present expand.md
+grep -q '| caching (tune \\#1) | sim | 60.0 MiB |' expand.md && pass ||
+	fail "report lists the tune runs: $(grep caching expand.md)"
+grep -q '| caching | sim | 120 MiB |' expand.md && pass ||
+	fail "report keeps the replay's own caching run: $(grep caching expand.md)"
 mp tune --no-save --best=2 --budget=10s round.db
 expect_status 0
 expect_stdout_contains "  #2 "
