@@ -1,7 +1,8 @@
 /*
  * cmd/tune.c - 'memprof tune': the PYTORCH_CUDA_ALLOC_CONF that fits a
- * workload, predicted from its trace.  Parses the options, runs tune/,
- * prints (tune/tune_print) and stores the result in the trace.  Exit 0,
+ * workload, predicted from its trace.  Parses the options, runs
+ * replay/tune, prints (report/tune_text) and stores the result in the
+ * trace.  Exit 0,
  * 1 on an error, 2 on a usage error.
  */
 #include <getopt.h>
@@ -9,10 +10,87 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "tune/tune.h"
-#include "tune/tune_print.h"
+#include "report/tune_text.h"
+#include "store/results.h"
+#include "replay/tune.h"
 #include "util/duration.h"
 #include "util/parse.h"
+
+#define N_METRICS 12
+
+static size_t metrics(const struct mp_tune_result *r, const struct mp_tune_figures *x, int rank,
+                      struct mp_result_metric *m)
+{
+	size_t n = 0;
+
+#define PUT(name_, value_, unit_)                                                                  \
+	m[n++] = (struct mp_result_metric){name_, (double)(value_), unit_, 0}
+	PUT("tune_rank", rank, "count");
+	PUT("peak_reserved_bytes", x->peak_reserved_bytes, "bytes");
+	PUT("saved_bytes", (double)r->current.peak_reserved_bytes - (double)x->peak_reserved_bytes,
+	    "bytes");
+	PUT("frag_at_peak", x->frag_at_peak, "ratio");
+	PUT("free_at_peak_bytes", x->free_at_peak_bytes, "bytes");
+	PUT("cudamalloc_calls", x->n_malloc, "count");
+	PUT("cumemmap_calls", x->n_map, "count");
+	PUT("backend_ns", x->backend_ns, "ns");
+	PUT("ooms", x->n_ooms, "count");
+	if (r->fid.has_recorded) {
+		PUT("recorded_peak_reserved_bytes", r->fid.recorded_peak_reserved_bytes, "bytes");
+		PUT("fidelity_error", r->fid.error, "ratio");
+	}
+#undef PUT
+	return n;
+}
+
+/*
+ * The result kept in the trace: one replay run per setting (the current
+ * one, then the best in order) in the tables of memprof-trace(5), on the sim
+ * backend, as pools named "caching (tune: current)", "caching (tune #1)",
+ * ... (never the plain "caching" of 'memprof replay', whose result they must
+ * not replace), the current one their baseline, the PYTORCH_CUDA_ALLOC_CONF
+ * line their options: 'memprof report' draws them with the replayed pools.
+ * All or nothing (store/results).
+ */
+static int save(const char *path, const struct mp_tune_result *r, struct mp_error *err)
+{
+	size_t n = r->n_ranked + 1;
+	struct mp_result_run *runs = calloc(n, sizeof *runs);
+	struct mp_result_metric(*m)[N_METRICS] = calloc(n, sizeof *m);
+	char(*opts)[MP_TUNE_CONF_MAX + 48] = calloc(n, sizeof *opts);
+	char(*names)[40] = calloc(n, sizeof *names);
+	int rc;
+
+	if (!runs || !m || !opts || !names) {
+		free(runs);
+		free(m);
+		free(opts);
+		free(names);
+		return mp_err(err, MP_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_tune_figures *x = i ? &r->ranked[i - 1] : &r->current;
+		snprintf(opts[i], sizeof opts[i], "memprof tune: PYTORCH_CUDA_ALLOC_CONF=%s",
+		         x->conf);
+		if (i)
+			snprintf(names[i], sizeof names[i], "caching (tune #%zu)", i);
+		else
+			snprintf(names[i], sizeof names[i], "caching (tune: current)");
+		runs[i] = (struct mp_result_run){.pool = names[i],
+		                                 .backend = "sim",
+		                                 .baseline = names[0],
+		                                 .options = opts[i],
+		                                 .device = r->device,
+		                                 .metrics = m[i],
+		                                 .n_metrics = metrics(r, x, (int)i, m[i])};
+	}
+	rc = mp_results_save(path, runs, n, err);
+	free(runs);
+	free(m);
+	free(opts);
+	free(names);
+	return rc;
+}
 
 static void help(FILE *out)
 {
@@ -167,7 +245,7 @@ static int run(int argc, char **argv)
 	fflush(stdout);
 	if (rc < 0)
 		rc = mp_cmd_error(&mp_cmd_tune, "cannot write the result to standard output");
-	else if (a.save && mp_tune_save(a.trace, &res, &err) < 0)
+	else if (a.save && save(a.trace, &res, &err) < 0)
 		rc = mp_cmd_fail(&mp_cmd_tune, &err);
 	mp_tune_result_free(&res);
 	return rc;

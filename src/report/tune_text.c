@@ -1,5 +1,5 @@
 /*
- * tune/tune_print.c - a tune result as text for people (fidelity, the
+ * report/tune_text.c - a tune result as text for people (fidelity, the
  * current setting, the best candidates and the line to paste) or as JSON
  * (layout in memprof-tune(1)).  Writes to the stream it is given; every
  * time figure is labelled modelled.
@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "report/json_util.h"
-#include "tune/tune_print.h"
+#include "report/tune_text.h"
 #include "util/format.h"
 
 static const char *const objectives[] = {"reserved", "calls", "time"};

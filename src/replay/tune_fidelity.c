@@ -1,5 +1,5 @@
 /*
- * tune/fidelity.c - one setting replayed through the caching pool on the
+ * replay/tune_fidelity.c - one setting replayed through the caching pool on the
  * sim backend (mp_tune_replay), the ranking of two replays, and the
  * fidelity check: the trace's own setting against the peak reserved bytes,
  * segments and OOMs the trace recorded, with the likely cause when they
@@ -13,7 +13,7 @@
 #include "replay/backend.h"
 #include "replay/cost_model.h"
 #include "replay/engine.h"
-#include "tune/tune_internal.h"
+#include "replay/tune_internal.h"
 
 int mp_tune_replay(const struct mp_tune_job *job, const struct mp_tune_setting *s, int frag,
                    uint64_t capacity_bytes, struct mp_tune_figures *f, uint64_t *n_seeded,

@@ -1,12 +1,12 @@
 /*
- * tune/setting.h - one PyTorch caching-allocator setting (the part of
+ * replay/tune_setting.h - one PyTorch caching-allocator setting (the part of
  * PYTORCH_CUDA_ALLOC_CONF that changes memory), read from the variable's
  * text or from a snapshot's allocator_settings, written back as the line
  * to paste, and turned into the caching pool's options.  Pure functions,
  * thread-safe; they never print.
  */
-#ifndef MP_TUNE_SETTING_H
-#define MP_TUNE_SETTING_H
+#ifndef MP_REPLAY_TUNE_SETTING_H
+#define MP_REPLAY_TUNE_SETTING_H
 
 #include <stddef.h>
 #include <stdint.h>

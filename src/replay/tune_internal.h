@@ -1,14 +1,14 @@
 /*
- * tune/tune_internal.h - what tune.c shares with replay.c (one setting's
- * replay, fidelity) and search.c (the candidates in threads).  Private to
- * src/tune/.
+ * replay/tune_internal.h - what tune.c shares with tune_fidelity.c (one
+ * setting's replay, fidelity) and tune_search.c (the candidates in
+ * threads).  Private to src/replay/tune*.
  */
-#ifndef MP_TUNE_INTERNAL_H
-#define MP_TUNE_INTERNAL_H
+#ifndef MP_REPLAY_TUNE_INTERNAL_H
+#define MP_REPLAY_TUNE_INTERNAL_H
 
 #include "replay/input.h"
 #include "replay/loader.h"
-#include "tune/tune.h"
+#include "replay/tune.h"
 
 struct mp_tune_job {
 	const struct mp_tune_options *o;

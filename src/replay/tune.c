@@ -1,5 +1,5 @@
 /*
- * tune/tune.c - mp_tune_run: reads the trace once (replay/input), finds
+ * replay/tune.c - mp_tune_run: reads the trace once (replay/input), finds
  * the setting it ran under, replays it for fidelity, then replays every
  * candidate in worker threads (each its own engine, backend and pool over
  * the shared read-only input) and keeps the best.  The figures are the
@@ -19,8 +19,8 @@
 #include "replay/loader.h"
 #include "store/reader.h"
 #include "store/store.h"
-#include "tune/tune.h"
-#include "tune/tune_internal.h"
+#include "replay/tune.h"
+#include "replay/tune_internal.h"
 
 static uint64_t now_ns(void)
 {

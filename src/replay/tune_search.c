@@ -1,5 +1,5 @@
 /*
- * tune/search.c - the candidates of candidates.c replayed in worker
+ * replay/tune_search.c - the candidates of tune_candidates.c replayed in worker
  * threads (one per core unless told), each thread taking the next
  * candidate until none is left or the budget is spent, and the best kept
  * in order.  A candidate the pool refuses is skipped, not fatal.
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tune/tune_internal.h"
+#include "replay/tune_internal.h"
 
 struct search {
 	const struct mp_tune_job *job;

@@ -1,20 +1,20 @@
 /*
- * tune/tune.h - 'memprof tune': which PyTorch allocator setting
+ * replay/tune.h - 'memprof tune': which PyTorch allocator setting
  * (PYTORCH_CUDA_ALLOC_CONF) fits a workload, predicted by replaying its
  * trace's block stream through the caching pool (plugins/caching) on the
  * sim backend.  First the trace's own setting, compared with what the trace
- * recorded (fidelity); then candidates drawn from the trace (candidates.c),
+ * recorded (fidelity); then candidates drawn from the trace (tune_candidates.c),
  * replayed in several threads and ranked by an objective.  A trace that
  * starts mid-run is replayed from its recorded segment state (pool seed).
  * Library layer: returns figures, never prints.
  */
-#ifndef MP_TUNE_TUNE_H
-#define MP_TUNE_TUNE_H
+#ifndef MP_REPLAY_TUNE_H
+#define MP_REPLAY_TUNE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tune/setting.h"
+#include "replay/tune_setting.h"
 #include "util/error.h"
 
 enum mp_tune_objective { MP_TUNE_RESERVED = 0, MP_TUNE_CALLS = 1, MP_TUNE_TIME = 2 };
@@ -96,8 +96,5 @@ int mp_tune_better(const struct mp_tune_figures *a, const struct mp_tune_figures
 struct mp_replay_device;
 int mp_tune_candidates(const struct mp_replay_device *d, const struct mp_tune_setting *current,
                        uint64_t capacity_bytes, struct mp_tune_setting **out, size_t *n);
-
-/* Store res in the trace at path (replay runs of pools "caching (tune ...)"). 0 or MP_E*. */
-int mp_tune_save(const char *path, const struct mp_tune_result *res, struct mp_error *err);
 
 #endif

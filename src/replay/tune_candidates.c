@@ -1,5 +1,5 @@
 /*
- * tune/candidates.c - the settings 'memprof tune' tries, drawn from the
+ * replay/tune_candidates.c - the settings 'memprof tune' tries, drawn from the
  * trace: max_split_size_mb at the sizes of its large requests (so that
  * each size class in turn becomes "oversize", never split), rounding
  * tolerances from the gaps between those sizes, roundup_power2_divisions
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "replay/input.h"
-#include "tune/tune.h"
+#include "replay/tune.h"
 #include "util/error.h"
 
 #define MB            (1024ull * 1024ull)

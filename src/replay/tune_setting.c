@@ -1,5 +1,5 @@
 /*
- * tune/setting.c - PYTORCH_CUDA_ALLOC_CONF read and written the way
+ * replay/tune_setting.c - PYTORCH_CUDA_ALLOC_CONF read and written the way
  * PyTorch's CUDAAllocatorConfig reads it (c10/cuda/CUDAAllocatorConfig.cpp:
  * the text is cut into tokens at ',', ':', '[' and ']', spaces dropped;
  * sizes in MB; the list form of roundup_power2_divisions fills the
@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "tune/setting.h"
+#include "replay/tune_setting.h"
 
 #define MB         (1024ull * 1024ull)
 #define MAX_TOKENS 128
