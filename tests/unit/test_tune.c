@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "replay/input_seed.h"
-#include "tune/setting.h"
+#include "replay/tune_setting.h"
 
 #define MiB (1ull << 20)
 
