@@ -85,8 +85,8 @@ static int pick_device(const char *path, const struct mp_replay_input *in, int32
 		              want >= 0 ? "no events on that device" : "no allocations");
 	if (in->n_devices > 1)
 		return mp_err(err, MP_EINVAL,
-		              "trace '%s' has %zu devices: tune one at a time\nhint: pick one "
-		              "with --device=N (devices %d to %d)",
+		              "several devices in trace '%s': tune tunes one at a time\nhint: "
+		              "pick one with --device=N (%zu devices, %d to %d)",
 		              path, in->n_devices, (int)in->devices[0].ordinal,
 		              (int)in->devices[in->n_devices - 1].ordinal);
 	*d = &in->devices[0];

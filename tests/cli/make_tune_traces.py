@@ -31,6 +31,9 @@ round.pickle - rounding divisions trade internal fragmentation for reuse.
     2 MiB step: 70 as the defaults; expandable segments: 40.)
     Best: roundup_power2_divisions of 8 over [32, 64) MiB, 36 MiB, 34 saved.
 
+two.pickle - the expand workload on device 0 and the round one on device 1:
+    tune takes one device at a time.
+
 async.pickle - the expand workload recorded under backend:cudaMallocAsync,
     which memprof does not model: tune refuses it.
 
@@ -95,8 +98,10 @@ def main():
     out = sys.argv[1]
     other = sequence([30, 40, 50])
     other["allocator_settings"] = {"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"}
+    two = sequence([30, 40, 50])
+    two["device_traces"].append(sequence([33, 34, 35, 36])["device_traces"][0])
     for name, snap in (("split", split()), ("expand", sequence([30, 40, 50])),
-                       ("round", sequence([33, 34, 35, 36])), ("async", other)):
+                       ("round", sequence([33, 34, 35, 36])), ("async", other), ("two", two)):
         with open(os.path.join(out, name + ".pickle"), "wb") as f:
             pickle.dump(snap, f, protocol=4)
 

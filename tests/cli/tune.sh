@@ -13,7 +13,7 @@ command -v python3 >/dev/null || skip "python3 is needed to write the snapshots"
 W=$TMP/work
 mkdir "$W" && cd "$W" || die "cannot make $W"
 python3 "$top_srcdir/tests/cli/make_tune_traces.py" "$W" || die "make_tune_traces.py failed"
-for n in split expand round async; do
+for n in split expand round async two; do
 	mp import -o "$n.db" "$n.pickle"
 	expect_status 0
 done
@@ -122,6 +122,11 @@ expect_stderr_contains "invalid --objective 'speed': expected reserved, calls or
 mp tune --budget=5 split.db
 expect_status 2
 expect_stderr_contains "invalid --budget '5'"
+mp tune two.db
+expect_status 1
+expect_one_message "memprof tune: several devices in trace 'two.db': tune tunes one at a time"
+tune_json two "
+assert j['device'] == 1 and best['peak_reserved_bytes'] == 36 * M, (j['device'], best)" --device=1 --no-save
 mp tune --device=3 split.db
 expect_status 1
 expect_stderr_contains "no device 3 in 'split.db'"
