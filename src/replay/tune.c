@@ -6,15 +6,10 @@
  * engine's (replay/engine.h) on the sim backend: reserved bytes as the
  * driver reserves them, backend call times from the cost model.
  */
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "replay/backend.h"
-#include "replay/engine.h"
 #include "replay/input.h"
 #include "replay/loader.h"
 #include "store/reader.h"
