@@ -102,8 +102,10 @@ int mp_seed_finish(struct mp_seed_build *b, struct mp_replay_device *d)
 
 	if (b->n_blocks == 0)
 		b->n_segs = 0; /* no block live before the window: its reservations are its own */
-	qsort(b->segs, b->n_segs, sizeof *b->segs, by_addr);
-	qsort(b->blocks, b->n_blocks, sizeof *b->blocks, by_addr);
+	if (b->n_segs) /* qsort takes no NULL array, even empty */
+		qsort(b->segs, b->n_segs, sizeof *b->segs, by_addr);
+	if (b->n_blocks)
+		qsort(b->blocks, b->n_blocks, sizeof *b->blocks, by_addr);
 	d->seed_segments = calloc(b->n_segs + 1, sizeof *d->seed_segments);
 	d->seed_blocks = calloc(2 * b->n_blocks + b->n_segs + 1, sizeof *d->seed_blocks);
 	if (!d->seed_segments || !d->seed_blocks) {

@@ -47,6 +47,7 @@ static void load(const struct ev *evs, size_t n)
 	struct memprof_process p = {.pid = 1, .rank = -1, .local_rank = -1, .world_size = -1};
 	char *path;
 
+	teardown(); /* a test that loads a second trace: the first one's input and directory */
 	dir = th_mkdtemp();
 	path = th_path(dir, "t.db");
 	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
