@@ -29,8 +29,8 @@ static size_t metrics(const struct mp_tune_result *r, const struct mp_tune_figur
 	PUT("peak_reserved_bytes", x->peak_reserved_bytes, "bytes");
 	PUT("saved_bytes", (double)r->current.peak_reserved_bytes - (double)x->peak_reserved_bytes,
 	    "bytes");
-	PUT("frag_at_peak", x->frag_at_peak, "ratio");
-	PUT("free_at_peak_bytes", x->free_at_peak_bytes, "bytes");
+	PUT("external_fragmentation_at_peak", x->frag_at_peak, "ratio");
+	PUT("free_in_reserved_at_peak_bytes", x->free_at_peak_bytes, "bytes");
 	PUT("cudamalloc_calls", x->n_malloc, "count");
 	PUT("cumemmap_calls", x->n_map, "count");
 	PUT("backend_ns", x->backend_ns, "ns");

@@ -100,7 +100,7 @@ int mp_tune_print_text(FILE *f, const char *path, const struct mp_tune_result *r
 	        mp_format_duration(wall, sizeof wall, (int64_t)r->wall_ns),
 	        r->budget_hit ? ", budget spent" : "", r->n_equivalent, objectives[r->objective]);
 	fprintf(f, "  %-8s %13s %13s %9s %12s %10s %8s %11s %5s\n", "", "peak reserved", "saved",
-	        "frag@peak", "free@peak", "cudaMalloc", "cuMemMap", "time (mod.)", "OOMs");
+	        "ext frag", "free in res.", "cudaMalloc", "cuMemMap", "time (mod.)", "OOMs");
 	print_row(f, "current", &r->current, &r->current);
 	for (size_t i = 0; i < r->n_ranked; i++) {
 		char label[24];
@@ -124,8 +124,8 @@ static cJSON *figures_json(const struct mp_tune_figures *x, const struct mp_tune
 	mp_json_add_int(o, "peak_reserved_bytes", (int64_t)x->peak_reserved_bytes);
 	mp_json_add_int(o, "saved_bytes",
 	                (int64_t)cur->peak_reserved_bytes - (int64_t)x->peak_reserved_bytes);
-	cJSON_AddNumberToObject(o, "frag_at_peak", x->frag_at_peak);
-	mp_json_add_int(o, "free_at_peak_bytes", (int64_t)x->free_at_peak_bytes);
+	cJSON_AddNumberToObject(o, "external_fragmentation_at_peak", x->frag_at_peak);
+	mp_json_add_int(o, "free_in_reserved_at_peak_bytes", (int64_t)x->free_at_peak_bytes);
 	mp_json_add_int(o, "cudamalloc_calls", (int64_t)x->n_malloc);
 	mp_json_add_int(o, "cumemmap_calls", (int64_t)x->n_map);
 	mp_json_add_int(o, "backend_calls", (int64_t)x->n_backend_calls);
