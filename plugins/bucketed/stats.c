@@ -122,5 +122,5 @@ void bk_stats_emit(struct memprof_pool *p, memprof_pool_emit_fn emit, void *ctx)
 	emit(ctx, "oom_retries", (double)s->n_oom_retries, "count");
 	emit(ctx, "rounding_waste_bytes", (double)s->waste_bytes, "bytes");
 	emit(ctx, "rounding_waste_peak_bytes", (double)s->peak_live_waste_bytes, "bytes");
-	emit(ctx, "internal_frag_at_end", ratio(s->live_waste_bytes, s->live_slot_bytes), "ratio");
+	emit(ctx, "internal_fragmentation_share_at_end", ratio(s->live_waste_bytes, s->live_slot_bytes), "ratio");
 }

@@ -145,9 +145,9 @@ static void emit_copy(const struct cp_stats *st, memprof_pool_emit_fn emit, void
 	emit(ctx, "compactions_forced", (double)st->n_forced, "count");
 	emit(ctx, "blocks_moved", (double)st->blocks_moved, "count");
 	emit(ctx, "blocks_kept_in_place", (double)st->blocks_kept, "count");
-	emit(ctx, "frag_before_mean", st->frag_before_sum / n, "ratio");
-	emit(ctx, "frag_after_mean", st->frag_after_sum / n, "ratio");
-	emit(ctx, "frag_before_max", st->frag_before_max, "ratio");
+	emit(ctx, "external_fragmentation_before_mean", st->frag_before_sum / n, "ratio");
+	emit(ctx, "external_fragmentation_after_mean", st->frag_after_sum / n, "ratio");
+	emit(ctx, "external_fragmentation_before_max", st->frag_before_max, "ratio");
 	emit(ctx, "chunks_reserved", (double)st->chunks_reserved, "count");
 	emit(ctx, "chunks_released", (double)st->chunks_released, "count");
 	emit(ctx, "grows_refused", (double)st->grows_refused, "count");
@@ -162,7 +162,7 @@ static void compacting_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, 
 	if (p->cfg.mode == CP_MODE_COPY) {
 		emit_copy(st, emit, ctx);
 		emit(ctx, "arena_bytes_end", (double)p->arena.arena_bytes, "bytes");
-		emit(ctx, "frag_end", cp_arena_frag(&p->arena), "ratio");
+		emit(ctx, "external_fragmentation_at_end", cp_arena_frag(&p->arena), "ratio");
 	} else {
 		emit(ctx, "chunks_mapped", (double)st->chunks_mapped, "count");
 		emit(ctx, "chunks_unmapped", (double)st->chunks_unmapped, "count");

@@ -147,7 +147,7 @@ static void take_reserved(struct mp_gate_device *gd, int reserved, const struct 
 	gd->peak_reserved_seq = p->seq;
 	gd->free_in_reserved_bytes = p->free_in_reserved_bytes;
 	gd->largest_free_bytes = p->largest_free_bytes;
-	gd->frag_nano = mp_gate_ratio_nano(p->free_in_reserved_bytes, p->reserved_bytes);
+	gd->free_share_nano = mp_gate_ratio_nano(p->free_in_reserved_bytes, p->reserved_bytes);
 	if (p->free_in_reserved_bytes == 0)
 		gd->external_nano = 0;
 	else if (p->free_in_reserved_bytes > 0 && p->largest_free_bytes >= 0 &&
@@ -168,7 +168,7 @@ static void take_figures(struct mp_gate_device *gd, const struct mp_pass *p,
 	gd->peak_live_seq = md->live_peak.seq;
 	gd->reserved = MP_GATE_RESERVED_UNKNOWN;
 	gd->peak_reserved_bytes = gd->free_in_reserved_bytes = gd->largest_free_bytes = -1;
-	gd->frag_nano = gd->external_nano = -1;
+	gd->free_share_nano = gd->external_nano = -1;
 	if (md->has_segments && fd) {
 		struct mp_frag_point at = fd->at_reserved_peak;
 
@@ -259,6 +259,19 @@ const struct mp_gate_device *mp_gate_trace_device(const struct mp_gate_trace *t,
 	return NULL;
 }
 
+int mp_gate_trace_set_window(struct mp_gate_trace *t, const char *why)
+{
+	size_t i;
+
+	free(t->window);
+	t->window = NULL;
+	if (why && !(t->window = strdup(why)))
+		return MP_ENOMEM;
+	for (i = 0; i < t->n_devices; i++)
+		t->devices[i].window = why != NULL;
+	return 0;
+}
+
 void mp_gate_trace_free(struct mp_gate_trace *t)
 {
 	size_t i;
@@ -271,6 +284,7 @@ void mp_gate_trace_free(struct mp_gate_trace *t)
 	}
 	free(t->devices);
 	free(t->pools);
+	free(t->window);
 	free(t->path);
 	free(t->source);
 	memset(t, 0, sizeof(*t));

@@ -62,9 +62,10 @@ struct mp_gate_device {
 	int64_t peak_reserved_ts_ns, peak_reserved_seq;
 	int64_t free_in_reserved_bytes; /* at the reserved peak (modelled: at the live peak) */
 	int64_t largest_free_bytes;     /* the largest hole there; -1 when unknown */
-	int64_t frag_nano;     /* free_in_reserved / reserved, parts per 10^9; -1 unknown */
+	int64_t free_share_nano;     /* free_in_reserved / reserved, parts per 10^9; -1 unknown */
 	int64_t external_nano; /* 1 - largest hole / free, parts per 10^9; -1 unknown */
 	int64_t leaked_bytes, leaked_blocks; /* live at the end (analysis/lifetime leaks) */
+	int window; /* the trace is a window: leaked_* are live at its end, not leaks */
 	int64_t n_ooms;
 	struct mp_gate_site *sites; /* at the live peak, bytes descending, then key */
 	size_t n_sites;
@@ -84,6 +85,8 @@ struct mp_gate_pool {
 
 struct mp_gate_trace {
 	char *path, *source; /* owned; source may be NULL */
+	char *window; /* owned; NULL: the trace covers the program's whole life, else why not
+	               * (util/trace_window.h); mp_gate_trace_set_window sets it */
 	int truncated, lossy;
 	uint64_t granularity;           /* of the address-space model */
 	struct mp_gate_device *devices; /* ascending ordinal */
@@ -104,6 +107,9 @@ int mp_gate_trace_from_pass(struct mp_gate_trace *t, const struct mp_pass *p, co
 int mp_gate_trace_add_pool(struct mp_gate_trace *t, const struct mp_gate_pool *pool);
 const struct mp_gate_device *mp_gate_trace_device(const struct mp_gate_trace *t, int32_t device);
 void mp_gate_trace_free(struct mp_gate_trace *t);
+/* Mark t a window for the reason why (copied; NULL: whole life): what is live at
+ * its end is then not a leak, and leak limits are not checked.  0 or MP_ENOMEM. */
+int mp_gate_trace_set_window(struct mp_gate_trace *t, const char *why);
 
 /* --- the comparison of two traces ----------------------------------------- */
 
@@ -147,10 +153,10 @@ enum mp_gate_kind {
 	/* diff */
 	MP_GATE_PEAK_INCREASE,     /* --max-peak-increase=N%|SIZE: peak live, HEAD - BASE */
 	MP_GATE_RESERVED_INCREASE, /* --max-reserved-increase=N%|SIZE: peak reserved */
-	MP_GATE_FRAG_INCREASE,     /* --max-frag-increase=R: fragmentation, HEAD - BASE */
+	MP_GATE_FREE_SHARE_INCREASE,     /* --max-frag-increase=R: fragmentation, HEAD - BASE */
 	MP_GATE_POOL_INCREASE,     /* --max-pool-increase=N%|SIZE: a pool's peak reserved */
 	/* diff (on HEAD) and check */
-	MP_GATE_FRAG, /* --max-frag=R */
+	MP_GATE_FREE_SHARE, /* --max-frag=R */
 	/* check */
 	MP_GATE_PEAK,          /* --max-peak=SIZE */
 	MP_GATE_RESERVED,      /* --max-reserved=SIZE */

@@ -21,9 +21,9 @@ static const struct {
 } kinds[MP_GATE_N_KINDS] = {
         [MP_GATE_PEAK_INCREASE] = {"max-peak-increase", "peak live"},
         [MP_GATE_RESERVED_INCREASE] = {"max-reserved-increase", "peak reserved"},
-        [MP_GATE_FRAG_INCREASE] = {"max-frag-increase", "fragmentation"},
+        [MP_GATE_FREE_SHARE_INCREASE] = {"max-free-share-increase", "free share"},
         [MP_GATE_POOL_INCREASE] = {"max-pool-increase", "peak reserved"},
-        [MP_GATE_FRAG] = {"max-frag", "fragmentation"},
+        [MP_GATE_FREE_SHARE] = {"max-free-share", "free share"},
         [MP_GATE_PEAK] = {"max-peak", "peak live"},
         [MP_GATE_RESERVED] = {"max-reserved", "peak reserved"},
         [MP_GATE_LEAKED_BYTES] = {"max-leaked", "leaked bytes"},
@@ -84,7 +84,7 @@ int mp_gate_limit_bare_number(int kind, const char *text)
 {
 	int64_t v;
 
-	if (!text || !(kind <= MP_GATE_POOL_INCREASE && kind != MP_GATE_FRAG_INCREASE))
+	if (!text || !(kind <= MP_GATE_POOL_INCREASE && kind != MP_GATE_FREE_SHARE_INCREASE))
 		return 0;
 	return parse_nano(text, strlen(text), MAX_PERCENT, &v) == 0 && v != 0;
 }
@@ -103,8 +103,8 @@ int mp_gate_limit_parse(int kind, const char *text, struct mp_gate_limit *l)
 	case MP_GATE_OOMS:
 		l->unit = MP_GATE_COUNT;
 		return text ? MP_EINVAL : 0;
-	case MP_GATE_FRAG:
-	case MP_GATE_FRAG_INCREASE:
+	case MP_GATE_FREE_SHARE:
+	case MP_GATE_FREE_SHARE_INCREASE:
 		l->unit = MP_GATE_RATIO;
 		return text ? parse_ratio(text, len, &l->value) : MP_EINVAL;
 	}
@@ -194,12 +194,12 @@ static void check_increase(struct mp_gate_result *r, const struct mp_gate_device
 	}
 	if (kind == MP_GATE_RESERVED_INCREASE) {
 		set_increase(r, b->peak_reserved_bytes, h->peak_reserved_bytes);
-	} else if (b->frag_nano < 0 || h->frag_nano < 0) {
+	} else if (b->free_share_nano < 0 || h->free_share_nano < 0) {
 		r->outcome = MP_GATE_NOT_CHECKED;
-		r->why = "fragmentation is unknown (nothing reserved at the peak)";
+		r->why = "the free share is unknown (nothing reserved at the peak)";
 	} else {
-		r->base = b->frag_nano, r->head = h->frag_nano,
-		r->delta = h->frag_nano - b->frag_nano;
+		r->base = b->free_share_nano, r->head = h->free_share_nano,
+		r->delta = h->free_share_nano - b->free_share_nano;
 		r->figure = (double)r->delta / 1e9;
 		if (r->delta > r->limit->value)
 			r->outcome = MP_GATE_EXCEEDED,
@@ -215,10 +215,18 @@ static void check_absolute(struct mp_gate_result *r, const struct mp_gate_device
 		set_absolute(r, h->peak_live_bytes);
 		return;
 	case MP_GATE_LEAKED_BYTES:
-		set_absolute(r, h->leaked_bytes);
-		return;
 	case MP_GATE_LEAKED_BLOCKS:
-		set_absolute(r, h->leaked_blocks);
+		if (h->window) {
+			r->outcome = MP_GATE_NOT_CHECKED;
+			r->why =
+			        "the trace is a window of the program: what is live at its end may "
+			        "be freed after it, so it is not a leak (memprof-analyze(1), "
+			        "LIFETIME "
+			        "PATTERNS)";
+		} else {
+			set_absolute(r, r->limit->kind == MP_GATE_LEAKED_BYTES ? h->leaked_bytes
+			                                                       : h->leaked_blocks);
+		}
 		return;
 	case MP_GATE_OOMS:
 		set_absolute(r, h->n_ooms);
@@ -230,11 +238,11 @@ static void check_absolute(struct mp_gate_result *r, const struct mp_gate_device
 		r->why = "reserved bytes are unknown (no segment-level events and no addresses)";
 	} else if (r->limit->kind == MP_GATE_RESERVED) {
 		set_absolute(r, h->peak_reserved_bytes);
-	} else if (h->frag_nano < 0) {
+	} else if (h->free_share_nano < 0) {
 		r->outcome = MP_GATE_NOT_CHECKED;
-		r->why = "fragmentation is unknown (nothing reserved at the peak)";
+		r->why = "the free share is unknown (nothing reserved at the peak)";
 	} else {
-		set_absolute(r, h->frag_nano);
+		set_absolute(r, h->free_share_nano);
 	}
 }
 
@@ -298,7 +306,7 @@ static int check_diff(struct result_list *l, const struct mp_gate_diff *d,
 	}
 	for (i = 0; i < d->n_devices; i++) {
 		const struct mp_gate_device_change *c = &d->devices[i];
-		int increase = lim->kind <= MP_GATE_FRAG_INCREASE;
+		int increase = lim->kind <= MP_GATE_FREE_SHARE_INCREASE;
 
 		if (!c->head || (increase && !c->base))
 			continue;

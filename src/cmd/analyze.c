@@ -14,6 +14,7 @@
 #include "util/outfile.h"
 #include "util/duration.h"
 #include "util/parse.h"
+#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <getopt.h>
@@ -277,7 +278,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 	struct mp_reader *r = NULL;
 	struct memprof_process *procs = NULL;
 	size_t n_procs = 0;
-	char *source = NULL;
+	char *source = NULL, *window = NULL;
 	int rc;
 
 	if (!p)
@@ -325,6 +326,8 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 		o->a.source = source = mp_store_get_meta(s, "source");
 		o->a.truncated = mp_cmd_meta_flag(s, "truncated");
 		o->a.lossy = mp_cmd_meta_flag(s, "lossy");
+		window = mp_store_get_meta(s, MP_WINDOW_META);
+		o->a.window = mp_trace_window(source, window, o->a.truncated);
 		o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
 		o->a.ms = &p->ms;
 		o->a.frag = &p->frag;
@@ -340,6 +343,7 @@ static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *
 			rc = print_text(o, err);
 	}
 	free(source);
+	free(window);
 	mp_numa_free(&numa);
 	mp_reader_close(r);
 	mp_pass_free(p);

@@ -1,6 +1,6 @@
 /*
  * cmd/check.c - 'memprof check TRACE': absolute memory budgets for a CI
- * job that has no baseline yet (peak live, peak reserved, fragmentation,
+ * job that has no baseline yet (peak live, peak reserved, free share,
  * leaks, OOMs); exit 3 when one is exceeded.  Options and plumbing only:
  * figures and limits in analysis/gate, outputs in report/gate_*.c.
  */
@@ -14,13 +14,14 @@ static void help(FILE *out)
 	fprintf(out,
 	        "usage: memprof check [options] TRACE\n\n"
 	        "Check a trace against absolute budgets: peak live bytes, peak reserved\n"
-	        "bytes, fragmentation, leaks and OOMs per device, with what is live at the\n"
+	        "bytes, free share, leaks and OOMs per device, with what is live at the\n"
 	        "peak by call site and the replayed pools stored in the trace.  Exit\n"
 	        "status 3 when a budget is exceeded, naming it and by how much.\n\n"
 	        "budgets (a limit is the largest value allowed; per device):\n"
 	        "      --max-peak=SIZE      peak live bytes\n"
 	        "      --max-reserved=SIZE  peak reserved bytes\n"
-	        "      --max-frag=R|N%%     fragmentation at the reserved peak (0.15 or 15%%)\n"
+	        "      --max-free-share=R|N%%  free share at the reserved peak: free in reserved\n"
+	        "                           / reserved (0.15 or 15%%; --max-frag is an alias)\n"
 	        "      --max-leaked=SIZE    bytes still live at the end (leaks)\n"
 	        "      --no-leaks           no block still live at the end\n"
 	        "      --no-oom             no OOM\n\n"
@@ -35,7 +36,8 @@ static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 	        MP_GATE_COMMON_OPTIONS,
 	        {"max-peak", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_PEAK},
 	        {"max-reserved", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_RESERVED},
-	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FRAG},
+	        {"max-free-share", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
+	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
 	        {"max-leaked", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_LEAKED_BYTES},
 	        {"no-leaks", no_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_LEAKED_BLOCKS},
 	        {"no-oom", no_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_OOMS},
@@ -77,7 +79,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_check = {
         .name = "check",
         .summary = "check a trace against memory budgets; exit 3 when one is exceeded",
-        .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-frag=R|N%] "
+        .usage = "memprof check [--max-peak=SIZE] [--max-reserved=SIZE] [--max-free-share=R|N%] "
                  "[--max-leaked=SIZE] [--no-leaks] [--no-oom] [--device=N] [--require-checked] "
                  "[--format=FORMAT] "
                  "[-o FILE] [--md=FILE] [--junit=FILE] [--json=FILE] TRACE",

@@ -1,6 +1,6 @@
 /*
  * cmd/diff.c - 'memprof diff BASE HEAD': the CI regression gate.  The
- * change of peak live, peak reserved, fragmentation and the replayed
+ * change of peak live, peak reserved, free share and the replayed
  * pools between two traces, the call sites that account for it, and the
  * thresholds that make it exit 3.  Options and plumbing only: figures and
  * limits in analysis/gate, outputs in report/gate_*.c.
@@ -14,15 +14,17 @@ static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof diff [options] BASE HEAD\n\n"
 	             "Compare two traces: the change in peak live bytes, peak reserved bytes,\n"
-	             "fragmentation and the replayed pools' results per device, and the call\n"
+	             "free share and the replayed pools' results per device, and the call\n"
 	             "sites live at the peak that account for it (largest growth first).\n"
 	             "Exit status 3 when a threshold is exceeded, naming it and by how much.\n\n"
 	             "thresholds (a limit is the largest value allowed; per device; a SIZE needs\n"
 	             "its unit, 2B or 2MiB, as a bare 2 could mean 2%%):\n"
 	             "      --max-peak-increase=N%%|SIZE      peak live bytes, HEAD over BASE\n"
 	             "      --max-reserved-increase=N%%|SIZE  peak reserved bytes\n"
-	             "      --max-frag=R|N%%                 fragmentation of HEAD (0.15 or 15%%)\n"
-	             "      --max-frag-increase=R|N%%        fragmentation, HEAD minus BASE\n"
+	             "      --max-free-share=R|N%%           free share of HEAD: free in reserved\n"
+	             "                                       / reserved (0.15 or 15%%)\n"
+	             "      --max-free-share-increase=R|N%%  free share, HEAD minus BASE\n"
+	             "                                       (--max-frag[-increase] are aliases)\n"
 	             "      --max-pool-increase=N%%|SIZE      peak reserved of each replayed pool\n"
 	             "                                       stored in both traces\n\n"
 	             "options:\n" MP_GATE_COMMON_HELP
@@ -38,9 +40,12 @@ static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 	         MP_GATE_OPT_LIMIT + MP_GATE_PEAK_INCREASE},
 	        {"max-reserved-increase", required_argument, NULL,
 	         MP_GATE_OPT_LIMIT + MP_GATE_RESERVED_INCREASE},
-	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FRAG},
+	        {"max-free-share", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
+	        {"max-free-share-increase", required_argument, NULL,
+	         MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE},
+	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
 	        {"max-frag-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_FRAG_INCREASE},
+	         MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE},
 	        {"max-pool-increase", required_argument, NULL,
 	         MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE},
 	        {NULL, 0, NULL, 0},
@@ -107,7 +112,8 @@ const struct mp_cmd mp_cmd_diff = {
         .name = "diff",
         .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
         .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
-                 "[--max-frag=R|N%] [--max-frag-increase=R|N%] [--max-pool-increase=N%|SIZE] "
+                 "[--max-free-share=R|N%] [--max-free-share-increase=R|N%] "
+                 "[--max-pool-increase=N%|SIZE] "
                  "[--device=N] [--require-checked] [--format=FORMAT] [-o FILE] [--md=FILE] "
                  "[--junit=FILE] "
                  "[--json=FILE] BASE HEAD",

@@ -8,6 +8,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static const char *ratio_hint(char *hint, size_t n, const char *arg)
 	if (strlen(arg) + 2 > sizeof(pct) || strchr(arg, '%'))
 		return hint;
 	snprintf(pct, sizeof(pct), "%s%%", arg);
-	if (mp_gate_limit_parse(MP_GATE_FRAG, pct, &l) == 0)
+	if (mp_gate_limit_parse(MP_GATE_FREE_SHARE, pct, &l) == 0)
 		snprintf(hint, n, " (did you mean %s?)", pct);
 	return hint;
 }
@@ -50,7 +51,7 @@ static int add_limit(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int kin
 		                    mp_gate_kind_option(kind), arg, arg, arg,
 		                    strchr(arg, '.') ? "MiB" : "B");
 	if (mp_gate_limit_parse(kind, arg, &l) < 0) {
-		if (kind == MP_GATE_FRAG || kind == MP_GATE_FRAG_INCREASE)
+		if (kind == MP_GATE_FREE_SHARE || kind == MP_GATE_FREE_SHARE_INCREASE)
 			return mp_cmd_usage(c,
 			                    "invalid --%s '%s': give a ratio from 0 to 1 or a "
 			                    "percentage, such as 0.15 or 15%%%s",
@@ -179,7 +180,7 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
 	struct mp_pass_opts po;
 	struct mp_pass *p = calloc(1, sizeof(*p));
 	struct mp_reader *r = NULL;
-	char *source = NULL;
+	char *source = NULL, *window = NULL;
 	int rc;
 
 	if (!p)
@@ -207,6 +208,11 @@ static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct
 			mp_err(err, rc, "out of memory");
 		t->truncated = mp_cmd_meta_flag(s, "truncated");
 		t->lossy = mp_cmd_meta_flag(s, "lossy");
+		window = mp_store_get_meta(s, MP_WINDOW_META);
+		if (rc == 0 &&
+		    mp_gate_trace_set_window(t, mp_trace_window(source, window, t->truncated)) < 0)
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+		free(window);
 	}
 	free(source);
 	mp_reader_close(r);

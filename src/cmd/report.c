@@ -13,6 +13,7 @@
 #include "store/reader.h"
 #include "util/outfile.h"
 #include "util/parse.h"
+#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <getopt.h>
@@ -124,7 +125,7 @@ struct report_state {
 	struct mp_cmd_runs runs;
 	struct memprof_device *devices;
 	size_t n_devices;
-	char *meta[4]; /* source, command_line, created, tool_version */
+	char *meta[5]; /* source, command_line, created, tool_version, window */
 	struct mp_analysis a;
 	struct mp_report_input in;
 };
@@ -142,7 +143,7 @@ static void state_free(struct report_state *st)
 	mp_cmd_runs_free(&st->runs);
 	if (st->devices)
 		mp_store_free_devices(st->devices, st->n_devices);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		free(st->meta[i]);
 }
 
@@ -180,11 +181,12 @@ static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_
 static int fill(struct mp_store *s, const struct report_opts *o, struct report_state *st,
                 struct mp_error *err)
 {
-	static const char *const keys[4] = {"source", "command_line", "created", "tool_version"};
+	static const char *const keys[5] = {"source", "command_line", "created", "tool_version",
+	                                    MP_WINDOW_META};
 	struct mp_analysis *a = &st->a;
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		st->meta[i] = mp_store_get_meta(s, keys[i]);
 	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
 		return mp_err_copy(err, mp_store_error(s));
@@ -192,6 +194,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->source = st->meta[0];
 	a->truncated = mp_cmd_meta_flag(s, "truncated");
 	a->lossy = mp_cmd_meta_flag(s, "lossy");
+	a->window = mp_trace_window(a->source, st->meta[4], a->truncated);
 	a->device = o->device;
 	a->top = o->top;
 	a->stack_depth = 3;

@@ -16,6 +16,7 @@
 #include "util/array.h"
 #include "util/intmap.h"
 #include "util/satmath.h"
+#include "util/trace_window.h"
 
 static int probe(const char *path, const char *head, size_t n)
 {
@@ -370,6 +371,8 @@ static int write_meta(struct mp_spool_in *in)
 	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||
 	     (in->torch_segments && mp_store_set_meta(s, "pytorch_caching_allocator", "1") < 0) ||
 	     (in->disabled_why && meta_disabled(in) < 0) ||
+	     ((in->windowed || (mp_spool_reader_header(in->r)->flags & MP_SPOOL_F_DORMANT)) &&
+	      mp_store_set_meta(s, MP_WINDOW_META, mp_window_dormant) < 0) ||
 	     (!cupti_clock && meta_clock_offset(in) < 0);
 	return rc ? mp_err(in->c->err, MP_EIO, "cannot write the trace's metadata") : 0;
 }

@@ -28,6 +28,7 @@ struct mp_spool_in {
 	size_t n_devices, cap_devices;
 	int64_t process_id;     /* its row in the trace */
 	int torch_segments;     /* PyTorch's caching allocator was on: cudaMalloc = segments */
+	int windowed;           /* started dormant, or stopped: a window (util/trace_window.h) */
 	struct mp_symbols *sym; /* NULL when the spool has no stacks */
 	/* counted while converting, written to meta by spool.c */
 	int64_t n_dropped_events; /* the sum of DROPPED events' counts */

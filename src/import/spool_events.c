@@ -641,9 +641,11 @@ static int one_event(struct conv *v, const struct mp_spool_event *e)
 	case MP_SK_POOL_CREATED:
 	case MP_SK_POOL_DESTROYED:
 	case MP_SK_POOL_TRIMMED:
+		return 0; /* the allocations inside pools carry the memory */
 	case MP_SK_WINDOW_START:
 	case MP_SK_WINDOW_STOP:
-		return 0; /* the allocations inside pools carry the memory */
+		v->in->windowed = 1; /* recorded between attach start and stop */
+		return 0;
 	default:
 		v->c->st->n_warnings[MP_WARN_SKIPPED_UNKNOWN]++;
 		return 0;

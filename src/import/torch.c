@@ -10,6 +10,7 @@
 #include "util/intmap.h"
 #include "util/limits.h"
 #include "util/slot_pool.h"
+#include "util/trace_window.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -871,7 +872,8 @@ static int write_meta(struct torch_import *t)
 	char *text = NULL;
 	int rc = 0;
 
-	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0)
+	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0 ||
+	    mp_store_set_meta(s, MP_WINDOW_META, mp_window_torch) < 0)
 		return MP_EIO;
 	/* No time_us on any memory entry (older PyTorch), or all at one instant (a state-only
 	 * snapshot: every event is the state at one moment): only the order of events is

@@ -40,7 +40,7 @@ static const struct family {
                        "Highest live bytes on the device since recording began."},
         [PEAK_RESERVED] = {"memprof_peak_reserved_bytes", "gauge",
                            "Highest reserved bytes on the device since recording began."},
-        [FRAG] = {"memprof_fragmentation_ratio", "gauge",
+        [FRAG] = {"memprof_free_share_ratio", "gauge",
                   "Free bytes inside reserved memory over reserved bytes (0 to 1); absent "
                   "where not known."},
         [ALLOCS] = {"memprof_allocations_total", "counter",
@@ -91,7 +91,7 @@ static int value(enum which w, const struct mp_live_device *d, double *v)
 		*v = (double)d->peak_reserved_bytes;
 		return d->reserved_known;
 	case FRAG:
-		*v = mp_live_fragmentation(d);
+		*v = mp_live_free_share(d);
 		return *v >= 0;
 	case ALLOCS:
 		*v = (double)d->n_allocs;

@@ -4,7 +4,7 @@
  * state.  Families, all with HELP and TYPE lines, samples labelled
  * device, pid and rank (rank only where a launcher variable gave it):
  *   memprof_live_bytes, memprof_reserved_bytes, memprof_peak_live_bytes,
- *   memprof_peak_reserved_bytes, memprof_fragmentation_ratio (gauges; a
+ *   memprof_peak_reserved_bytes, memprof_free_share_ratio (gauges; a
  *   sample is left out where its figure is not known),
  *   memprof_allocations_total, memprof_frees_total,
  *   memprof_allocated_bytes_total, memprof_ooms_total (counters),

@@ -376,7 +376,7 @@ void mp_live_state_notes(struct mp_live_state *st, const struct mp_live_follow *
 			snprintf(st->note, sizeof(st->note), "%s", note);
 }
 
-double mp_live_fragmentation(const struct mp_live_device *d)
+double mp_live_free_share(const struct mp_live_device *d)
 {
 	if (!d->reserved_known || !d->live_known || d->reserved_bytes <= 0)
 		return -1;

@@ -133,7 +133,7 @@ size_t mp_live_latency_quantiles(const struct mp_live_state *st, const struct mp
 
 /* Fragmentation of a device: free bytes in reserved / reserved; -1 when unknown
  * (reserved or live bytes not known, or nothing reserved). */
-double mp_live_fragmentation(const struct mp_live_device *d);
+double mp_live_free_share(const struct mp_live_device *d);
 
 /* Number of processes seen; dropped events over all of them. */
 size_t mp_live_state_n_processes(const struct mp_live_state *st);

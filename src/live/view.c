@@ -52,7 +52,7 @@ static const char *ratio(char *buf, size_t n, double r)
 	if (r < 0)
 		snprintf(buf, n, "unknown");
 	else
-		snprintf(buf, n, "%.1f%%", r * 100);
+		snprintf(buf, n, "%.3f", r);
 	return buf;
 }
 
@@ -66,7 +66,7 @@ static const char *duration(char *buf, size_t n, size_t have, int64_t ns)
 static void header(struct page *pg)
 {
 	line(pg, ROW_FORMAT, "PID", "RANK", "DEV", "LIVE", "RESERVED", "PEAK LIVE", "PEAK RES",
-	     "FRAG", "ALLOCS", "FREES", "ALLOC/S", "BYTES/S", "P50", "P99");
+	     "FREE", "ALLOCS", "FREES", "ALLOC/S", "BYTES/S", "P50", "P99");
 }
 
 static void row(struct page *pg, const struct mp_live_state *st, const struct mp_live_process *p,
@@ -90,7 +90,7 @@ static void row(struct page *pg, const struct mp_live_state *st, const struct mp
 	     bytes(res, sizeof(res), d->reserved_known, d->reserved_bytes),
 	     bytes(plive, sizeof(plive), live_shown, d->peak_live_bytes),
 	     bytes(pres, sizeof(pres), d->reserved_known, d->peak_reserved_bytes),
-	     ratio(frag, sizeof(frag), mp_live_fragmentation(d)), na, nf, rate, brate,
+	     ratio(frag, sizeof(frag), mp_live_free_share(d)), na, nf, rate, brate,
 	     duration(p50, sizeof(p50), have, q50), duration(p99, sizeof(p99), have, q99));
 }
 

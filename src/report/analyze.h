@@ -19,12 +19,15 @@
 #include "analysis/plan.h"
 #include "analysis/ranks.h"
 
-#define MP_ANALYZE_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
+#define MP_ANALYZE_JSON_VERSION 2 /* bump when the JSON layout changes incompatibly */
 
 struct mp_analysis {
 	const char *path;
 	const char *source; /* meta 'source', may be NULL */
 	int truncated, lossy;
+	/* NULL: the trace covers the program's whole life; else why it is a window
+	 * (util/trace_window.h): what is live at its end is then not called a leak */
+	const char *window;
 	/* allocations whose granted size the importer modelled (meta modelled_granted_blocks:
 	 * a snapshot's blocks freed inside its window); 0: every size is as recorded */
 	int64_t modelled_granted_blocks;
@@ -70,6 +73,9 @@ int64_t mp_size_class_max(int64_t k);
 
 /* Bytes as text ("1.50 MiB"), or "unknown" for a negative figure. */
 const char *mp_analyze_bytes(char *buf, size_t n, int64_t v);
+/* The JSON name of a lifetime kind: "leaks", "churn", ...; in a window
+ * (a->window) the leak kind is "live_at_window_end": never called leaks. */
+const char *mp_analyze_lifetime_key(const struct mp_analysis *a, int kind);
 /* "+1.23 s": ts_ns as the time since the trace's first event. */
 const char *mp_analyze_at_time(char *buf, size_t n, const struct mp_analysis *a, int64_t ts_ns);
 /* The length of a frame's name without its C++ argument list: the first

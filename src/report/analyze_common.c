@@ -80,12 +80,12 @@ static void trace_notes(const struct mp_analysis *a, void (*fn)(void *, const ch
 	else if (allocs == 0)
 		NOTE("the trace has no allocations: live bytes are 0 throughout");
 	if (a->truncated)
-		NOTE("the trace is marked truncated: recording stopped early, so blocks live at "
-		     "its "
-		     "end are not necessarily leaks");
-	if (a->source && strcmp(a->source, "torch") == 0)
-		NOTE("a PyTorch snapshot records a window of the program: leaks are blocks never "
-		     "freed within the window, and blocks live before it are preexisting");
+		NOTE("the trace is marked truncated: recording stopped early");
+	if (a->window)
+		NOTE("the trace is a window of the program (%s): what is live at its end may be "
+		     "freed after it, so it is listed as live at the end of the window, not as "
+		     "leaks; blocks live before the window began are preexisting",
+		     a->window);
 	if (a->no_timestamps)
 		NOTE("the trace has no timestamps (a PyTorch snapshot without time_us, or whose "
 		     "events are all the state at one moment): only the "
@@ -190,6 +190,13 @@ void mp_analyze_notes(const struct mp_analysis *a, void (*fn)(void *ctx, const c
 		else if (a->at == MP_ATTR_AT_PEAK && d->live_peak.seq == 0)
 			NOTE("device %d: nothing was ever live", d->device);
 	}
+}
+
+const char *mp_analyze_lifetime_key(const struct mp_analysis *a, int kind)
+{
+	if (kind == MP_LIFETIME_LEAK && a->window)
+		return "live_at_window_end";
+	return mp_lifetime_kind_name(kind);
 }
 
 const char *mp_analyze_bytes(char *buf, size_t n, int64_t v)

@@ -37,17 +37,18 @@ static cJSON *point_json(const struct mp_frag_point *p)
 	mp_json_add_int(o, "live_bytes", p->live_bytes);
 	mp_json_add_int(o, "requested_bytes", p->requested_bytes);
 	mp_json_add_known(o, "reserved_bytes", p->reserved_bytes);
-	mp_json_add_int(o, "internal_bytes", p->live_bytes - p->requested_bytes);
-	add_ratio(o, "internal_ratio", p->live_bytes - p->requested_bytes, p->live_bytes);
+	mp_json_add_int(o, "internal_fragmentation_bytes", p->live_bytes - p->requested_bytes);
+	add_ratio(o, "internal_fragmentation_share", p->live_bytes - p->requested_bytes,
+	          p->live_bytes);
 	mp_json_add_known(o, "free_in_reserved_bytes", p->free_in_reserved_bytes);
-	mp_json_add_known(o, "largest_free_bytes", p->largest_free_bytes);
+	mp_json_add_known(o, "largest_hole_bytes", p->largest_free_bytes);
 	if (p->free_in_reserved_bytes < 0 || p->largest_free_bytes < 0)
-		cJSON_AddNullToObject(o, "external_ratio");
+		cJSON_AddNullToObject(o, "external_fragmentation");
 	else if (p->free_in_reserved_bytes == 0 ||
 	         p->largest_free_bytes > p->free_in_reserved_bytes)
-		cJSON_AddNumberToObject(o, "external_ratio", 0.0);
+		cJSON_AddNumberToObject(o, "external_fragmentation", 0.0);
 	else
-		cJSON_AddNumberToObject(o, "external_ratio",
+		cJSON_AddNumberToObject(o, "external_fragmentation",
 		                        1.0 - (double)p->largest_free_bytes /
 		                                        (double)p->free_in_reserved_bytes);
 	return o;
@@ -63,15 +64,18 @@ static cJSON *time_weighted_json(const struct mp_frag_device *fd)
 	o = cJSON_CreateObject();
 	mp_json_add_int(o, "span_ns", tw->span_ns);
 	mp_json_add_int(o, "since_seq", fd->model_since_seq);
-	cJSON_AddNumberToObject(o, "internal_bytes", tw->internal / (double)tw->span_ns);
-	cJSON_AddNumberToObject(o, "internal_ratio", tw->live > 0 ? tw->internal / tw->live : 0.0);
+	cJSON_AddNumberToObject(o, "internal_fragmentation_bytes",
+	                        tw->internal / (double)tw->span_ns);
+	cJSON_AddNumberToObject(o, "internal_fragmentation_share",
+	                        tw->live > 0 ? tw->internal / tw->live : 0.0);
 	if (fd->model == MP_FRAG_NONE || tw->n_unknown > 0) {
 		cJSON_AddNullToObject(o, "free_in_reserved_bytes");
-		cJSON_AddNullToObject(o, "external_ratio");
+		cJSON_AddNullToObject(o, "external_fragmentation");
 	} else {
 		cJSON_AddNumberToObject(o, "free_in_reserved_bytes",
 		                        tw->free / (double)tw->span_ns);
-		cJSON_AddNumberToObject(o, "external_ratio", tw->ext_ratio / (double)tw->span_ns);
+		cJSON_AddNumberToObject(o, "external_fragmentation",
+		                        tw->ext_ratio / (double)tw->span_ns);
 	}
 	return o;
 }
@@ -116,7 +120,7 @@ static cJSON *ooms_json(const struct mp_frag_device *fd)
 		mp_json_add_int(o, "live_bytes", oom->at.live_bytes);
 		mp_json_add_known(o, "reserved_bytes", oom->at.reserved_bytes);
 		mp_json_add_known(o, "free_in_reserved_bytes", oom->at.free_in_reserved_bytes);
-		mp_json_add_known(o, "largest_free_bytes", oom->at.largest_free_bytes);
+		mp_json_add_known(o, "largest_hole_bytes", oom->at.largest_free_bytes);
 		add_fits(o, "fits_in_free_reserved", oom->requested_bytes,
 		         oom->at.free_in_reserved_bytes);
 		add_fits(o, "fits_in_largest_free", oom->requested_bytes,
@@ -253,11 +257,16 @@ static cJSON *lifetime_json(const struct mp_analysis *a, int32_t device)
 				cJSON_AddItemToArray(arr, finding_json(&f[i], a->no_timestamps));
 				shown++;
 			}
-		cJSON_AddItemToObject(o, mp_lifetime_kind_name(k), arr);
+		cJSON_AddItemToObject(o, mp_analyze_lifetime_key(a, k), arr);
 	}
 	mp_lifetime_device_totals(a->life, device, &t);
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
-		cJSON_AddItemToObject(totals, mp_lifetime_kind_name(k), total_json(&t.kind[k]));
+		cJSON_AddItemToObject(totals, mp_analyze_lifetime_key(a, k),
+		                      total_json(&t.kind[k]));
+	if (a->window) { /* a window claims no leaks (util/trace_window.h) */
+		cJSON_AddNullToObject(o, "leaks");
+		cJSON_AddNullToObject(totals, "leaks");
+	}
 	cJSON_AddItemToObject(totals, "preexisting_live_at_end",
 	                      total_json(&t.preexisting_live_at_end));
 	cJSON_AddItemToObject(o, "totals", totals);
@@ -334,6 +343,10 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 		cJSON_AddNullToObject(root, "source");
 	cJSON_AddBoolToObject(root, "truncated", a->truncated);
 	cJSON_AddBoolToObject(root, "lossy", a->lossy);
+	if (a->window)
+		cJSON_AddStringToObject(root, "window", a->window);
+	else
+		cJSON_AddNullToObject(root, "window");
 	cJSON_AddNumberToObject(root, "modelled_granted_blocks",
 	                        (double)a->modelled_granted_blocks);
 	cJSON_AddBoolToObject(root, "timestamps", !a->no_timestamps);

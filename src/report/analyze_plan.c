@@ -15,12 +15,14 @@
 
 #define TEXT_STEPS_SHOWN 5 /* first and last steps in the text table */
 
-static const char *pct(char *buf, size_t n, double ratio)
+/* A free share or external fragmentation: a ratio from 0 to 1, as every
+ * command prints it (memprof-analyze(1), "Fragmentation figures"). */
+static const char *ratio_text(char *buf, size_t n, double ratio)
 {
 	if (ratio < 0)
 		snprintf(buf, n, "unknown");
 	else
-		snprintf(buf, n, "%.2f%%", 100.0 * ratio);
+		snprintf(buf, n, "%.4f", ratio);
 	return buf;
 }
 
@@ -55,13 +57,13 @@ static void step_row(FILE *out, const struct mp_analysis *a, const struct mp_pla
 
 	if (st->end.seq)
 		snprintf(ev, sizeof(ev), "%lld", (long long)st->end.seq);
-	fprintf(out, "    %7zu %10s %12s %10s %10s %10s %9s %9s\n", i + 1, ev,
+	fprintf(out, "    %7zu %10s %12s %10s %10s %16s %10s %s\n", i + 1, ev,
 	        st->end.seq ? mp_analyze_at_time(t, sizeof(t), a, st->end.ts_ns) : "the end",
 	        pt->seen ? mp_analyze_bytes(b1, sizeof(b1), pt->live_bytes) : "-",
 	        pt->seen ? mp_analyze_bytes(b2, sizeof(b2), pt->reserved_bytes) : "-",
 	        pt->seen ? mp_analyze_bytes(b3, sizeof(b3), pt->free_in_reserved_bytes) : "-",
-	        pct(r1, sizeof(r1), mp_plan_frag_ratio(pt)),
-	        pct(r2, sizeof(r2), mp_plan_external_ratio(pt)));
+	        ratio_text(r1, sizeof(r1), mp_plan_frag_ratio(pt)),
+	        ratio_text(r2, sizeof(r2), mp_plan_external_ratio(pt)));
 }
 
 static void print_trend(FILE *out, const struct mp_plan_frag_trend *t)
@@ -70,31 +72,29 @@ static void print_trend(FILE *out, const struct mp_plan_frag_trend *t)
 
 	if (t->n_known == 0) {
 		fprintf(out,
-		        "    fragmentation unknown at every step end (no reserved memory known)\n");
+		        "    free share unknown at every step end (no reserved memory known)\n");
 		return;
 	}
-	fprintf(out, "    fragmentation after step %lld: %s", (long long)t->last_step,
-	        pct(r, sizeof(r), t->last_ratio));
+	fprintf(out, "    free share after step %lld: %s", (long long)t->last_step,
+	        ratio_text(r, sizeof(r), t->last_ratio));
 	if (t->fit.has_slope)
-		fprintf(out, ", %s %.4g%% per step (least squares over %lld steps)",
+		fprintf(out, ", %s %.4g per step (least squares over %lld steps)",
 		        t->fit.slope > 0   ? "rising"
 		        : t->fit.slope < 0 ? "falling"
 		                           : "flat",
-		        100.0 * (t->fit.slope < 0 ? -t->fit.slope : t->fit.slope),
-		        (long long)t->n_known);
+		        t->fit.slope < 0 ? -t->fit.slope : t->fit.slope, (long long)t->n_known);
 	fputc('\n', out);
 	if (!t->has_target) {
 		fprintf(out,
-		        "    target (under %.0f%% after %d steps): unknown, too few steps for a "
+		        "    target (under %.2f after %d steps): unknown, too few steps for a "
 		        "trend\n",
-		        100.0 * MP_PLAN_TARGET_FRAG, MP_PLAN_TARGET_STEP);
+		        MP_PLAN_TARGET_FRAG, MP_PLAN_TARGET_STEP);
 		return;
 	}
-	fprintf(out, "    after step %d: %s (%s): %s the target (under %.0f%%)\n",
-	        MP_PLAN_TARGET_STEP, pct(r, sizeof(r), t->target_ratio),
+	fprintf(out, "    after step %d: %s (%s): %s the target (under %.2f)\n",
+	        MP_PLAN_TARGET_STEP, ratio_text(r, sizeof(r), t->target_ratio),
 	        t->target_measured ? "measured" : "projected by the trend",
-	        t->target_ratio < MP_PLAN_TARGET_FRAG ? "meets" : "misses",
-	        100.0 * MP_PLAN_TARGET_FRAG);
+	        t->target_ratio < MP_PLAN_TARGET_FRAG ? "meets" : "misses", MP_PLAN_TARGET_FRAG);
 }
 
 static void print_frag_steps(FILE *out, const struct mp_analysis *a, const struct mp_plan *p)
@@ -105,14 +105,15 @@ static void print_frag_steps(FILE *out, const struct mp_analysis *a, const struc
 	if (p->n_steps == 0)
 		return;
 	fprintf(out,
-	        "\n  fragmentation at the end of each step (frag: free in reserved / reserved; "
-	        "external: 1 - largest hole / free)\n");
+	        "\n  fragmentation figures at the end of each step (free share: free in reserved "
+	        "/ reserved; external fragmentation: 1 - largest hole / free in reserved)\n");
 	for (k = 0; k < p->n_devices; k++) {
 		const struct mp_plan_device *pd = &p->devices[k];
 
 		fprintf(out, "  device %d (%s model)\n", pd->device, mp_frag_model_name(pd->model));
-		fprintf(out, "    %7s %10s %12s %10s %10s %10s %9s %9s\n", "step", "end event",
-		        "end time", "live", "reserved", "free", "frag", "external");
+		fprintf(out, "    %7s %10s %12s %10s %10s %16s %10s %s\n", "step", "end event",
+		        "end time", "live", "reserved", "free in reserved", "free share",
+		        "external fragmentation");
 		for (i = 0; i < p->n_steps; i++) {
 			if (i == TEXT_STEPS_SHOWN && p->n_steps > 2 * TEXT_STEPS_SHOWN) {
 				fprintf(out, "    %7s (%zu steps)\n", "...",

@@ -92,9 +92,9 @@ static cJSON *step_json(const struct mp_plan *p, const struct mp_plan_device *pd
 	mp_json_add_known(o, "live_bytes", pt->seen ? pt->live_bytes : -1);
 	mp_json_add_known(o, "reserved_bytes", pt->seen ? pt->reserved_bytes : -1);
 	mp_json_add_known(o, "free_in_reserved_bytes", pt->seen ? pt->free_in_reserved_bytes : -1);
-	mp_json_add_known(o, "largest_free_bytes", pt->seen ? pt->largest_free_bytes : -1);
-	add_ratio(o, "frag_ratio", mp_plan_frag_ratio(pt));
-	add_ratio(o, "external_ratio", mp_plan_external_ratio(pt));
+	mp_json_add_known(o, "largest_hole_bytes", pt->seen ? pt->largest_free_bytes : -1);
+	add_ratio(o, "free_share", mp_plan_frag_ratio(pt));
+	add_ratio(o, "external_fragmentation", mp_plan_external_ratio(pt));
 	return o;
 }
 
@@ -111,9 +111,9 @@ static cJSON *trend_json(const struct mp_plan_frag_trend *t)
 		cJSON_AddNullToObject(o, "intercept");
 	}
 	mp_json_add_known(o, "last_step", t->n_known ? t->last_step : -1);
-	add_ratio(o, "last_ratio", t->n_known ? t->last_ratio : -1);
+	add_ratio(o, "last_free_share", t->n_known ? t->last_ratio : -1);
 	mp_json_add_int(o, "target_step", MP_PLAN_TARGET_STEP);
-	cJSON_AddNumberToObject(o, "target_ratio", MP_PLAN_TARGET_FRAG);
+	cJSON_AddNumberToObject(o, "target_free_share", MP_PLAN_TARGET_FRAG);
 	add_ratio(o, "at_target_step", t->has_target ? t->target_ratio : -1);
 	if (t->has_target) {
 		cJSON_AddBoolToObject(o, "at_target_step_measured", t->target_measured);
@@ -140,7 +140,7 @@ static cJSON *frag_json(const struct mp_plan *p)
 		steps = cJSON_AddArrayToObject(o, "steps");
 		for (i = 0; i < p->n_steps; i++)
 			cJSON_AddItemToArray(steps, step_json(p, pd, i));
-		cJSON_AddItemToObject(o, "trend", trend_json(&pd->trend));
+		cJSON_AddItemToObject(o, "free_share_trend", trend_json(&pd->trend));
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -249,7 +249,7 @@ static cJSON *ooms_json(const struct mp_analysis *a, const struct mp_plan *p)
 			mp_json_add_int(e, "requested_bytes", oom->requested_bytes);
 			mp_json_add_known(e, "free_in_reserved_bytes",
 			                  oom->at.free_in_reserved_bytes);
-			mp_json_add_known(e, "largest_free_bytes", oom->at.largest_free_bytes);
+			mp_json_add_known(e, "largest_hole_bytes", oom->at.largest_free_bytes);
 			cJSON_AddStringToObject(
 			        e, "verdict",
 			        mp_plan_verdict_name(mp_plan_oom_verdict(

@@ -51,7 +51,7 @@ static void frag_row(FILE *out, const char *label, const struct mp_frag_point *p
 		         1.0 - (double)p->largest_free_bytes / (double)p->free_in_reserved_bytes);
 	else if (p->free_in_reserved_bytes == 0)
 		snprintf(ratio, sizeof(ratio), "0");
-	fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s %s\n", label,
+	fprintf(out, "    %-18s %15s %5.1f%%   %-17s %-13s %s\n", label,
 	        mp_format_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0,
 	        mp_analyze_bytes(b2, sizeof(b2), p->free_in_reserved_bytes),
@@ -63,21 +63,21 @@ static void print_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 	const struct mp_frag_integrals *tw = &fd->tw;
 	char g[32], b1[32], b2[32];
 
-	fprintf(out, "\n  fragmentation (%s model", mp_frag_model_name(fd->model));
+	fprintf(out, "\n  fragmentation figures (%s model", mp_frag_model_name(fd->model));
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(out, ", %s granules",
 		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
 	if (a->modelled_granted_blocks > 0)
 		fprintf(out, "; internal partly modelled: see notes");
-	fprintf(out, ")\n    %-18s %17s   %-17s %-13s %s\n", "", "internal", "free in reserved",
-	        "largest hole", "external");
+	fprintf(out, ")\n    %-18s %22s   %-17s %-13s %s\n", "", "internal fragmentation",
+	        "free in reserved", "largest hole", "external fragmentation");
 	frag_row(out, "at the live peak", &fd->at_live_peak);
 	frag_row(out, "at reserved peak", &fd->at_reserved_peak);
 	frag_row(out, "at the end", &fd->at_end);
 	if (tw->span_ns > 0) {
 		int known = fd->model != MP_FRAG_NONE && tw->n_unknown == 0;
 
-		fprintf(out, "    %-18s %10s %5.1f%%   %-17s %-13s ", "time-weighted",
+		fprintf(out, "    %-18s %15s %5.1f%%   %-17s %-13s ", "time-weighted",
 		        mp_format_bytes(b1, sizeof(b1),
 		                        (int64_t)(tw->internal / (double)tw->span_ns)),
 		        tw->live > 0 ? 100.0 * tw->internal / tw->live : 0.0,
@@ -152,8 +152,10 @@ static void print_groups(FILE *out, const struct mp_analysis *a, const struct mp
 	        mp_attr_kind_names[kind]);
 	for (i = 0; i < n && i < a->top; i++) {
 		group_label(label, sizeof(label), kind, &g[i], a->stack_depth);
-		fprintf(out, "    %10s %5.1f%% %7lld  %s\n", mp_format_bytes(b, sizeof(b), g[i].bytes),
-		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes : 0.0,
+		fprintf(out, "    %10s %5.1f%% %7lld  %s\n",
+		        mp_format_bytes(b, sizeof(b), g[i].bytes),
+		        ad->live_bytes > 0 ? 100.0 * (double)g[i].bytes / (double)ad->live_bytes
+		                           : 0.0,
 		        (long long)g[i].count, label);
 	}
 	if (n > a->top)
@@ -190,8 +192,8 @@ static void print_findings(FILE *out, const struct mp_analysis *a, int32_t devic
 
 	if (t->count == 0)
 		return;
-	fprintf(out, "    %s: %lld %s, %s\n", title, (long long)t->count,
-	        kind == MP_LIFETIME_REUSE ? "allocations" : "blocks",
+	fprintf(out, "    %s: %lld %s%s, %s\n", title, (long long)t->count,
+	        kind == MP_LIFETIME_REUSE ? "allocation" : "block", t->count == 1 ? "" : "s",
 	        mp_analyze_bytes(b, sizeof(b), t->bytes));
 	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
@@ -217,7 +219,11 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 
 	mp_lifetime_device_totals(a->life, device, &t);
 	fprintf(out, "\n  lifetime patterns\n");
-	print_findings(out, a, device, MP_LIFETIME_LEAK, "leaks (never freed)",
+	print_findings(out, a, device, MP_LIFETIME_LEAK,
+	               a->window
+	                       ? "live at the end of the window (not leaks: the trace is a window, "
+	                         "see notes)"
+	                       : "leaks (never freed)",
 	               &t.kind[MP_LIFETIME_LEAK]);
 	if (a->no_timestamps)
 		snprintf(title, sizeof(title),
@@ -238,7 +244,7 @@ static void print_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	if (t.preexisting_live_at_end.count)
 		fprintf(out,
 		        "    %lld blocks (%s) live before the trace began are still live at its "
-		        "end: not counted as leaks\n",
+		        "end: not counted above\n",
 		        (long long)t.preexisting_live_at_end.count,
 		        mp_analyze_bytes(b, sizeof(b), t.preexisting_live_at_end.bytes));
 }
@@ -270,8 +276,7 @@ void mp_analyze_print_text(FILE *out, const struct mp_analysis *a)
 		        (long long)ms->n_events);
 	else
 		fprintf(out, "\nevents %lld over %s\n", (long long)ms->n_events,
-		        mp_format_duration(d, sizeof(d),
-		                           mp_memstate_span_ns(ms)));
+		        mp_format_duration(d, sizeof(d), mp_memstate_span_ns(ms)));
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++) {
 		const struct mp_mem_device *dev = &ms->devices[order[i]];

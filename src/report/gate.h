@@ -16,7 +16,7 @@
 
 #include "analysis/gate.h"
 
-#define MP_GATE_JSON_VERSION 1 /* bump when the JSON layout changes incompatibly */
+#define MP_GATE_JSON_VERSION 2 /* bump when the JSON layout changes incompatibly */
 
 enum mp_gate_format {
 	MP_GATE_FORMAT_TEXT,

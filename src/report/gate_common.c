@@ -282,13 +282,13 @@ static void figure_text(char *buf, size_t n, const struct mp_gate_result *r)
 	case MP_GATE_POOL_INCREASE:
 		increase_text(buf, n, r);
 		return;
-	case MP_GATE_FRAG_INCREASE:
+	case MP_GATE_FREE_SHARE_INCREASE:
 		snprintf(buf, n, "%s %s (%s to %s)", r->delta >= 0 ? "rose" : "fell",
 		         trimmed(a, sizeof(a), fabs(r->figure), 9),
 		         trimmed(b, sizeof(b), (double)r->base / 1e9, 9),
 		         trimmed(c, sizeof(c), (double)r->head / 1e9, 9));
 		return;
-	case MP_GATE_FRAG:
+	case MP_GATE_FREE_SHARE:
 		snprintf(buf, n, "is %s", trimmed(a, sizeof(a), r->figure, 9));
 		return;
 	case MP_GATE_LEAKED_BLOCKS:

@@ -55,6 +55,10 @@ static void add_trace(cJSON *root, const char *key, const struct mp_gate_trace *
 		cJSON_AddNullToObject(o, "source");
 	cJSON_AddBoolToObject(o, "truncated", t->truncated);
 	cJSON_AddBoolToObject(o, "lossy", t->lossy);
+	if (t->window)
+		cJSON_AddStringToObject(o, "window", t->window);
+	else
+		cJSON_AddNullToObject(o, "window");
 }
 
 static cJSON *figures(const struct mp_gate_device *d)
@@ -75,11 +79,18 @@ static cJSON *figures(const struct mp_gate_device *d)
 		mp_json_add_int(p, "seq", d->peak_reserved_seq);
 	}
 	mp_json_add_known(o, "free_in_reserved_bytes", d->free_in_reserved_bytes);
-	mp_json_add_known(o, "largest_free_bytes", d->largest_free_bytes);
-	add_ratio(o, "fragmentation", d->frag_nano, 0);
-	add_ratio(o, "external_ratio", d->external_nano, 0);
-	mp_json_add_int(o, "leaked_bytes", d->leaked_bytes);
-	mp_json_add_int(o, "leaked_blocks", d->leaked_blocks);
+	mp_json_add_known(o, "largest_hole_bytes", d->largest_free_bytes);
+	add_ratio(o, "free_share", d->free_share_nano, 0);
+	add_ratio(o, "external_fragmentation", d->external_nano, 0);
+	if (d->window) { /* a window claims no leaks (util/trace_window.h) */
+		cJSON_AddNullToObject(o, "leaked_bytes");
+		cJSON_AddNullToObject(o, "leaked_blocks");
+	} else {
+		mp_json_add_int(o, "leaked_bytes", d->leaked_bytes);
+		mp_json_add_int(o, "leaked_blocks", d->leaked_blocks);
+	}
+	mp_json_add_int(o, "live_at_end_bytes", d->leaked_bytes);
+	mp_json_add_int(o, "live_at_end_blocks", d->leaked_blocks);
 	mp_json_add_int(o, "ooms", d->n_ooms);
 	return o;
 }
@@ -111,12 +122,19 @@ static cJSON *change(const struct mp_gate_device *b, const struct mp_gate_device
 		cJSON_AddNullToObject(o, "peak_reserved_bytes");
 		cJSON_AddNullToObject(o, "peak_reserved_percent");
 	}
-	if (reserved && b->frag_nano >= 0 && h->frag_nano >= 0)
-		add_ratio(o, "fragmentation", h->frag_nano - b->frag_nano, 1);
+	if (reserved && b->free_share_nano >= 0 && h->free_share_nano >= 0)
+		add_ratio(o, "free_share", h->free_share_nano - b->free_share_nano, 1);
 	else
-		cJSON_AddNullToObject(o, "fragmentation");
-	mp_json_add_int(o, "leaked_bytes", h->leaked_bytes - b->leaked_bytes);
-	mp_json_add_int(o, "leaked_blocks", h->leaked_blocks - b->leaked_blocks);
+		cJSON_AddNullToObject(o, "free_share");
+	if (b->window || h->window) {
+		cJSON_AddNullToObject(o, "leaked_bytes");
+		cJSON_AddNullToObject(o, "leaked_blocks");
+	} else {
+		mp_json_add_int(o, "leaked_bytes", h->leaked_bytes - b->leaked_bytes);
+		mp_json_add_int(o, "leaked_blocks", h->leaked_blocks - b->leaked_blocks);
+	}
+	mp_json_add_int(o, "live_at_end_bytes", h->leaked_bytes - b->leaked_bytes);
+	mp_json_add_int(o, "live_at_end_blocks", h->leaked_blocks - b->leaked_blocks);
 	mp_json_add_int(o, "ooms", h->n_ooms - b->n_ooms);
 	return o;
 }
@@ -311,7 +329,7 @@ static void result_figures(cJSON *o, const struct mp_gate_result *res, int diff)
 		cJSON_AddNullToObject(o, "over");
 		return;
 	}
-	if (!diff || res->limit->kind == MP_GATE_FRAG || res->base < 0)
+	if (!diff || res->limit->kind == MP_GATE_FREE_SHARE || res->base < 0)
 		cJSON_AddNullToObject(o, "base");
 	else if (ratio)
 		add_ratio(o, "base", res->base, 0);

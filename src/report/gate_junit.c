@@ -111,8 +111,8 @@ static void device_properties(FILE *out, const char *prefix, const struct mp_gat
 	int_property(out, prefix, "peak_reserved_bytes", d->peak_reserved_bytes);
 	snprintf(key, sizeof(key), "%sreserved_from", prefix);
 	property(out, key, mp_gate_reserved_name(d->reserved));
-	ratio_property(out, prefix, "fragmentation", d->frag_nano);
-	ratio_property(out, prefix, "external_ratio", d->external_nano);
+	ratio_property(out, prefix, "free_share", d->free_share_nano);
+	ratio_property(out, prefix, "external_fragmentation", d->external_nano);
 	int_property(out, prefix, "leaked_bytes", d->leaked_bytes);
 	int_property(out, prefix, "leaked_blocks", d->leaked_blocks);
 	int_property(out, prefix, "ooms", d->n_ooms);
@@ -142,7 +142,7 @@ static void result_properties(FILE *out, const struct mp_gate_report *r)
 			continue;
 		snprintf(key, sizeof(key), "%s.", name);
 		if (res->limit->unit == MP_GATE_RATIO) {
-			if (res->base >= 0 && res->limit->kind != MP_GATE_FRAG)
+			if (res->base >= 0 && res->limit->kind != MP_GATE_FREE_SHARE)
 				ratio_property(out, key, "base", res->base);
 			ratio_property(out, key, "head", res->head);
 			continue;

@@ -82,12 +82,14 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
                           const struct mp_gate_device *h)
 {
 	static const struct mp_gate_device none = {
-	        .peak_reserved_bytes = -1, .frag_nano = -1, .external_nano = -1};
+	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
+	int window;
 	int modelled = h->reserved == MP_GATE_RESERVED_MODELLED ||
 	               (b && b->reserved == MP_GATE_RESERVED_MODELLED);
 
 	if (!b)
 		b = &none;
+	window = h->window || b->window;
 	if (r->base)
 		fprintf(out, "| figure | BASE | HEAD | change |\n|---|---:|---:|---:|\n");
 	else
@@ -97,12 +99,15 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 	figure_cells(out, r, MP_GATE_CELL_BYTES,
 	             modelled ? "peak reserved (modelled)" : "peak reserved",
 	             b->peak_reserved_bytes, h->peak_reserved_bytes);
-	figure_cells(out, r, MP_GATE_CELL_RATIO, "fragmentation", b->frag_nano, h->frag_nano);
-	figure_cells(out, r, MP_GATE_CELL_RATIO, "external ratio", b->external_nano,
+	figure_cells(out, r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano,
+	             h->free_share_nano);
+	figure_cells(out, r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
 	             h->external_nano);
-	figure_cells(out, r, MP_GATE_CELL_BYTES, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
-	figure_cells(out, r, MP_GATE_CELL_COUNT, "leaked blocks", b->leaked_blocks,
-	             h->leaked_blocks);
+	figure_cells(out, r, MP_GATE_CELL_BYTES,
+	             window ? "live at end (window: not leaks)" : "leaked bytes", b->leaked_bytes,
+	             h->leaked_bytes);
+	figure_cells(out, r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
+	             b->leaked_blocks, h->leaked_blocks);
 	figure_cells(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
 }
 

@@ -28,9 +28,9 @@ static void row(FILE *out, const struct mp_gate_report *r, const char *label, co
                 const char *head, const char *change)
 {
 	if (r->base)
-		fprintf(out, "  %-16s %-14s %-14s %s\n", label, base, head, change);
+		fprintf(out, "  %-22s %-14s %-14s %s\n", label, base, head, change);
 	else
-		fprintf(out, "  %-16s %s\n", label, head);
+		fprintf(out, "  %-22s %s\n", label, head);
 }
 
 /* One figure of a device as a row: BASE, HEAD and the change. */
@@ -47,13 +47,15 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
                           const struct mp_gate_device *h)
 {
 	static const struct mp_gate_device none = {
-	        .peak_reserved_bytes = -1, .frag_nano = -1, .external_nano = -1};
+	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
 	char label[40];
+	int window;
 
 	if (!b)
 		b = &none;
+	window = h->window || b->window;
 	if (r->base)
-		fprintf(out, "  %-16s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
+		fprintf(out, "  %-22s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
 	figure_row(out, r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes, h->peak_live_bytes);
 	snprintf(label, sizeof(label), "peak reserved%s",
 	         h->reserved == MP_GATE_RESERVED_MODELLED ||
@@ -62,14 +64,21 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 	                 : "");
 	figure_row(out, r, MP_GATE_CELL_BYTES, label, b->peak_reserved_bytes,
 	           h->peak_reserved_bytes);
-	figure_row(out, r, MP_GATE_CELL_RATIO, "fragmentation", b->frag_nano, h->frag_nano);
-	figure_row(out, r, MP_GATE_CELL_RATIO, "external ratio", b->external_nano,
+	figure_row(out, r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano,
+	           h->free_share_nano);
+	figure_row(out, r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
 	           h->external_nano);
-	figure_row(out, r, MP_GATE_CELL_BYTES, "leaked bytes", b->leaked_bytes, h->leaked_bytes);
-	figure_row(out, r, MP_GATE_CELL_COUNT, "leaked blocks", b->leaked_blocks, h->leaked_blocks);
+	figure_row(out, r, MP_GATE_CELL_BYTES, window ? "live at end" : "leaked bytes",
+	           b->leaked_bytes, h->leaked_bytes);
+	figure_row(out, r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
+	           b->leaked_blocks, h->leaked_blocks);
 	figure_row(out, r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
 	if (strchr(label, '*'))
 		fprintf(out, "  * modelled from block addresses (no segment-level events)\n");
+	if (window)
+		fprintf(out, "  live at end: not leaks, %s is a window of the program (%s)\n",
+		        h->window ? (r->base ? "HEAD" : "the trace") : "BASE",
+		        h->window ? r->head->window : r->base->window);
 }
 
 static void print_sites_check(FILE *out, const struct mp_gate_report *r,

@@ -191,7 +191,7 @@ static cJSON *device_json(const struct mp_mem_device *d)
 	add_reserved(end, "reserved_bytes", d, d->reserved_bytes);
 	mp_json_add_int(end, "live_bytes", d->live_bytes);
 	mp_json_add_int(end, "requested_bytes", d->requested_bytes);
-	mp_json_add_int(end, "internal_frag_bytes", d->live_bytes - d->requested_bytes);
+	mp_json_add_int(end, "internal_fragmentation_bytes", d->live_bytes - d->requested_bytes);
 	if (d->reserved_bytes >= d->active_bytes) /* else blocks lie outside the segments */
 		add_reserved(end, "free_in_reserved_bytes", d, d->reserved_bytes - d->active_bytes);
 	else

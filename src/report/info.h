@@ -26,7 +26,7 @@ struct mp_info {
 	size_t n_devices;
 };
 
-#define MP_INFO_JSON_VERSION 2 /* bump when the JSON layout changes incompatibly */
+#define MP_INFO_JSON_VERSION 3 /* bump when the JSON layout changes incompatibly */
 
 void mp_info_print_text(FILE *out, const struct mp_info *info);
 /* Returns 0, or -1 when out of memory. */

@@ -19,7 +19,7 @@
 
 #include "replay/engine.h"
 
-#define MP_REPLAY_JSON_VERSION 2 /* 2: time_saved_ns is backend time; job backend_ns */
+#define MP_REPLAY_JSON_VERSION 3 /* 2: time_saved_ns is backend time; job backend_ns; 3: the fragmentation figures renamed */
 
 struct mp_replay_report {
 	const char *trace_path;

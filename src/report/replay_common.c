@@ -224,8 +224,8 @@ size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_rep
 		put(&l, "ratio_to_granted_bound",
 		    (double)r->peak_reserved_bytes / (double)r->peak_live_bytes, "ratio", 0);
 	put(&l, "end_reserved_bytes", (double)r->end_reserved_bytes, "bytes", 0);
-	put(&l, "frag_at_peak", r->frag_at_peak, "ratio", 0);
-	put(&l, "free_at_peak_bytes", (double)r->free_at_peak_bytes, "bytes", 0);
+	put(&l, "external_fragmentation_at_peak", r->frag_at_peak, "ratio", 0);
+	put(&l, "free_in_reserved_at_peak_bytes", (double)r->free_at_peak_bytes, "bytes", 0);
 	put(&l, "backend_calls", (double)r->backend_calls, "count", 0);
 	put(&l, "n_allocs", (double)r->n_allocs, "count", 0);
 	put(&l, "n_frees", (double)r->n_frees, "count", 0);

@@ -89,8 +89,8 @@ static void add_memory(cJSON *o, const struct mp_replay_result *r, const struct 
 	else
 		cJSON_AddNullToObject(o, "ratio_to_granted_bound");
 	add_u64(o, "end_reserved_bytes", r->end_reserved_bytes);
-	cJSON_AddNumberToObject(o, "frag_at_peak", r->frag_at_peak);
-	add_u64(o, "free_at_peak_bytes", r->free_at_peak_bytes);
+	cJSON_AddNumberToObject(o, "external_fragmentation_at_peak", r->frag_at_peak);
+	add_u64(o, "free_in_reserved_at_peak_bytes", r->free_at_peak_bytes);
 }
 
 static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp_replay_result *b)

@@ -189,7 +189,7 @@ static void print_table(FILE *out, const struct mp_replay_report *rep, const siz
 	snprintf(col, sizeof(col), "saved vs %s", rep->baseline ? rep->baseline : "-");
 	w = (int)strlen(col) > 11 ? (int)strlen(col) : 11;
 	fprintf(out, "  %-4s %-12s %13s %6s %*s %9s %9s %10s %10s %12s %10s %5s%s\n", "rank",
-	        "pool", "peak reserved", "ratio", w, col, "frag@peak", "calls", "alloc p50",
+	        "pool", "peak reserved", "ratio", w, col, "ext frag", "calls", "alloc p50",
 	        "alloc p99", "backend time", "time saved", "ooms", show_verify ? "  verify" : "");
 	print_recorded(out, rep, idx, n);
 	for (size_t i = 0; i < n; i++) {
@@ -205,7 +205,7 @@ static void print_table(FILE *out, const struct mp_replay_report *rep, const siz
 	}
 	if (n_did > 0)
 		fprintf(out, "  * the best here: the least peak reserved (then the least backend "
-		             "time)\n");
+		             "time); ext frag: external fragmentation at the peak\n");
 	print_no_effect(out, rep, idx, n);
 }
 
@@ -339,7 +339,7 @@ static void print_memory(FILE *out, const struct mp_replay_result *r)
 	fprintf(out, "  live            peak %s; lower bound %s (peak requested)\n",
 	        bytes(b1, sizeof(b1), r->peak_live_bytes),
 	        bytes(b2, sizeof(b2), r->lower_bound_bytes));
-	fprintf(out, "  at the peak     %s free in reserved, fragmentation %.3f\n",
+	fprintf(out, "  at the peak     %s free in reserved, external fragmentation %.3f\n",
 	        bytes(b3, sizeof(b3), r->free_at_peak_bytes), r->frag_at_peak);
 	fprintf(out, "  allocs, frees   %llu, %llu\n", (unsigned long long)r->n_allocs,
 	        (unsigned long long)r->n_frees);

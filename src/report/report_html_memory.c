@@ -225,9 +225,9 @@ static void frag_sentence(struct mp_html_page *pg, const struct mp_frag_device *
 {
 	char g[32];
 
-	fputs("<p class=\"sub\">Free share: free-in-reserved bytes / reserved bytes; external "
-	      "ratio: 1 - largest hole / free-in-reserved bytes (0: one hole, near 1: many small "
-	      "ones; memprof-analyze(1)). ",
+	fputs("<p class=\"sub\">Free share: free in reserved / reserved bytes; external "
+	      "fragmentation: 1 - largest hole / free in reserved (0: one hole, near 1: many "
+	      "small ones; memprof-analyze(1)). ",
 	      pg->out);
 	if (fd && fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(pg->out,
@@ -247,7 +247,7 @@ void mp_html_frag_chart(struct mp_html_page *pg, int32_t device)
 	        pg->in->frag_series ? mp_frag_series_device(pg->in->frag_series, device) : NULL;
 	const struct mp_frag_device *fd = mp_frag_device(pg->in->a->frag, device);
 	static const char *const cls[] = {"free-share", "ext-ratio"};
-	static const char *const lab[] = {"free share of reserved", "external ratio"};
+	static const char *const lab[] = {"free share", "external fragmentation"};
 	struct mp_svg_plot p;
 	char label[96];
 

@@ -109,7 +109,8 @@ static void finding_detail(struct mp_html_page *pg, const struct mp_lifetime_fin
 
 	switch (f->kind) {
 	case MP_LIFETIME_LEAK:
-		fprintf(pg->out, "never freed; %lld allocations at the site",
+		fprintf(pg->out, "%s; %lld allocations at the site",
+		        pg->in->a->window ? "not freed inside the window" : "never freed",
 		        (long long)f->site_allocs);
 		break;
 	case MP_LIFETIME_CHURN:
@@ -136,7 +137,9 @@ static int finding_rows(struct mp_html_page *pg, int32_t device, enum mp_lifetim
 	for (i = 0; i < n && shown < pg->in->a->top; i++) {
 		if (f[i].device != device)
 			continue;
-		fprintf(pg->out, "<tr class=\"%s\"><td>%s</td>", kind_label[k], kind_label[k]);
+		fprintf(pg->out, "<tr class=\"%s\"><td>%s</td>", kind_label[k],
+		        k == MP_LIFETIME_LEAK && pg->in->a->window ? "live at window end"
+		                                                   : kind_label[k]);
 		site_cell(pg, f[i].stack);
 		fprintf(pg->out, "<td class=\"num\">%lld</td><td class=\"num\">%s</td><td>",
 		        (long long)f[i].count, mp_format_bytes(b, sizeof(b), f[i].bytes));
@@ -157,10 +160,17 @@ void mp_html_findings_table(struct mp_html_page *pg, int32_t device)
 	mp_lifetime_device_totals(a->life, device, &t);
 	fputs("<h3>Lifetime findings</h3>\n<p class=\"sub\">", pg->out);
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
-		fprintf(pg->out, "%s%s: %lld, %s", k ? "; " : "", kind_label[k],
+		fprintf(pg->out, "%s%s: %lld, %s", k ? "; " : "",
+		        k == MP_LIFETIME_LEAK && a->window ? "live at window end" : kind_label[k],
 		        (long long)t.kind[k].count, mp_format_bytes(b, sizeof(b), t.kind[k].bytes));
+	if (a->window)
+		fputs(". Live at window end: blocks live at the end of the trace, which is a "
+		      "window of the program, so they may be freed after it: not leaks",
+		      pg->out);
+	else
+		fputs(". Leaks: blocks live at the end", pg->out);
 	fprintf(pg->out,
-	        ". Leaks: blocks live at the end; churn: freed within %s or before the next "
+	        "; churn: freed within %s or before the next "
 	        "allocation on their stream; reuse: same site and size, lifetimes disjoint; "
 	        "idle: freed after the last allocation, live %.0f%%+ of the trace "
 	        "(memprof-analyze(1)). Top %d of each.</p>\n",

@@ -111,25 +111,26 @@ static void write_frag(FILE *out, const struct mp_analysis *a, const struct mp_f
 
 	if (p->seq == 0)
 		return;
-	fprintf(out, "\n**Fragmentation at the live peak**: internal %s (%.1f%% of live)",
+	fprintf(out,
+	        "\n**Fragmentation at the live peak**: internal fragmentation %s (%.1f%% of live)",
 	        mp_analyze_bytes(b1, sizeof(b1), internal),
 	        p->live_bytes > 0 ? 100.0 * (double)internal / (double)p->live_bytes : 0.0);
 	if (fd->model == MP_FRAG_NONE || p->free_in_reserved_bytes < 0 || p->reserved_bytes <= 0) {
-		fputs("; external unknown (no segments and no addresses, or blocks outside the "
-		      "segments).\n",
+		fputs("; free share and external fragmentation unknown (no segments and no "
+		      "addresses, or blocks outside the segments).\n",
 		      out);
 		return;
 	}
-	fprintf(out, "; %s free in reserved memory (%.1f%% of %s reserved)",
+	fprintf(out, "; %s free in reserved (free share %.3f of %s reserved)",
 	        mp_analyze_bytes(b1, sizeof(b1), p->free_in_reserved_bytes),
-	        100.0 * (double)p->free_in_reserved_bytes / (double)p->reserved_bytes,
+	        (double)p->free_in_reserved_bytes / (double)p->reserved_bytes,
 	        mp_analyze_bytes(b2, sizeof(b2), p->reserved_bytes));
 	if (p->free_in_reserved_bytes > 0 && p->largest_free_bytes >= 0)
-		fprintf(out, ", largest hole %s, external ratio %.3f",
+		fprintf(out, ", largest hole %s, external fragmentation %.3f",
 		        mp_analyze_bytes(b3, sizeof(b3), p->largest_free_bytes),
 		        1.0 - (double)p->largest_free_bytes / (double)p->free_in_reserved_bytes);
 	else
-		fputs(", external ratio 0", out);
+		fputs(", external fragmentation 0", out);
 	if (fd->model == MP_FRAG_ADDRESS_SPACE)
 		fprintf(out, " (reserved memory modelled from block addresses, %s granules)",
 		        mp_format_bytes(g, sizeof(g), (int64_t)a->granularity));
@@ -153,7 +154,7 @@ static void write_ooms(FILE *out, const struct mp_analysis *a, const struct mp_f
 		        mp_analyze_at_time(t, sizeof(t), a, o->at.ts_ns),
 		        mp_analyze_bytes(b1, sizeof(b1), o->requested_bytes));
 		if (o->at.free_in_reserved_bytes >= 0)
-			fprintf(out, "; %s free in reserved memory, largest hole %s",
+			fprintf(out, "; %s free in reserved, largest hole %s",
 			        mp_analyze_bytes(b2, sizeof(b2), o->at.free_in_reserved_bytes),
 			        mp_analyze_bytes(b3, sizeof(b3), o->at.largest_free_bytes));
 		if (o->at.free_in_reserved_bytes >= o->requested_bytes &&
@@ -314,7 +315,10 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 			rows++;
 			continue;
 		}
-		fprintf(out, "| %s | %s | %lld | ", kind_title[kind],
+		fprintf(out, "| %s | %s | %lld | ",
+		        kind == MP_LIFETIME_LEAK && a->window
+		                ? "live at the window's end (not a leak)"
+		                : kind_title[kind],
 		        mp_format_bytes(b, sizeof(b), f[i].bytes), (long long)f[i].count);
 		md_text(out, site_text(label, sizeof(label), f[i].stack, a->stack_depth));
 		if (kind == MP_LIFETIME_REUSE)
@@ -328,7 +332,10 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 		shown++;
 	}
 	if (rows)
-		fprintf(out, "| %s | | | and %d more call sites | |\n", kind_title[kind], rows);
+		fprintf(out, "| %s | | | and %d more call sites | |\n",
+		        kind == MP_LIFETIME_LEAK && a->window ? "live at the window's end"
+		                                              : kind_title[kind],
+		        rows);
 	return shown;
 }
 
@@ -347,7 +354,9 @@ static void write_lifetime(FILE *out, const struct mp_analysis *a, int32_t devic
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
 		if (t.kind[k].count == 0)
 			continue;
-		fprintf(out, "%s%s %lld %s%s (%s)", n++ ? ", " : "", kind_plural[k],
+		fprintf(out, "%s%s %lld %s%s (%s)", n++ ? ", " : "",
+		        k == MP_LIFETIME_LEAK && a->window ? "live at the window's end"
+		                                           : kind_plural[k],
 		        (long long)t.kind[k].count, k == MP_LIFETIME_REUSE ? "allocation" : "block",
 		        t.kind[k].count == 1 ? "" : "s",
 		        mp_format_bytes(b, sizeof(b), t.kind[k].bytes));

@@ -157,7 +157,7 @@ void mp_svg_axis_ratio(FILE *out, const struct mp_svg_plot *p)
 	char label[16];
 
 	for (i = 0; i <= 5; i++) {
-		snprintf(label, sizeof(label), "%d%%", i * 20);
+		snprintf(label, sizeof(label), i == 0 ? "0" : i == 5 ? "1" : "0.%d", i * 2);
 		y_tick(out, p, p->y_max * i / 5.0, label);
 	}
 	axis_lines(out, p);

@@ -38,7 +38,7 @@ double mp_svg_bytes_top(double max_bytes);
 
 /* Grid lines, ticks and labels on the left of the plot, for [0, y_max]. */
 void mp_svg_axis_bytes(FILE *out, const struct mp_svg_plot *p);
-void mp_svg_axis_ratio(FILE *out, const struct mp_svg_plot *p); /* y_max 1: 0% to 100% */
+void mp_svg_axis_ratio(FILE *out, const struct mp_svg_plot *p); /* y_max 1: ratios 0 to 1 */
 /* A byte axis along x at y, for [0, max_bytes] over [left, left + width]
  * (max_bytes from mp_svg_bytes_top), with vertical grid lines up to top. */
 void mp_svg_axis_bytes_x(FILE *out, double left, double width, double top, double y,

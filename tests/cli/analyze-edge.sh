@@ -50,7 +50,7 @@ expect_status 0
 cp "$OUT" pending-info.json
 check_json pending.json '
 e = j["devices"][0]["fragmentation"]["at_end"]
-assert e["largest_free_bytes"] == 4 << 20, e
+assert e["largest_hole_bytes"] == 4 << 20, e
 assert e["free_in_reserved_bytes"] == 4 << 20, e
 i = json.load(open("pending-info.json"))["summary"]["by_device"][0]["end"]
 assert i["free_in_reserved_bytes"] == e["free_in_reserved_bytes"], (i, e)
@@ -102,7 +102,7 @@ assert d["peaks"]["live"] == {"bytes": 300, "ts_ns": 40, "seq": 2}
 t = d["fragmentation"]["time_weighted"]
 assert t["span_ns"] == 60, t
 # internal: 0 * 30 + 100 * 0 + 100 * 30 = 3000 over 60 ns; live 100*30 + 200*30 = 9000
-assert abs(t["internal_bytes"] - 50) < 1e-9 and abs(t["internal_ratio"] - 3000 / 9000) < 1e-9, t
+assert abs(t["internal_fragmentation_bytes"] - 50) < 1e-9 and abs(t["internal_fragmentation_share"] - 3000 / 9000) < 1e-9, t
 assert "1 events have a timestamp earlier than the event before them" in notes, notes
 '
 else
@@ -129,8 +129,8 @@ expect_status 0
 cp "$OUT" noaddr.json
 check_json noaddr.json '
 f = j["devices"][0]["fragmentation"]
-assert f["model"] == "none" and f["at_peak"]["largest_free_bytes"] is None
-assert f["at_peak"]["external_ratio"] is None and f["time_weighted"] is None
+assert f["model"] == "none" and f["at_peak"]["largest_hole_bytes"] is None
+assert f["at_peak"]["external_fragmentation"] is None and f["time_weighted"] is None
 assert "external fragmentation cannot be computed" in notes, notes
 '
 

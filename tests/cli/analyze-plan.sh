@@ -35,14 +35,14 @@ else:
         assert len(got["steps"]) == len(want["steps"])
         for g, w in zip(got["steps"], want["steps"]):
             for k in ("step", "start_seq", "start_ts_ns", "end_seq", "end_ts_ns", "live_bytes",
-                      "reserved_bytes", "free_in_reserved_bytes", "largest_free_bytes"):
+                      "reserved_bytes", "free_in_reserved_bytes", "largest_hole_bytes"):
                 assert g[k] == w[k], (k, g, w)
-            assert near(g["frag_ratio"], w["frag_ratio"]), (g, w)
-            assert near(g["external_ratio"], w["external_ratio"]), (g, w)
-        gt, wt = got["trend"], want["trend"]
+            assert near(g["free_share"], w["free_share"]), (g, w)
+            assert near(g["external_fragmentation"], w["external_fragmentation"]), (g, w)
+        gt, wt = got["free_share_trend"], want["free_share_trend"]
         for k in ("steps_known", "last_step", "at_target_step_measured", "meets_target"):
             assert gt[k] == wt[k], (k, gt, wt)
-        for k in ("last_ratio", "slope_per_step", "intercept", "at_target_step"):
+        for k in ("last_free_share", "slope_per_step", "intercept", "at_target_step"):
             assert (gt[k] is None) == (wt[k] is None) and (wt[k] is None or near(gt[k], wt[k])), (k, gt, wt)
     last = S["last_step_ends"]
     assert last == ("trace-end" if X["fragmentation"][0]["steps"][-1]["end_seq"] is None else "phase-end"), last
@@ -72,7 +72,7 @@ got = P["ooms"]
 want = E.get("ooms", [])
 assert got["count"] == len(want), got
 for g, w in zip(got["list"], want):
-    for k in ("device", "seq", "requested_bytes", "free_in_reserved_bytes", "largest_free_bytes", "verdict"):
+    for k in ("device", "seq", "requested_bytes", "free_in_reserved_bytes", "largest_hole_bytes", "verdict"):
         assert g[k] == w[k], (k, g, w)
 for v in ("fragmentation", "capacity", "fits-a-hole", "unknown"):
     assert got["verdicts"][v] == sum(1 for w in want if w["verdict"] == v), (v, got["verdicts"])
@@ -131,8 +131,8 @@ step "text: the phase trace"
 mp analyze phase.db
 expect_status 0
 expect_stdout_contains "steps: 12, method phase-name, phase 'train_step'"
-expect_stdout_contains "$(expected phase '"fragmentation after step %d: %.2f%%, rising %.4g%% per step" % (E["default"]["fragmentation"][0]["trend"]["last_step"], 100 * E["default"]["fragmentation"][0]["trend"]["last_ratio"], 100 * E["default"]["fragmentation"][0]["trend"]["slope_per_step"])')"
-expect_stdout_contains "after step 1000: 100.00% (projected by the trend): misses the target (under 10%)"
+expect_stdout_contains "$(expected phase '"free share after step %d: %.4f, rising %.4g per step" % (E["default"]["fragmentation"][0]["free_share_trend"]["last_step"], E["default"]["fragmentation"][0]["free_share_trend"]["last_free_share"], E["default"]["fragmentation"][0]["free_share_trend"]["slope_per_step"])')"
+expect_stdout_contains "after step 1000: 1.0000 (projected by the trend): misses the target (under 0.10)"
 expect_stdout_contains "$(expected phase '"%d calls, %d with a duration, %d without" % (E["overhead"]["calls"], E["overhead"]["calls_with_duration"], E["overhead"]["calls_without_duration"])')"
 expect_stdout_contains "(calls on concurrent threads add up)"
 expect_stdout_contains "$(expected phase '"%.3f%%" % (100 * E["overhead"]["share"])')"

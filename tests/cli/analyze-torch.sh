@@ -107,7 +107,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))["devices"][0]
 p, f = d["peaks"]["live"], d["fragmentation"]["at_peak"]
 print(p["bytes"], p["seq"], p["ts_ns"], f["reserved_bytes"], f["free_in_reserved_bytes"],
-      f["largest_free_bytes"], "%.12f" % f["external_ratio"],
+      f["largest_hole_bytes"], "%.12f" % f["external_fragmentation"],
       d["attribution"]["groups"]["stack"][0]["key"])
 PY
 expect_eq "$(cat hand.txt)" \
@@ -119,15 +119,15 @@ python3 - two-devices.expected.json <<'PY' || die "cannot edit the reference"
 import json, sys
 j = json.load(open(sys.argv[1]))
 d = j["devices"][0]
-d["fragmentation"]["at_peak"]["largest_free_bytes"] += 512
-d["fragmentation"]["at_peak"]["external_ratio"] += 1e-6
+d["fragmentation"]["at_peak"]["largest_hole_bytes"] += 512
+d["fragmentation"]["at_peak"]["external_fragmentation"] += 1e-6
 d["attribution"]["groups"]["stack"][0]["key"] = "elsewhere"
 json.dump(j, open("wrong.expected.json", "w"))
 PY
 run python3 "$TORCH/compare_analyze.py" wrong.expected.json two-devices.analyze.json
 expect_status 1
-expect_stdout_contains "device 0.fragmentation.at_peak.largest_free_bytes: memprof 10485760, expected 10486272"
-expect_stdout_contains "device 0.fragmentation.at_peak.external_ratio"
+expect_stdout_contains "device 0.fragmentation.at_peak.largest_hole_bytes: memprof 10485760, expected 10486272"
+expect_stdout_contains "device 0.fragmentation.at_peak.external_fragmentation"
 expect_stdout_contains "device 0.attribution.groups.stack[0].key"
 
 # --- the real snapshots -----------------------------------------------------------------

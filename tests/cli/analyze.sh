@@ -51,7 +51,7 @@ expect_status 0
 expect_stderr_empty
 cp "$OUT" seg.json
 check_json seg.json '
-assert j["memprof_analyze_version"] == 1
+assert j["memprof_analyze_version"] == 2
 assert j["events"] == 8 and j["span_ns"] == 100
 d, = j["devices"]
 assert d["device"] == 0 and d["events"] == 8
@@ -63,23 +63,23 @@ f = d["fragmentation"]
 assert f["model"] == "segments" and f["granularity_bytes"] is None
 p = f["at_peak"]
 assert (p["seq"], p["live_bytes"], p["requested_bytes"], p["reserved_bytes"]) == (4, 600, 540, 1000)
-assert p["internal_bytes"] == 60 and near(p["internal_ratio"], 0.1)
-assert p["free_in_reserved_bytes"] == 400 and p["largest_free_bytes"] == 300
-assert near(p["external_ratio"], 0.25)
+assert p["internal_fragmentation_bytes"] == 60 and near(p["internal_fragmentation_share"], 0.1)
+assert p["free_in_reserved_bytes"] == 400 and p["largest_hole_bytes"] == 300
+assert near(p["external_fragmentation"], 0.25)
 r = f["at_reserved_peak"]
-assert (r["seq"], r["live_bytes"], r["free_in_reserved_bytes"], r["largest_free_bytes"]) == (4, 600, 400, 300)
-assert near(r["external_ratio"], 0.25)
+assert (r["seq"], r["live_bytes"], r["free_in_reserved_bytes"], r["largest_hole_bytes"]) == (4, 600, 400, 300)
+assert near(r["external_fragmentation"], 0.25)
 e = f["at_end"]
-assert (e["seq"], e["live_bytes"], e["internal_bytes"], e["free_in_reserved_bytes"], e["largest_free_bytes"]) == (8, 350, 50, 650, 300)
-assert near(e["external_ratio"], 1 - 300 / 650)
+assert (e["seq"], e["live_bytes"], e["internal_fragmentation_bytes"], e["free_in_reserved_bytes"], e["largest_hole_bytes"]) == (8, 350, 50, 650, 300)
+assert near(e["external_fragmentation"], 1 - 300 / 650)
 t = f["time_weighted"]
 assert t["span_ns"] == 100
-assert near(t["internal_bytes"], 44) and near(t["internal_ratio"], 4400 / 36000)
+assert near(t["internal_fragmentation_bytes"], 44) and near(t["internal_fragmentation_share"], 4400 / 36000)
 assert near(t["free_in_reserved_bytes"], 640)
-assert near(t["external_ratio"], (0.25 * 10 + 0.5 * 10 + 0.5 * 10 + (1 - 300 / 550) * 40) / 100)
+assert near(t["external_fragmentation"], (0.25 * 10 + 0.5 * 10 + 0.5 * 10 + (1 - 300 / 550) * 40) / 100)
 o, = d["ooms"]
 assert (o["seq"], o["ts_ns"], o["requested_bytes"], o["device_free_bytes"]) == (6, 50, 500, 12345)
-assert (o["live_bytes"], o["reserved_bytes"], o["free_in_reserved_bytes"], o["largest_free_bytes"]) == (400, 1000, 600, 300)
+assert (o["live_bytes"], o["reserved_bytes"], o["free_in_reserved_bytes"], o["largest_hole_bytes"]) == (400, 1000, 600, 300)
 assert o["fits_in_free_reserved"] is True and o["fits_in_largest_free"] is False
 '
 
@@ -158,11 +158,11 @@ assert d["device"] == 1 and d["peaks"]["reserved"] is None
 f = d["fragmentation"]
 assert f["model"] == "address-space" and f["granularity_bytes"] == 4096
 p = f["at_peak"]
-assert (p["seq"], p["live_bytes"], p["internal_bytes"], p["reserved_bytes"]) == (3, 7000, 100, 12288)
-assert (p["free_in_reserved_bytes"], p["largest_free_bytes"]) == (5288, 3192)
-assert near(p["external_ratio"], 1 - 3192 / 5288)
+assert (p["seq"], p["live_bytes"], p["internal_fragmentation_bytes"], p["reserved_bytes"]) == (3, 7000, 100, 12288)
+assert (p["free_in_reserved_bytes"], p["largest_hole_bytes"]) == (5288, 3192)
+assert near(p["external_fragmentation"], 1 - 3192 / 5288)
 e = f["at_end"]
-assert (e["live_bytes"], e["reserved_bytes"], e["free_in_reserved_bytes"], e["largest_free_bytes"]) == (6000, 12288, 6288, 3192)
+assert (e["live_bytes"], e["reserved_bytes"], e["free_in_reserved_bytes"], e["largest_hole_bytes"]) == (6000, 12288, 6288, 3192)
 assert any("modelled from block addresses" in n for n in j["notes"])
 '
 
@@ -171,13 +171,13 @@ mp analyze --churn-window=15ns seg.db
 expect_status 0
 expect_stdout_match '^  peak live +600 B +at \+30 ns, event 4$'
 expect_stdout_match '^  peak reserved +1000 B +at \+0 ns, event 1$'
-expect_stdout_match 'fragmentation \(segments model\)'
+expect_stdout_match 'fragmentation figures \(segments model\)'
 expect_stdout_contains 'event 6 at +50 ns: the request was 500 B, 600 B was free in reserved memory, the largest hole was 300 B (fragmentation: it fit in the free bytes, not in one hole)'
 expect_stdout_match '300 B +50\.0% +1 +bwd \(model\.py:30\) < train \(train\.py:5\)$'
 expect_stdout_contains 'leaks (never freed): 2 blocks, 350 B'
 mp analyze --device=1 --granularity=4KiB addr.db
 expect_status 0
-expect_stdout_contains 'fragmentation (address-space model, 4.00 KiB granules)'
+expect_stdout_contains 'fragmentation figures (address-space model, 4.00 KiB granules)'
 
 step "timeline"
 mp analyze --timeline=tl.csv seg.db

@@ -8,7 +8,7 @@
 #
 # t.csv (device 0): reserve 8000; alloc 4000 (layer); alloc 4000 (attn);
 # reserve 4000 -> reserved peak 12000; alloc 2000 (mlp) -> live peak 10000,
-# the most live at the reserved peak (fragmentation 2000/12000 =
+# the most live at the reserved peak (free share 2000/12000 =
 # 0.166666667); free the
 # last two; an OOM.  At the end 4000 B in 1 block are leaked.
 # clean.csv: the same without the OOM, everything freed.
@@ -60,7 +60,7 @@ expect_status 0
 expect_stderr_empty
 expect_stdout_match '^  peak live +9\.77 KiB$'
 expect_stdout_match '^  peak reserved +11\.7 KiB$'
-expect_stdout_match '^  fragmentation +0\.166666667$'
+expect_stdout_match '^  free share +0\.166666667$'
 expect_stdout_match '^  leaked bytes +3\.91 KiB$'
 expect_stdout_match '^  leaked blocks +1$'
 expect_stdout_match '^  OOMs +1$'
@@ -89,9 +89,9 @@ over t.db --max-peak=9999 "peak live on device 0 is 9.77 KiB, over --max-peak=99
 within t.db --max-peak=1GiB
 within t.db --max-reserved=12000
 over t.db --max-reserved=11999B "peak reserved on device 0 is 11.7 KiB, over --max-reserved=11999B by 1 B"
-within t.db --max-frag=0.166666667
-over t.db --max-frag=0.166666666 \
-	"fragmentation on device 0 is 0.166666667, over --max-frag=0.166666666 by 0.000000001"
+within t.db --max-free-share=0.166666667
+over t.db --max-free-share=0.166666666 \
+	"free share on device 0 is 0.166666667, over --max-free-share=0.166666666 by 0.000000001"
 within t.db --max-leaked=4000
 over t.db --max-leaked=3999 "leaked bytes on device 0 is 3.91 KiB, over --max-leaked=3999 by 1 B"
 within clean.db --max-leaked=0
@@ -101,25 +101,25 @@ within clean.db --no-oom
 over t.db --no-oom "OOMs on device 0: 1, over --no-oom by 1"
 
 step "every budget at once"
-mp check --max-peak=20GiB --max-reserved=1MiB --max-frag=0.1 --no-leaks --no-oom t.db
+mp check --max-peak=20GiB --max-reserved=1MiB --max-free-share=0.1 --no-leaks --no-oom t.db
 expect_status 3
 expect_stdout_contains "result: FAIL, 3 of 5 checks exceeded a threshold"
-mp check --max-peak=20GiB --max-reserved=1MiB --max-frag=0.5 --no-leaks --no-oom clean.db
+mp check --max-peak=20GiB --max-reserved=1MiB --max-free-share=0.5 --no-leaks --no-oom clean.db
 expect_status 0
 expect_stdout_contains "result: PASS, 5 checks within their thresholds"
 
 step "JSON"
-mp check --format=json --max-peak=9999 --no-leaks --max-frag=0.5 t.db
+mp check --format=json --max-peak=9999 --no-leaks --max-free-share=0.5 t.db
 expect_status 3
 cp "$OUT" c.json
 check_json c.json '
-assert j["memprof_gate_version"] == 1 and j["command"] == "check"
+assert j["memprof_gate_version"] == 2 and j["command"] == "check"
 assert j["trace"]["path"] == "t.db" and "base" not in j and "head" not in j
 d, = j["devices"]
 f = d["figures"]
 assert f["peak_live"] == {"bytes": 10000, "ts_ns": 40, "seq": 5}
 assert f["reserved_from"] == "segments" and f["peak_reserved"] == {"bytes": 12000, "ts_ns": 30, "seq": 4}
-assert f["fragmentation"] == 0.166666667 and f["external_ratio"] == 0
+assert f["free_share"] == 0.166666667 and f["external_fragmentation"] == 0
 assert (f["leaked_bytes"], f["leaked_blocks"], f["ooms"]) == (4000, 1, 1)
 assert [(s["key"], s["bytes"], s["blocks"]) for s in d["sites"]] == [
     ("attn@app/model.py", 4000, 1), ("layer@app/model.py", 4000, 1), ("mlp@app/model.py", 2000, 1)]
@@ -127,12 +127,12 @@ t = {x["name"]: x for x in j["thresholds"]}
 assert t["max-peak"]["outcome"] == "exceeded" and t["max-peak"]["over"] == 1 and t["max-peak"]["limit"] == 9999
 assert t["max-peak"]["base"] is None and t["max-peak"]["head"] == 10000
 assert t["no-leaks"]["outcome"] == "exceeded" and t["no-leaks"]["unit"] == "count" and t["no-leaks"]["option"] == "--no-leaks"
-assert t["max-frag"]["outcome"] == "pass" and t["max-frag"]["head"] == 0.166666667
+assert t["max-free-share"]["outcome"] == "pass" and t["max-free-share"]["head"] == 0.166666667
 assert j["exceeded"] == 2 and j["status"] == "fail"
 '
 
 step "JUnit: one testcase per budget, a failure for each exceeded"
-mp check --format=junit --max-peak=9999 --no-leaks --max-frag=0.5 --no-oom t.db
+mp check --format=junit --max-peak=9999 --no-leaks --max-free-share=0.5 --no-oom t.db
 expect_status 3
 cp "$OUT" c.xml
 validate_junit c.xml
@@ -141,9 +141,9 @@ import sys, xml.etree.ElementTree as ET
 s = ET.parse(sys.argv[1]).getroot()
 assert (s.get("name"), s.get("tests"), s.get("failures"), s.get("errors")) == ("memprof", "4", "3", "0"), s.attrib
 cases = {c.get("name"): c for c in s.findall("testcase")}
-assert sorted(cases) == ["max-frag device 0", "max-peak device 0", "no-leaks device 0", "no-oom device 0"]
+assert sorted(cases) == ["max-free-share device 0", "max-peak device 0", "no-leaks device 0", "no-oom device 0"]
 assert all(c.get("classname") == "memprof.check" for c in cases.values())
-assert cases["max-frag device 0"].find("failure") is None
+assert cases["max-free-share device 0"].find("failure") is None
 m = cases["max-peak device 0"].find("failure").get("message")
 assert m == "peak live on device 0 is 9.77 KiB, over --max-peak=9999 by 1 B", m
 p = {x.get("name"): x.get("value") for x in s.find("properties")}
@@ -198,10 +198,10 @@ expect_no_temp_files .
 step "modelled reserved bytes (no segments) are labelled in every format"
 mp import -o addr.db "$DATA/analyze-address.csv"
 expect_status 0
-mp check --granularity=4KiB --max-reserved=12288 --max-frag=0.4 addr.db
+mp check --granularity=4KiB --max-reserved=12288 --max-free-share=0.4 addr.db
 expect_status 3
 expect_stdout_contains "peak reserved on device 1 (modelled) is 12.0 KiB, within --max-reserved=12288"
-expect_stdout_contains "fragmentation on device 1 (modelled) is 0.430338542, over --max-frag=0.4 by 0.030338542"
+expect_stdout_contains "free share on device 1 (modelled) is 0.430338542, over --max-free-share=0.4 by 0.030338542"
 expect_stdout_contains "modelled from block addresses (4.00 KiB granules, at the live peak)"
 mp check --granularity=4KiB --max-reserved=12287 --format=json addr.db
 expect_status 3
@@ -209,7 +209,7 @@ cp "$OUT" addr.json
 check_json addr.json '
 f = j["devices"][0]["figures"]
 assert f["reserved_from"] == "modelled" and f["peak_reserved"]["bytes"] == 12288
-assert f["free_in_reserved_bytes"] == 5288 and f["fragmentation"] == 0.430338542
+assert f["free_in_reserved_bytes"] == 5288 and f["free_share"] == 0.430338542
 t, = j["thresholds"]
 assert t["modelled"] is True and t["outcome"] == "exceeded" and "(modelled)" in t["message"]
 assert any("modelled from block addresses" in n for n in j["notes"])
@@ -226,13 +226,13 @@ step "no addresses and no segments: reserved bytes unknown, the budget not check
 printf '%s\n0,alloc,1,100,100,0x0,0,0,5,,,,,\n' "$hdr" >noaddr.csv
 mp import -o noaddr.db noaddr.csv
 expect_status 0
-mp check --max-reserved=1 --max-frag=0.1 --max-peak=100 --format=junit noaddr.db
+mp check --max-reserved=1 --max-free-share=0.1 --max-peak=100 --format=junit noaddr.db
 expect_status 0
 cp "$OUT" noaddr.xml
 validate_junit noaddr.xml
 expect_stdout_contains 'skipped="2"'
 expect_stdout_contains '<skipped message="reserved bytes are unknown (no segment-level events and no addresses)"/>'
-mp check --max-reserved=1 --max-frag=0.1 --max-peak=100 noaddr.db
+mp check --max-reserved=1 --max-free-share=0.1 --max-peak=100 noaddr.db
 expect_status 0
 expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved=1: '
 expect_stdout_line "result: PASS, 1 check within its threshold, 2 NOT CHECKED"
@@ -265,7 +265,7 @@ assert all(x["figures"]["peak_reserved_bytes"] > 0 for x in j["pools"])
 '
 
 step "bad options: exit 2"
-for args in "--bogus t.db" "--max-peak=big t.db" "--max-peak=2% t.db" "--max-frag=2 t.db" \
+for args in "--bogus t.db" "--max-peak=big t.db" "--max-peak=2% t.db" "--max-free-share=2 t.db" \
 	"--max-leaked=-1 t.db" "--no-leaks=1 t.db" "--max-peak-increase=2% t.db" \
 	"--max-pe=1GiB t.db" "--format=html t.db" "--device=-1 t.db" "t.db t.db" ""; do
 	# shellcheck disable=SC2086
@@ -274,15 +274,21 @@ for args in "--bogus t.db" "--max-peak=big t.db" "--max-peak=2% t.db" "--max-fra
 	expect_stderr_contains "try 'memprof check --help'"
 	expect_stdout_empty
 done
-step "--max-frag as a percentage"
-mp check --max-frag=16.6666667% t.db
+step "--max-free-share as a percentage"
+mp check --max-free-share=16.6666667% t.db
 expect_status 0
-expect_stdout_contains "within --max-frag=16.6666667%"
-mp check --max-frag=16.6666666% t.db
+expect_stdout_contains "within --max-free-share=16.6666667%"
+mp check --max-free-share=16.6666666% t.db
 expect_status 3
-mp check --max-frag=17 t.db
+mp check --max-free-share=17 t.db
 expect_status 2
 expect_stderr_contains "(did you mean 17%?)"
+
+step "the older name --max-frag is the same limit, reported under its new name"
+mp check --max-frag=0.166666666 t.db
+expect_status 3
+expect_stdout_contains "free share on device 0 is 0.166666667, over --max-free-share=0.166666666 by 0.000000001"
+expect_stdout_not_contains "fragmentation on device"
 mp check --help
 expect_status 0
 expect_stdout_contains "usage: memprof check [options] TRACE"

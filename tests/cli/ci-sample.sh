@@ -92,7 +92,7 @@ expect_file_present same.db
 
 step "the same through environment variables"
 run env MEMPROF_GATE_IMPORT=head.csv MEMPROF_GATE_BASELINE=store/baseline.db \
-	MEMPROF_GATE_OUT=envout MEMPROF_GATE_THRESHOLDS="--max-peak-increase=14% --max-frag=0.5" "$GATE"
+	MEMPROF_GATE_OUT=envout MEMPROF_GATE_THRESHOLDS="--max-peak-increase=14% --max-free-share=0.5" "$GATE"
 expect_status 3
 expect_junit envout/junit.xml 1
 run grep -F -e '--max-peak-increase=14%' envout/summary.md

@@ -37,7 +37,7 @@ mp analyze --top=3 demo.db
 expect_status 0
 expect_stderr_empty
 expect_stdout_match '^  peak live +[0-9.]+ [KMG]iB +at '
-expect_stdout_contains 'fragmentation (segments model)'
+expect_stdout_contains 'fragmentation figures (segments model)'
 expect_stdout_match '^ +bytes +share +blocks +by stack$'
 
 step "replay the demo trace against every pool (sim), as make demo does"

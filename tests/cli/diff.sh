@@ -21,7 +21,7 @@
 # sites are keyed by function and the last two path components, so layer
 # and mlp (moved by two lines) are the same sites in both.
 # So: peak live +200 B = +2% exactly; peak reserved +1000 B = +8.333...%;
-# fragmentation 0.166666667 -> 0.215384615 (rounded to 10^-9), +0.048717948;
+# free share 0.166666667 -> 0.215384615 (rounded to 10^-9), +0.048717948;
 # call sites: attention +4000 (new), mlp +200, attn -4000 (gone).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -68,7 +68,7 @@ expect_status 0
 expect_stderr_empty
 expect_stdout_match '^  peak live +9\.77 KiB +9\.96 KiB +\+200 B \(\+2%\)$'
 expect_stdout_match '^  peak reserved +11\.7 KiB +12\.7 KiB +\+1000 B \(\+8\.33%\)$'
-expect_stdout_match '^  fragmentation +0\.166666667 +0\.215384615 +\+0\.048717948$'
+expect_stdout_match '^  free share +0\.166666667 +0\.215384615 +\+0\.048717948$'
 expect_stdout_match '^  OOMs +1 +0 +-1$'
 # ranked by growth: the new site first, the vanished one last; layer is unchanged
 sites=$(grep -E '^ +(-|[0-9.]+ [KMG]?i?B) +(-|[0-9.]+ [KMG]?i?B) +[-+]' "$OUT" | sed 's/  */ /g')
@@ -108,19 +108,19 @@ past_limit --max-reserved-increase=8.333333333% \
 at_limit --max-reserved-increase=1000B
 past_limit --max-reserved-increase=999B \
 	"peak reserved on device 0 grew 1000 B (+8.33%), over --max-reserved-increase=999B by 1 B"
-at_limit --max-frag=0.215384615
-past_limit --max-frag=0.215384614 \
-	"fragmentation on device 0 is 0.215384615, over --max-frag=0.215384614 by 0.000000001"
-at_limit --max-frag-increase=0.048717948
-past_limit --max-frag-increase=0.048717947 \
-	"fragmentation on device 0 rose 0.048717948 (0.166666667 to 0.215384615), over --max-frag-increase=0.048717947 by 0.000000001"
+at_limit --max-free-share=0.215384615
+past_limit --max-free-share=0.215384614 \
+	"free share on device 0 is 0.215384615, over --max-free-share=0.215384614 by 0.000000001"
+at_limit --max-free-share-increase=0.048717948
+past_limit --max-free-share-increase=0.048717947 \
+	"free share on device 0 rose 0.048717948 (0.166666667 to 0.215384615), over --max-free-share-increase=0.048717947 by 0.000000001"
 
 step "several thresholds: every exceeded one named, exit 3"
-mp diff --max-peak-increase=1% --max-reserved-increase=10% --max-frag=0.1 base.db head.db
+mp diff --max-peak-increase=1% --max-reserved-increase=10% --max-free-share=0.1 base.db head.db
 expect_status 3
 expect_stdout_contains "over --max-peak-increase=1% by 1 point"
 expect_stdout_contains "within --max-reserved-increase=10%"
-expect_stdout_contains "over --max-frag=0.1 by 0.115384615"
+expect_stdout_contains "over --max-free-share=0.1 by 0.115384615"
 expect_stdout_contains "result: FAIL, 2 of 3 checks exceeded a threshold"
 
 step "the same option twice: the last one counts"
@@ -128,16 +128,16 @@ mp diff --max-peak-increase=1% --max-peak-increase=5% base.db head.db
 expect_status 0
 
 step "BASE and HEAD swapped: a fall passes any limit"
-mp diff --max-peak-increase=0% --max-reserved-increase=0 --max-frag-increase=0 head.db base.db
+mp diff --max-peak-increase=0% --max-reserved-increase=0 --max-free-share-increase=0 head.db base.db
 expect_status 0
 expect_stdout_contains "peak live on device 0 fell 1.96% (-200 B), within --max-peak-increase=0%"
 
 step "JSON"
-mp diff --format=json --max-peak-increase=1.99% --max-frag=0.5 base.db head.db
+mp diff --format=json --max-peak-increase=1.99% --max-free-share=0.5 base.db head.db
 expect_status 3
 cp "$OUT" d.json
 check_json d.json '
-assert j["memprof_gate_version"] == 1 and j["command"] == "diff"
+assert j["memprof_gate_version"] == 2 and j["command"] == "diff"
 assert j["base"]["path"] == "base.db" and j["head"]["path"] == "head.db"
 assert j["base"]["source"] == "csv" and j["device"] is None
 d, = j["devices"]
@@ -147,13 +147,13 @@ assert b["peak_live"] == {"bytes": 10000, "ts_ns": 40, "seq": 5}
 assert h["peak_live"]["bytes"] == 10200
 assert b["reserved_from"] == "segments" and b["peak_reserved"]["bytes"] == 12000
 assert b["peak_reserved"]["seq"] == 4 and b["free_in_reserved_bytes"] == 2000
-assert b["fragmentation"] == 0.166666667 and h["fragmentation"] == 0.215384615
-assert b["external_ratio"] == 0 and b["largest_free_bytes"] == 2000
+assert b["free_share"] == 0.166666667 and h["free_share"] == 0.215384615
+assert b["external_fragmentation"] == 0 and b["largest_hole_bytes"] == 2000
 assert (b["leaked_bytes"], b["leaked_blocks"], b["ooms"]) == (4000, 1, 1)
 assert (h["leaked_bytes"], h["leaked_blocks"], h["ooms"]) == (4000, 1, 0)
 assert c["peak_live_bytes"] == 200 and near(c["peak_live_percent"], 2)
 assert c["peak_reserved_bytes"] == 1000 and near(c["peak_reserved_percent"], 100 / 12)
-assert c["fragmentation"] == 0.048717948 and c["ooms"] == -1
+assert c["free_share"] == 0.048717948 and c["ooms"] == -1
 assert d["n_sites"] == 3
 assert [(s["key"], s["base_bytes"], s["head_bytes"], s["delta_bytes"], s["status"]) for s in d["sites"]] == [
     ("attention@app/model.py", None, 4000, 4000, "new"),
@@ -165,7 +165,7 @@ assert t1["option"] == "--max-peak-increase=1.99%" and t1["outcome"] == "exceede
 assert t1["unit"] == "percent" and t1["limit"] == 1.99 and t1["device"] == 0
 assert (t1["base"], t1["head"]) == (10000, 10200) and near(t1["figure"], 2) and near(t1["over"], 0.01)
 assert "over --max-peak-increase=1.99% by 0.01 points" in t1["message"]
-assert t2["name"] == "max-frag" and t2["outcome"] == "pass" and t2["head"] == 0.215384615
+assert t2["name"] == "max-free-share" and t2["outcome"] == "pass" and t2["head"] == 0.215384615
 assert t2["base"] is None and t2["over"] is None and t2["limit"] == 0.5
 assert j["exceeded"] == 1 and j["status"] == "fail" and j["pools"] == []
 '
@@ -183,7 +183,7 @@ validate_junit() { # FILE
 }
 
 step "JUnit"
-mp diff --format=junit --max-peak-increase=1.99% --max-frag=0.5 --max-reserved-increase=1KiB \
+mp diff --format=junit --max-peak-increase=1.99% --max-free-share=0.5 --max-reserved-increase=1KiB \
 	base.db head.db
 expect_status 3
 cp "$OUT" d.xml
@@ -194,7 +194,7 @@ s = ET.parse(sys.argv[1]).getroot()
 assert s.tag == "testsuite" and s.get("name") == "memprof", s.attrib
 assert (s.get("tests"), s.get("failures"), s.get("errors"), s.get("skipped")) == ("3", "1", "0", "0"), s.attrib
 cases = s.findall("testcase")
-assert [c.get("name") for c in cases] == ["max-peak-increase device 0", "max-frag device 0",
+assert [c.get("name") for c in cases] == ["max-peak-increase device 0", "max-free-share device 0",
                                           "max-reserved-increase device 0"]
 assert all(c.get("classname") == "memprof.diff" for c in cases)
 f = cases[0].find("failure")
@@ -202,7 +202,7 @@ assert "over --max-peak-increase=1.99% by 0.01 points" in f.get("message"), f.at
 assert cases[1].find("failure") is None and cases[2].find("failure") is None
 p = {x.get("name"): x.get("value") for x in s.find("properties")}
 assert p["device.0.base.peak_live_bytes"] == "10000" and p["device.0.head.peak_live_bytes"] == "10200"
-assert p["device.0.head.fragmentation"] == "0.215384615"
+assert p["device.0.head.free_share"] == "0.215384615"
 assert p["max-peak-increase.device.0.outcome"] == "exceeded"
 assert p["max-peak-increase.device.0.limit"] == "--max-peak-increase=1.99%"
 PY
@@ -270,14 +270,14 @@ step "traces with different devices"
 sed 's/^\([0-9]*,[a-z]*,[0-9]*,[0-9]*,[0-9]*,0x[0-9a-f]*\),0,/\1,1,/' head.csv >dev1.csv
 mp import -o dev1.db dev1.csv
 expect_status 0
-mp diff --max-peak-increase=0% --max-frag=0.5 --format=json base.db dev1.db
+mp diff --max-peak-increase=0% --max-free-share=0.5 --format=json base.db dev1.db
 expect_status 0
 cp "$OUT" dev.json
 check_json dev.json '
 assert [(d["device"], d["in_base"], d["in_head"]) for d in j["devices"]] == [(0, True, False), (1, False, True)]
 assert j["devices"][0]["head"] is None and j["devices"][0]["change"] is None
 t, = j["thresholds"]
-assert t["name"] == "max-frag" and t["device"] == 1 and t["outcome"] == "pass"
+assert t["name"] == "max-free-share" and t["device"] == 1 and t["outcome"] == "pass"
 assert any("device 0 is only in BASE" in n for n in j["notes"]), j["notes"]
 assert any("device 1 is only in HEAD" in n for n in j["notes"]), j["notes"]
 assert any("--max-peak-increase=0% checked nothing" in n for n in j["notes"]), j["notes"]
@@ -289,10 +289,10 @@ step "modelled reserved bytes (no segments) are labelled, and not compared with 
 grep -v ',reserve,' head.csv >noseg.csv
 mp import -o noseg.db noseg.csv
 expect_status 0
-mp diff --max-reserved-increase=1% --max-frag=0.9 --granularity=4KiB base.db noseg.db
+mp diff --max-reserved-increase=1% --max-free-share=0.9 --granularity=4KiB base.db noseg.db
 expect_status 0
 expect_stdout_contains "peak reserved on device 0 (modelled): not checked against --max-reserved-increase=1%: reserved bytes come from segments in one trace and from the address-space model in the other"
-expect_stdout_contains "fragmentation on device 0 (modelled) is"
+expect_stdout_contains "free share on device 0 (modelled) is"
 expect_stdout_contains "peak reserved*"
 expect_stdout_contains "modelled from block addresses (4.00 KiB granules, at the live peak)"
 mp diff --format=md --max-reserved-increase=1% base.db noseg.db
@@ -317,20 +317,20 @@ grep -v ',reserve,' base.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-base.c
 grep -v ',reserve,' head.csv | sed 's/,0x[0-9a-f]*,0,0,5,/,,0,0,5,/' >unk-head.csv
 mp import -o unk-base.db unk-base.csv
 mp import -o unk-head.db unk-head.csv
-mp diff --max-reserved-increase=1% --max-frag=0.5 unk-base.db unk-head.db
+mp diff --max-reserved-increase=1% --max-free-share=0.5 unk-base.db unk-head.db
 expect_status 0
 expect_stdout_match '^  NOT CHECKED  peak reserved on device 0: not checked against --max-reserved-increase=1%: reserved bytes are unknown'
-expect_stdout_match '^  NOT CHECKED  fragmentation on device 0: not checked against --max-frag=0.5: '
+expect_stdout_match '^  NOT CHECKED  free share on device 0: not checked against --max-free-share=0.5: '
 expect_stdout_line "result: PASS, nothing checked, 2 NOT CHECKED"
 expect_stdout_not_contains "within"
 expect_stdout_contains "2 checks were NOT CHECKED, which is not a pass: --require-checked makes an unchecked threshold fail the gate (exit 3)"
-mp diff --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% unk-base.db unk-head.db
+mp diff --max-reserved-increase=1% --max-free-share=0.5 --max-peak-increase=2% unk-base.db unk-head.db
 expect_status 0
 expect_stdout_line "result: PASS, 1 check within its threshold, 2 NOT CHECKED"
-mp diff --format=md --max-reserved-increase=1% --max-frag=0.5 --max-peak-increase=2% \
+mp diff --format=md --max-reserved-increase=1% --max-free-share=0.5 --max-peak-increase=2% \
 	unk-base.db unk-head.db
 expect_stdout_line "## memprof diff: PASS, 1 check within its threshold, 2 NOT CHECKED"
-expect_stdout_match '^\| \*\*NOT CHECKED\*\* \| --max-frag=0\.5 \| 0 \| '
+expect_stdout_match '^\| \*\*NOT CHECKED\*\* \| --max-free-share=0\.5 \| 0 \| '
 step "--require-checked: a threshold not checked fails the gate (exit 3)"
 mp diff --require-checked --max-reserved-increase=1% --max-peak-increase=2% unk-base.db unk-head.db
 expect_status 3
@@ -455,8 +455,8 @@ expect_status 3
 
 step "bad options: exit 2"
 for args in "--bogus base.db head.db" "--max-peak-increase=abc base.db head.db" \
-	"--max-peak-increase=-1% base.db head.db" "--max-frag=1.5 base.db head.db" \
-	"--max-frag=150% base.db head.db" "--max-frag-increase base.db head.db" \
+	"--max-peak-increase=-1% base.db head.db" "--max-free-share=1.5 base.db head.db" \
+	"--max-free-share=150% base.db head.db" "--max-free-share-increase base.db head.db" \
 	"--format=xml base.db head.db" "--device=x base.db head.db" "--top=0 base.db head.db" \
 	"--max-peak=1GiB base.db head.db" "--no-leaks base.db head.db" "base.db" \
 	"base.db head.db head.db" ""; do
@@ -471,14 +471,14 @@ expect_stderr_contains "invalid option '--max-peak=1GiB': write options out in f
 mp diff --max-peak-increase=two base.db head.db
 expect_stderr_contains "invalid --max-peak-increase 'two': give a percentage such as 2% or a size such as 100MiB"
 step "a ratio as a ratio or a percentage; a bare number where a percentage is as likely: refused"
-at_limit --max-frag=21.5384615%
-past_limit --max-frag=21.5384614% \
-	"fragmentation on device 0 is 0.215384615, over --max-frag=21.5384614% by 0.000000001"
-at_limit --max-frag-increase=4.8717948%
-mp diff --max-frag=15% --format=json base.db head.db
+at_limit --max-free-share=21.5384615%
+past_limit --max-free-share=21.5384614% \
+	"free share on device 0 is 0.215384615, over --max-free-share=21.5384614% by 0.000000001"
+at_limit --max-free-share-increase=4.8717948%
+mp diff --max-free-share=15% --format=json base.db head.db
 expect_status 3
 cp "$OUT" pct.json
-check_json pct.json 't, = j["thresholds"]; assert t["limit"] == 0.15 and t["option"] == "--max-frag=15%", t'
+check_json pct.json 't, = j["thresholds"]; assert t["limit"] == 0.15 and t["option"] == "--max-free-share=15%", t'
 for opt in max-peak-increase max-reserved-increase max-pool-increase; do
 	mp diff --$opt=2 base.db head.db
 	expect_status 2
@@ -488,10 +488,10 @@ done
 mp diff --max-peak-increase=2.5 base.db head.db
 expect_status 2
 expect_stderr_contains "(did you mean 2.5% or 2.5MiB?)"
-mp diff --max-frag=15 base.db head.db
+mp diff --max-free-share=15 base.db head.db
 expect_status 2
-expect_stderr_contains "invalid --max-frag '15': give a ratio from 0 to 1 or a percentage, such as 0.15 or 15% (did you mean 15%?)"
-mp diff --max-frag=0.123456789% base.db head.db
+expect_stderr_contains "invalid --max-free-share '15': give a ratio from 0 to 1 or a percentage, such as 0.15 or 15% (did you mean 15%?)"
+mp diff --max-free-share=0.123456789% base.db head.db
 expect_status 2
 mp diff --help
 expect_status 0
@@ -516,7 +516,7 @@ if [ -f "$snaps/cs336-ctx128-forward-mixed.pickle" ] && [ -f "$snaps/cs336-ctx12
 	expect_status 0
 	mp import -o step.db "$snaps/cs336-ctx128-fullstep.pickle"
 	expect_status 0
-	mp diff --max-peak-increase=2% --max-frag=0.5 --md=real.md --junit=real.xml --format=json \
+	mp diff --max-peak-increase=2% --max-free-share=0.5 --md=real.md --junit=real.xml --format=json \
 		fwd.db step.db
 	expect_status 3
 	cp "$OUT" real.json

@@ -84,7 +84,7 @@ print(json.dumps(eval(sys.argv[2]), sort_keys=True))' "$W/info.json" "$2" 2>&1)
 
 if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>"$TMP/json.err"; then
 	pass
-	json_check version 'j["memprof_info_version"]' 2
+	json_check version 'j["memprof_info_version"]' 3
 	json_check trace 'j["trace"]' '"info.db"'
 	json_check schema 'j["schema_version"]' 3
 	json_check source 'j["source"]' '"csv"'
@@ -109,7 +109,7 @@ if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/info.json" 2>
 	# dev1: no segment level at all; live at the end id 4 (512 B).
 	json_check by_device_end \
 		'[[d["device"], d["peak_reserved_bytes"], d["peak_reserved_seq"], d["end"]] for d in j["summary"]["by_device"]]' \
-		'[[0, 2097152, 5, {"free_in_reserved_bytes": null, "internal_frag_bytes": 0, "live_bytes": 2048, "requested_bytes": 2048, "reserved_bytes": 0}], [1, null, null, {"free_in_reserved_bytes": null, "internal_frag_bytes": 0, "live_bytes": 512, "requested_bytes": 512, "reserved_bytes": null}]]'
+		'[[0, 2097152, 5, {"free_in_reserved_bytes": null, "internal_fragmentation_bytes": 0, "live_bytes": 2048, "requested_bytes": 2048, "reserved_bytes": 0}], [1, null, null, {"free_in_reserved_bytes": null, "internal_fragmentation_bytes": 0, "live_bytes": 512, "requested_bytes": 512, "reserved_bytes": null}]]'
 else
 	fail "info --json is not valid JSON: $(cat "$TMP/json.err")"
 fi

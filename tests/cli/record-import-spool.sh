@@ -299,6 +299,33 @@ expect_eq "$(q cuptiClock.db "select value from meta where key = 'clock'")" \
 	"cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)" "clock of a CUPTI-stamped spool"
 expect_eq "$(q join.db "select value from meta where key = 'clock'")" "monotonic_ns" "clock of the others"
 
+step "a recording started dormant, or stopped, is a window: no leaks are claimed"
+spool dormant <<'EOF'
+header pid=6100 ppid=1 flags=1
+event kind=window_start thread=1 ts=900
+event kind=api name=cudaMalloc corr=1 thread=1 ts=1000 addr=0x7000 bytes=4096 device=0
+end
+EOF
+spool stopped <<'EOF'
+header pid=6200 ppid=1
+event kind=api name=cudaMalloc corr=1 thread=1 ts=1000 addr=0x7000 bytes=4096 device=0
+event kind=window_stop thread=1 ts=2000
+end
+EOF
+window="recorded only between 'memprof attach PID start' and 'stop' (record --dormant, or a stop before the program ended)"
+for name in dormant stopped; do
+	mp import -o $name.db $name.mpt
+	expect_status 0
+	expect_eq "$(q $name.db "select value from meta where key = 'window'")" "$window" "window of $name"
+	mp analyze $name.db
+	expect_status 0
+	expect_stdout_contains "live at the end of the window (not leaks: the trace is a window, see notes): 1 block, 4.00 KiB"
+done
+expect_eq "$(q cuptiClock.db "select count(*) from meta where key = 'window'")" "0" "a whole recording is no window"
+mp analyze cuptiClock.db
+expect_status 0
+expect_stdout_contains "leaks (never freed): 1 block, 4.00 KiB"
+
 step "several spools: one process each, events in time order"
 mp import -o both.db join.mpt vmm.mpt
 expect_status 0

@@ -61,7 +61,7 @@ echo "workload: done"
 EOF
 chmod +x workload.sh
 
-# row PID RANK DEV LIVE RESERVED PEAK_LIVE PEAK_RES FRAG ALLOCS FREES P50 P99: a
+# row PID RANK DEV LIVE RESERVED PEAK_LIVE PEAK_RES FREE ALLOCS FREES P50 P99: a
 # row of the view once a whole interval passed without allocations.
 row() {
 	printf '%-7s %4s %3s %10s %10s %10s %10s %7s %7s %7s %7s %10s %7s %7s' \
@@ -117,7 +117,7 @@ start live "'$MEMPROF' record --live -o live.db -- ./workload.sh"
 expect_screen live "the rows of the first pause" \
 	"memprof record --live" "2 processes   3 events dropped   q: close this view" \
 	"$(row 5000 1 0 "4.00 MiB" - "4.00 MiB" - unknown 3 1 "4 us" "20 us")" \
-	"$(row 5000 1 1 "2.00 MiB" "8.00 MiB" "2.00 MiB" "8.00 MiB" 75.0% 1 0 - -)" \
+	"$(row 5000 1 1 "2.00 MiB" "8.00 MiB" "2.00 MiB" "8.00 MiB" 0.750 1 0 - -)" \
 	"$(row 5001 0 0 "4.00 MiB" - "4.00 MiB" - unknown 1 0 "7 us" "7 us")"
 expect_screen live "the top call sites" "top call sites by live bytes:" \
 	"    3.00 MiB      1 allocs  pid 5000     train+0x1234" \

@@ -67,7 +67,7 @@ memprof_processes 2
 memprof_live_bytes{$labels0} 4194304
 memprof_peak_live_bytes{$labels0} 4194816
 absent memprof_reserved_bytes{$labels0}
-absent memprof_fragmentation_ratio{$labels0}
+absent memprof_free_share_ratio{$labels0}
 memprof_allocations_total{$labels0} 3
 memprof_frees_total{$labels0} 1
 memprof_allocated_bytes_total{$labels0} 4194816
@@ -83,7 +83,7 @@ ${h}_sum{$labels0} 0.0000248
 memprof_live_bytes{$labels1} 2097152
 memprof_reserved_bytes{$labels1} 8388608
 memprof_peak_reserved_bytes{$labels1} 8388608
-memprof_fragmentation_ratio{$labels1} 0.75
+memprof_free_share_ratio{$labels1} 0.75
 memprof_allocations_total{$labels1} 1
 ${h}_count{$labels1} 0
 memprof_live_bytes{$labelsb} 4194304

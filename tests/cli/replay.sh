@@ -38,7 +38,7 @@ mp replay --pool=direct,planned --backend=sim --json t.db
 expect_status 0
 cp "$OUT" small.json
 check_json small.json '
-assert j["version"] == 2 and j["backend"] == "sim" and j["baseline"] == "caching"
+assert j["version"] == 3 and j["backend"] == "sim" and j["baseline"] == "caching"
 r = {x["pool"]: x for x in j["results"]}
 assert sorted(r) == ["caching", "direct", "planned"], sorted(r)
 d, p, c = r["direct"], r["planned"], r["caching"]
@@ -123,7 +123,7 @@ mp replay --backend=sim --no-save t.db
 expect_status 0
 rows=$(awk '/^  rank /{p=1; next} /^ +recorded /{next} p&&/^  \*/{exit} p{print $1 $2}' "$OUT" | tr '\n' ' ')
 expect_eq "$rows" "1*planned 2global2x 3direct 4caching 5bucketed 6compacting " "ranked pools"
-expect_stdout_line "  * the best here: the least peak reserved (then the least backend time)"
+expect_stdout_line "  * the best here: the least peak reserved (then the least backend time); ext frag: external fragmentation at the peak"
 expect_stdout_line "  did nothing on this trace (no details below):"
 expect_stdout_line "    mxfp8        no parameter/gradient pairs in this trace: every request went to its caching fallback"
 expect_stdout_line "    sharded      no iterations found in this trace: every request went to its caching fallback"

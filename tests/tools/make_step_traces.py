@@ -78,7 +78,7 @@ class Trace:
                 pos = ba + bs
             largest = max(largest, a + s - pos)
         return {"live_bytes": live, "reserved_bytes": reserved,
-                "free_in_reserved_bytes": reserved - live, "largest_free_bytes": largest}
+                "free_in_reserved_bytes": reserved - live, "largest_hole_bytes": largest}
 
     def emit(self, op, id_=0, size=0, req=None, addr=0, dev=0, phase="", dfree="", dur=None,
              stack="", label=None, keep=False):
@@ -125,13 +125,13 @@ class Trace:
             verdict = "unknown"
         elif req > before["free_in_reserved_bytes"]:
             verdict = "capacity"
-        elif req <= before["largest_free_bytes"]:
+        elif req <= before["largest_hole_bytes"]:
             verdict = "fits-a-hole"
         else:
             verdict = "fragmentation"
         self.ooms.append({"device": dev, "seq": seq, "requested_bytes": req,
                           "free_in_reserved_bytes": before and before["free_in_reserved_bytes"],
-                          "largest_free_bytes": before and before["largest_free_bytes"],
+                          "largest_hole_bytes": before and before["largest_hole_bytes"],
                           "verdict": verdict})
 
     def write(self, path):
@@ -156,13 +156,13 @@ class Trace:
                          else self.state(dev))
                 row = dict(st)
                 row.update(state)
-                row["frag_ratio"] = (state["free_in_reserved_bytes"] / state["reserved_bytes"]
+                row["free_share"] = (state["free_in_reserved_bytes"] / state["reserved_bytes"]
                                      if state["reserved_bytes"] else 0.0)
                 free = state["free_in_reserved_bytes"]
-                row["external_ratio"] = (1 - state["largest_free_bytes"] / free
-                                         if free and state["largest_free_bytes"] < free else 0.0)
+                row["external_fragmentation"] = (1 - state["largest_hole_bytes"] / free
+                                         if free and state["largest_hole_bytes"] < free else 0.0)
                 rows.append(row)
-            frag.append({"device": dev, "steps": rows, "trend": trend(rows)})
+            frag.append({"device": dev, "steps": rows, "free_share_trend": trend(rows)})
         return {"method": method, "name": name, "count": len(steps), "fragmentation": frag}
 
     def overhead_expected(self):
@@ -201,10 +201,10 @@ class Trace:
 
 def trend(rows):
     xs = [r["step"] for r in rows]
-    ys = [r["frag_ratio"] for r in rows]
+    ys = [r["free_share"] for r in rows]
     n = len(xs)
     out = {"steps_known": n, "last_step": xs[-1] if xs else None,
-           "last_ratio": ys[-1] if ys else None}
+           "last_free_share": ys[-1] if ys else None}
     if n >= 2:
         mx, my = sum(xs) / n, sum(ys) / n
         sxx = sum((x - mx) ** 2 for x in xs)

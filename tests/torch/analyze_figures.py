@@ -535,10 +535,10 @@ class Device:
         internal = self.live - self.requested
         return {"ts_ns": ts, "seq": seq, "live_bytes": self.live,
                 "requested_bytes": self.requested,
-                "reserved_bytes": reserved, "internal_bytes": internal,
-                "internal_ratio": internal / self.live if self.live else 0.0,
-                "free_in_reserved_bytes": free, "largest_free_bytes": largest,
-                "external_ratio": None if free is None else 1 - largest / free if free else 0.0,
+                "reserved_bytes": reserved, "internal_fragmentation_bytes": internal,
+                "internal_fragmentation_share": internal / self.live if self.live else 0.0,
+                "free_in_reserved_bytes": free, "largest_hole_bytes": largest,
+                "external_fragmentation": None if free is None else 1 - largest / free if free else 0.0,
                 "_hole_bytes": sum(holes), "_n_holes": len(holes),
                 "_container_bytes": sum(hi - lo for lo, hi in containers)}
 
@@ -547,7 +547,7 @@ class Device:
         the segments model's largest hole from the tracker."""
         if not self.has_segments:
             f = self.frag(seq, ts)
-            return self.live, f["internal_bytes"], f["free_in_reserved_bytes"], f["external_ratio"]
+            return self.live, f["internal_fragmentation_bytes"], f["free_in_reserved_bytes"], f["external_fragmentation"]
         if self.reserved < self.held():
             return self.live, self.live - self.requested, None, None
         free = self.reserved - self.held()
@@ -622,10 +622,10 @@ class Weighted:
             return None
         known = self.free_known
         return {"span_ns": self.span, "since_seq": self.since_seq,
-                "internal_bytes": self.internal / self.span,
-                "internal_ratio": self.internal / self.live if self.live else 0.0,
+                "internal_fragmentation_bytes": self.internal / self.span,
+                "internal_fragmentation_share": self.internal / self.live if self.live else 0.0,
                 "free_in_reserved_bytes": self.free / self.span if known else None,
-                "external_ratio": self.ratio / self.span if known else None}
+                "external_fragmentation": self.ratio / self.span if known else None}
 
 
 def track_holes(d, ev, change):
@@ -710,10 +710,11 @@ def replay(events, at=None, weighted=False):
 
 
 def lifetime_totals(d):
-    """Leaks: blocks live at the end, not preexisting; preexisting blocks
-    live at the end apart."""
-    out = {}
-    for name, pre in (("leaks", False), ("preexisting_live_at_end", True)):
+    """A snapshot is a window of its program: blocks live at its end (not
+    preexisting) are live at the window's end, never leaks ("leaks" is
+    null); preexisting blocks live at the end apart."""
+    out = {"leaks": None}
+    for name, pre in (("live_at_window_end", False), ("preexisting_live_at_end", True)):
         blocks = [b for b in d.live_blocks() if b[6] == pre]
         out[name] = {"count": len(blocks), "bytes": sum(b[1] for b in blocks)}
     return out
@@ -736,7 +737,7 @@ def analyze(snap, top):
             at.setdefault(o[0], []).append("oom")
     _, taken, tw = replay(events, at, weighted=True)
     last_ts = events[-1][7] if events else 0
-    out = {"memprof_analyze_version": 1, "events": len(events),
+    out = {"memprof_analyze_version": 2, "events": len(events),
            "modelled_granted_blocks": MODELLED[0],
            "span_ns": last_ts - events[0][7] if events else 0, "devices": []}
     for dev in sorted(devices):
@@ -748,11 +749,11 @@ def analyze(snap, top):
         ooms = []
         for seq, ts, size, device_free in d.ooms:
             f = taken[("oom", seq)]
-            largest, free = f["largest_free_bytes"], f["free_in_reserved_bytes"]
+            largest, free = f["largest_hole_bytes"], f["free_in_reserved_bytes"]
             ooms.append({"seq": seq, "ts_ns": ts, "requested_bytes": size,
                          "device_free_bytes": device_free if device_free >= 0 else None,
                          "live_bytes": f["live_bytes"], "reserved_bytes": f["reserved_bytes"],
-                         "free_in_reserved_bytes": free, "largest_free_bytes": largest,
+                         "free_in_reserved_bytes": free, "largest_hole_bytes": largest,
                          "fits_in_free_reserved": size <= free if free is not None else None,
                          "fits_in_largest_free": size <= largest if largest is not None else None})
         groups = peak["_groups"] if peak else {k: [] for k in GROUP_KINDS}

@@ -171,7 +171,7 @@ def device_figures(snap_segments, trace, dev, counts):
             "reserved_bytes": end_reserved,
             "live_bytes": end_live,
             "requested_bytes": end_requested,
-            "internal_frag_bytes": end_live - end_requested,
+            "internal_fragmentation_bytes": end_live - end_requested,
             "free_in_reserved_bytes": sum(s["total_size"] - s["active_size"] for s in segs),
         },
     }

@@ -75,27 +75,27 @@ Test(gate_limit, percent_and_bytes)
 
 Test(gate_limit, ratios_and_switches)
 {
-	struct mp_gate_limit l = parsed(MP_GATE_FRAG, "0.15");
+	struct mp_gate_limit l = parsed(MP_GATE_FREE_SHARE, "0.15");
 
 	cr_assert_eq(l.unit, MP_GATE_RATIO);
 	cr_assert_eq(l.value, 150000000);
-	cr_assert_eq(parsed(MP_GATE_FRAG_INCREASE, "1").value, MP_GATE_NANO);
-	cr_assert_eq(parsed(MP_GATE_FRAG, "0").value, 0);
-	cr_assert_eq(parsed(MP_GATE_FRAG, "0.123456789").value, 123456789);
-	refused(MP_GATE_FRAG, "0.1234567891");
-	refused(MP_GATE_FRAG, "1.1");
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE_INCREASE, "1").value, MP_GATE_NANO);
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE, "0").value, 0);
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE, "0.123456789").value, 123456789);
+	refused(MP_GATE_FREE_SHARE, "0.1234567891");
+	refused(MP_GATE_FREE_SHARE, "1.1");
 	/* a ratio is also taken as a percentage, exactly */
-	l = parsed(MP_GATE_FRAG, "15%");
+	l = parsed(MP_GATE_FREE_SHARE, "15%");
 	cr_assert_eq(l.unit, MP_GATE_RATIO);
 	cr_assert_eq(l.value, 150000000);
 	cr_assert_str_eq(l.text, "15%");
-	cr_assert_eq(parsed(MP_GATE_FRAG_INCREASE, "2%").value, 20000000);
-	cr_assert_eq(parsed(MP_GATE_FRAG, "100%").value, MP_GATE_NANO);
-	cr_assert_eq(parsed(MP_GATE_FRAG, "12.3456789%").value, 123456789);
-	refused(MP_GATE_FRAG, "12.34567891%"); /* not exact in parts per 10^9 */
-	refused(MP_GATE_FRAG, "100.1%");
-	refused(MP_GATE_FRAG, "15");
-	refused(MP_GATE_FRAG, NULL);
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE_INCREASE, "2%").value, 20000000);
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE, "100%").value, MP_GATE_NANO);
+	cr_assert_eq(parsed(MP_GATE_FREE_SHARE, "12.3456789%").value, 123456789);
+	refused(MP_GATE_FREE_SHARE, "12.34567891%"); /* not exact in parts per 10^9 */
+	refused(MP_GATE_FREE_SHARE, "100.1%");
+	refused(MP_GATE_FREE_SHARE, "15");
+	refused(MP_GATE_FREE_SHARE, NULL);
 	l = parsed(MP_GATE_LEAKED_BLOCKS, NULL);
 	cr_assert_eq(l.unit, MP_GATE_COUNT);
 	cr_assert_eq(l.value, 0);
@@ -144,7 +144,7 @@ Test(gate_arith, ratio_nano)
 /* --- thresholds on hand-made figures --------------------------------------- */
 
 static struct mp_gate_device dev(int32_t device, int64_t live, int reserved, int64_t res_bytes,
-                                 int64_t frag_nano)
+                                 int64_t free_share_nano)
 {
 	struct mp_gate_device d;
 
@@ -154,8 +154,8 @@ static struct mp_gate_device dev(int32_t device, int64_t live, int reserved, int
 	d.peak_live_seq = 1;
 	d.reserved = reserved;
 	d.peak_reserved_bytes = res_bytes;
-	d.frag_nano = frag_nano;
-	d.external_nano = frag_nano;
+	d.free_share_nano = free_share_nano;
+	d.external_nano = free_share_nano;
 	return d;
 }
 
@@ -262,26 +262,26 @@ Test(gate_check, fragmentation_both_sides)
 	struct mp_gate_result r;
 	char text[300];
 
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG_INCREASE, "0.05"), MP_GATE_PASS);
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG_INCREASE, "0.050000001"), MP_GATE_PASS);
-	r = check_one(b, h, MP_GATE_FRAG_INCREASE, "0.049999999", &lim);
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.05"), MP_GATE_PASS);
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.050000001"), MP_GATE_PASS);
+	r = check_one(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.049999999", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_EXCEEDED);
 	mp_gate_result_text(text, sizeof(text), &r);
-	cr_assert_str_eq(text, "fragmentation on device 0 rose 0.05 (0.1 to 0.15), over "
-	                       "--max-frag-increase=0.049999999 by 0.000000001");
+	cr_assert_str_eq(text, "free share on device 0 rose 0.05 (0.1 to 0.15), over "
+	                       "--max-free-share-increase=0.049999999 by 0.000000001");
 	/* 0.7 -> 0.8 (0.1 points; 0.8 - 0.7 > 0.1 in floating point) */
-	b.frag_nano = 700000000, h.frag_nano = 800000000;
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG_INCREASE, "0.1"), MP_GATE_PASS);
+	b.free_share_nano = 700000000, h.free_share_nano = 800000000;
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.1"), MP_GATE_PASS);
 	/* absolute, on HEAD */
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG, "0.8"), MP_GATE_PASS);
-	r = check_one(b, h, MP_GATE_FRAG, "0.799999999", &lim);
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE, "0.8"), MP_GATE_PASS);
+	r = check_one(b, h, MP_GATE_FREE_SHARE, "0.799999999", &lim);
 	cr_assert_eq(r.outcome, MP_GATE_EXCEEDED);
 	mp_gate_result_text(text, sizeof(text), &r);
-	cr_assert_str_eq(text, "fragmentation on device 0 is 0.8, over --max-frag=0.799999999 by "
+	cr_assert_str_eq(text, "free share on device 0 is 0.8, over --max-free-share=0.799999999 by "
 	                       "0.000000001");
-	h.frag_nano = -1;
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG, "0.5"), MP_GATE_NOT_CHECKED);
-	cr_assert_eq(outcome(b, h, MP_GATE_FRAG_INCREASE, "0.5"), MP_GATE_NOT_CHECKED);
+	h.free_share_nano = -1;
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE, "0.5"), MP_GATE_NOT_CHECKED);
+	cr_assert_eq(outcome(b, h, MP_GATE_FREE_SHARE_INCREASE, "0.5"), MP_GATE_NOT_CHECKED);
 }
 
 /* One absolute limit on one trace of one device. */
@@ -324,8 +324,8 @@ Test(gate_check, budgets_both_sides)
 	cr_assert_str_eq(text, "peak live on device 3 is 2.00 KiB, over --max-peak=2047 by 1 B");
 	cr_assert_eq(abs_outcome(h, MP_GATE_RESERVED, "4096"), MP_GATE_PASS);
 	cr_assert_eq(abs_outcome(h, MP_GATE_RESERVED, "4095"), MP_GATE_EXCEEDED);
-	cr_assert_eq(abs_outcome(h, MP_GATE_FRAG, "0.25"), MP_GATE_PASS);
-	cr_assert_eq(abs_outcome(h, MP_GATE_FRAG, "0.249999999"), MP_GATE_EXCEEDED);
+	cr_assert_eq(abs_outcome(h, MP_GATE_FREE_SHARE, "0.25"), MP_GATE_PASS);
+	cr_assert_eq(abs_outcome(h, MP_GATE_FREE_SHARE, "0.249999999"), MP_GATE_EXCEEDED);
 	cr_assert_eq(abs_outcome(h, MP_GATE_LEAKED_BYTES, "100"), MP_GATE_PASS);
 	cr_assert_eq(abs_outcome(h, MP_GATE_LEAKED_BYTES, "99"), MP_GATE_EXCEEDED);
 	r = check_abs(h, MP_GATE_LEAKED_BLOCKS, NULL, &lim);
@@ -435,12 +435,12 @@ Test(gate_diff, devices_sites_and_pools)
 	r = mp_gate_check(&d, NULL, &lim, 1, &n);
 	cr_assert_eq(r[0].outcome, MP_GATE_EXCEEDED);
 	free(r);
-	/* increases skip devices in one trace; --max-frag takes every HEAD device */
+	/* increases skip devices in one trace; --max-free-share takes every HEAD device */
 	lim = parsed(MP_GATE_PEAK_INCREASE, "0%");
 	r = mp_gate_check(&d, NULL, &lim, 1, &n);
 	cr_assert_eq(n, 1);
 	free(r);
-	lim = parsed(MP_GATE_FRAG, "0.5");
+	lim = parsed(MP_GATE_FREE_SHARE, "0.5");
 	r = mp_gate_check(&d, NULL, &lim, 1, &n);
 	cr_assert_eq(n, 2);
 	cr_assert_eq(r[0].device, 0);
@@ -521,7 +521,7 @@ Test(gate_figures, from_a_pass)
 	cr_assert_eq(d0->peak_reserved_bytes, 1000);
 	cr_assert_eq(d0->peak_reserved_seq, 1);
 	cr_assert_eq(d0->free_in_reserved_bytes, 400);
-	cr_assert_eq(d0->frag_nano, mp_gate_ratio_nano(400, 1000));
+	cr_assert_eq(d0->free_share_nano, mp_gate_ratio_nano(400, 1000));
 	cr_assert_eq(d0->external_nano, MP_GATE_NANO - mp_gate_ratio_nano(300, 400));
 	cr_assert_eq(d0->leaked_bytes, 350);
 	cr_assert_eq(d0->leaked_blocks, 2);
@@ -546,7 +546,7 @@ Test(gate_figures, from_a_pass)
 	cr_assert_eq(d1->peak_live_bytes, 7000);
 	cr_assert_eq(d1->peak_reserved_bytes, 12288);
 	cr_assert_eq(d1->free_in_reserved_bytes, 5288);
-	cr_assert_eq(d1->frag_nano, mp_gate_ratio_nano(5288, 12288));
+	cr_assert_eq(d1->free_share_nano, mp_gate_ratio_nano(5288, 12288));
 	cr_assert_eq(d1->external_nano, MP_GATE_NANO - mp_gate_ratio_nano(3192, 5288));
 	cr_assert_eq(d1->leaked_blocks, 2);
 	cr_assert_eq(d1->n_sites, 1);

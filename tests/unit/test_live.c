@@ -227,7 +227,7 @@ Test(live, one_allocation_reported_twice_and_frees_of_what_is_not_live)
 	cr_assert_eq(d->buckets[1], 1, "2 us: le 2.5e-06");
 	cr_assert_eq(d->buckets[2], 1, "3 us: le 5e-06");
 	cr_assert_not(d->reserved_known);
-	cr_assert_eq(mp_live_fragmentation(d), -1);
+	cr_assert_eq(mp_live_free_share(d), -1);
 	cr_assert(st.procs[0]->ended);
 	mp_live_state_free(&st);
 	mp_live_follow_free(f);
@@ -292,7 +292,7 @@ Test(live, pytorch_cache_makes_segments_and_vmm_maps_are_reserved)
 	cr_assert_not(d->live_known);
 	cr_assert_eq(d->reserved_bytes, 20 << 20);
 	cr_assert_eq(d->n_ooms, 1);
-	cr_assert_eq(mp_live_fragmentation(d), -1, "tensors are not seen: unknown");
+	cr_assert_eq(mp_live_free_share(d), -1, "tensors are not seen: unknown");
 	d = &st.procs[0]->devices[1];
 	cr_assert_eq(d->device, 1);
 	cr_assert_eq(d->reserved_bytes, 4 << 20, "the handle's device");
@@ -316,7 +316,7 @@ Test(live, fragmentation_where_both_levels_are_seen)
 	lh_event(&s, (struct mp_spool_event){.kind = MP_SK_VMM_UNMAP, .address = 0xb0000000});
 	lh_close(&s);
 	f = lh_follow_all(dir, &st);
-	cr_assert_float_eq(mp_live_fragmentation(&st.procs[0]->devices[0]), 0.75, 1e-12);
+	cr_assert_float_eq(mp_live_free_share(&st.procs[0]->devices[0]), 0.75, 1e-12);
 	mp_live_state_free(&st);
 	mp_live_follow_free(f);
 }

@@ -93,10 +93,10 @@ Test(render, the_view_shows_the_known_figures)
 	                 "memprof record --live   2.0 s   1 process   0 events dropped   "
 	                 "q: close this view");
 	cr_assert_str_eq(nth_line(t.p, 1, b, sizeof(b)),
-	                 "PID     RANK DEV       LIVE   RESERVED  PEAK LIVE   PEAK RES    FRAG  "
+	                 "PID     RANK DEV       LIVE   RESERVED  PEAK LIVE   PEAK RES    FREE  "
 	                 "ALLOCS   FREES ALLOC/S    BYTES/S     P50     P99");
 	cr_assert_str_eq(nth_line(t.p, 2, b, sizeof(b)),
-	                 "4000       2   0   3.00 MiB   4.00 MiB   4.00 MiB   4.00 MiB   25.0%  "
+	                 "4000       2   0   3.00 MiB   4.00 MiB   4.00 MiB   4.00 MiB   0.250  "
 	                 "     3       1     1.5 2.00 MiB/s    2 us    6 us");
 	cr_assert_str_eq(nth_line(t.p, 4, b, sizeof(b)), "top call sites by live bytes:");
 	cr_assert_str_eq(nth_line(t.p, 5, b, sizeof(b)),
@@ -178,10 +178,10 @@ static const char expected_metrics[] =
         "recording began.\n"
         "# TYPE memprof_peak_reserved_bytes gauge\n"
         "memprof_peak_reserved_bytes{device=\"0\",pid=\"4000\",rank=\"2\"} 4194304\n"
-        "# HELP memprof_fragmentation_ratio Free bytes inside reserved memory over reserved "
+        "# HELP memprof_free_share_ratio Free bytes inside reserved memory over reserved "
         "bytes (0 to 1); absent where not known.\n"
-        "# TYPE memprof_fragmentation_ratio gauge\n"
-        "memprof_fragmentation_ratio{device=\"0\",pid=\"4000\",rank=\"2\"} 0.25\n"
+        "# TYPE memprof_free_share_ratio gauge\n"
+        "memprof_free_share_ratio{device=\"0\",pid=\"4000\",rank=\"2\"} 0.25\n"
         "# HELP memprof_allocations_total Allocation calls that made memory on the device.\n"
         "# TYPE memprof_allocations_total counter\n"
         "memprof_allocations_total{device=\"0\",pid=\"4000\",rank=\"2\"} 3\n"

@@ -140,15 +140,15 @@ Test(bucketed, rounding_case)
 	cr_assert_float_eq(stat("bucket_128B_slab_occupancy"), 0.375, 1e-12);
 	cr_assert_float_eq(stat("bucket_256B_slab_occupancy"), 0.25, 1e-12);
 	/* Internal fragmentation: live waste 218 over live slot bytes 3*128 + 256 = 640. */
-	cr_assert_float_eq(stat("internal_frag_at_end"), 218.0 / 640.0, 1e-12);
+	cr_assert_float_eq(stat("internal_fragmentation_share_at_end"), 218.0 / 640.0, 1e-12);
 	release(b[3]);
-	cr_assert_float_eq(stat("internal_frag_at_end"), 91.0 / 384.0, 1e-12);
+	cr_assert_float_eq(stat("internal_fragmentation_share_at_end"), 91.0 / 384.0, 1e-12);
 	/* The peak of live waste stays, the cumulative figure too. */
 	cr_assert_eq(stat("rounding_waste_peak_bytes"), 218);
 	cr_assert_eq(stat("rounding_waste_bytes"), 218);
 	for (int i = 0; i < 3; i++)
 		release(b[i]);
-	cr_assert_eq(stat("internal_frag_at_end"), 0);
+	cr_assert_eq(stat("internal_fragmentation_share_at_end"), 0);
 	teardown();
 }
 
@@ -209,7 +209,7 @@ Test(bucketed, second_slab_and_occupancy)
 	cr_assert_eq(stat("slab_bytes_peak"), 2048);
 	/* 9 live of 16 carved. */
 	cr_assert_float_eq(stat("bucket_128B_slab_occupancy"), 9.0 / 16.0, 1e-12);
-	cr_assert_eq(stat("internal_frag_at_end"), 0);
+	cr_assert_eq(stat("internal_fragmentation_share_at_end"), 0);
 	teardown();
 }
 
@@ -557,6 +557,6 @@ Test(bucketed, random_sequence_never_overlaps)
 	cr_assert_gt(fh.n_refused, 0);
 	while (n_live)
 		release(live[--n_live]);
-	cr_assert_eq(stat("internal_frag_at_end"), 0);
+	cr_assert_eq(stat("internal_fragmentation_share_at_end"), 0);
 	teardown();
 }

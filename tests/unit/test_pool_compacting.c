@@ -146,7 +146,7 @@ Test(compacting, issue_case_moves_exactly_the_expected_bytes)
 	cr_assert_eq(E.addr, fh.regions[1].addr);
 	cr_assert_eq(F.addr, fh.regions[1].addr + MiB + MiB / 2);
 	free_b(B), free_b(D), free_b(F);
-	cr_assert_float_eq(stat("frag_end"), 4.0 / 9, 1e-12);
+	cr_assert_float_eq(stat("external_fragmentation_at_end"), 4.0 / 9, 1e-12);
 	cr_assert_eq(stat("compactions"), 0);
 
 	G = alloc_t(3 * MiB, 16);
@@ -166,8 +166,8 @@ Test(compacting, issue_case_moves_exactly_the_expected_bytes)
 	cr_assert_eq(fh.regions[1].live, 0, "chunk 1 was not the one released");
 	cr_assert_eq(stat("chunks_released"), 1);
 	cr_assert_eq(stat("chunks_reserved"), 3);
-	cr_assert_float_eq(stat("frag_before_max"), 4.0 / 9, 1e-12);
-	cr_assert_float_eq(stat("frag_after_mean"), 0.0, 1e-12); /* one 0.5 MiB tail */
+	cr_assert_float_eq(stat("external_fragmentation_before_max"), 4.0 / 9, 1e-12);
+	cr_assert_float_eq(stat("external_fragmentation_after_mean"), 0.0, 1e-12); /* one 0.5 MiB tail */
 	b2 = fh.regions[2].addr;
 	cr_assert_eq(fh.regions[2].size_bytes, 4 * MiB);
 	cr_assert_eq(G.addr, b2);
@@ -339,7 +339,7 @@ Test(compacting, short_slide_of_large_block_is_skipped)
 	cr_assert_eq(fh.moves[0].arg, b0 + 17 * MiB);
 	cr_assert_eq(X.addr, b0 + 18 * MiB);
 	/* right after it, before X: the 1 MiB hole @0 and the 14 MiB tail @18: 1 - 14/15 */
-	cr_assert_float_eq(stat("frag_after_mean"), 1.0 / 15, 1e-12);
+	cr_assert_float_eq(stat("external_fragmentation_after_mean"), 1.0 / 15, 1e-12);
 	Y = alloc_t(MiB, 6);
 	cr_assert_eq(Y.addr, b0);
 	D.addr = b0 + 17 * MiB;
@@ -365,15 +365,15 @@ Test(compacting, coalescing_three_neighbours)
 	b[5] = alloc_t(2 * MiB, 5);
 	b0 = fh.regions[0].addr;
 	free_b(b[1]), free_b(b[3]);
-	cr_assert_float_eq(stat("frag_end"), 2.0 / 3, 1e-12);
+	cr_assert_float_eq(stat("external_fragmentation_at_end"), 2.0 / 3, 1e-12);
 	free_b(b[2]);
-	cr_assert_float_eq(stat("frag_end"), 0.25, 1e-12);
+	cr_assert_float_eq(stat("external_fragmentation_at_end"), 0.25, 1e-12);
 	X = alloc_t(3 * MiB, 6);
 	cr_assert_eq(X.addr, b0 + MiB);
 	cr_assert_eq(fh.n_reserve, 1);
 	cr_assert_eq(stat("compactions"), 0);
 	free_b(b[0]), free_b(b[4]), free_b(b[5]), free_b(X);
-	cr_assert_float_eq(stat("frag_end"), 0.0, 1e-12); /* one 8 MiB extent again */
+	cr_assert_float_eq(stat("external_fragmentation_at_end"), 0.0, 1e-12); /* one 8 MiB extent again */
 	teardown();
 }
 

@@ -238,8 +238,8 @@ Test(replay_report, json_result_values)
 	cr_assert_str_eq(str(r, "verify"), "failed");
 	cr_assert_str_eq(str(r, "verify_message"), "block at event 9 overlaps event 5");
 	cr_assert_eq(num(r, "peak_live_bytes"), 2.0 * GiB + 512);
-	cr_assert_eq(num(r, "frag_at_peak"), 0.375);
-	cr_assert_eq(num(r, "free_at_peak_bytes"), 3.0 * GiB - 4096);
+	cr_assert_eq(num(r, "external_fragmentation_at_peak"), 0.375);
+	cr_assert_eq(num(r, "free_in_reserved_at_peak_bytes"), 3.0 * GiB - 4096);
 	cr_assert_eq(num(r, "total_ns"), 1500);
 	cr_assert_eq(num(r, "host_ns"), 300);
 	cr_assert_eq(num(r, "backend_ns"), 1200);

@@ -174,12 +174,12 @@ Test(report_md, figures_known_by_hand)
 	assert_line(md, "| live | 600 B | +30 ns (event 4) |");
 	assert_line(md, "| requested | 540 B | +30 ns (event 4) |");
 	assert_line(md, "| reserved | 1000 B | +0 ns (event 1) |");
-	assert_line(md, "**Fragmentation at the live peak**: internal 60 B (10.0% of live); 400 B "
-	                "free in reserved memory (40.0% of 1000 B reserved), largest hole 300 B, "
-	                "external ratio 0.250.");
+	assert_line(md, "**Fragmentation at the live peak**: internal fragmentation 60 B (10.0% of "
+	                "live); 400 B free in reserved (free share 0.400 of 1000 B reserved), "
+	                "largest hole 300 B, external fragmentation 0.250.");
 	assert_line(md, "**OOMs**: 1");
-	assert_line(md, "- event 6 at +50 ns: the request was 500 B; 600 B free in reserved "
-	                "memory, largest hole 300 B (fragmentation: it fit in the free bytes, not "
+	assert_line(md, "- event 6 at +50 ns: the request was 500 B; 600 B free in reserved, "
+	                "largest hole 300 B (fragmentation: it fit in the free bytes, not "
 	                "in one hole)");
 	assert_line(md, "**Live at the live peak** (event 4, +30 ns): 600 B in 3 blocks");
 	assert_line(md, "| 300 B | 50.0% | 1 | bwd (model.py:30) \u2190 train (train.py:5) |");
@@ -225,8 +225,7 @@ Test(report_md, notes_truncated_and_address_model)
 	assert_line(md, "| reserved | unknown | no segment-level events |");
 	assert_line(md, "**OOMs**: none.");
 	assert_line(md, "### Notes");
-	assert_line(md, "- the trace is marked truncated: recording stopped early, so blocks live "
-	                "at its end are not necessarily leaks");
+	assert_line(md, "- the trace is marked truncated: recording stopped early");
 	cr_assert_not_null(strstr(md, "modelled from block addresses"), "%s", md);
 	assert_tables_whole(md);
 	free(md);

@@ -50,7 +50,7 @@ static char *make_trace(const char *name)
 static const struct mp_result_metric metrics_a[] = {
         {"peak_reserved_bytes", 9007199254740993.0 /* rounds to 2^53 */, "bytes", 0},
         {"alloc_ns_p99", 1234.5, "ns", 1},
-        {"frag_at_peak", 0.125, "ratio", 0},
+        {"external_fragmentation_at_peak", 0.125, "ratio", 0},
         {"time_saved_ns", -250.0, "ns", 1},
         {"pool.segments", 17, "count", 0},
 };
@@ -289,7 +289,7 @@ Test(results, old_schema_migrated_then_saved)
 Test(results, bad_runs_refused_before_writing)
 {
 	char *path = make_trace("t.db");
-	const struct mp_result_metric nan_m[] = {{"frag_at_peak", NAN, "ratio", 0}};
+	const struct mp_result_metric nan_m[] = {{"external_fragmentation_at_peak", NAN, "ratio", 0}};
 	const struct mp_result_metric dup_m[] = {{"ooms", 1, "count", 0}, {"ooms", 2, "count", 0}};
 	const struct mp_result_run nan_run = {"caching", "sim", NULL, NULL, 0, nan_m, 1, 0};
 	const struct mp_result_run dup_run = {"caching", "sim", NULL, NULL, 0, dup_m, 2, 0};
@@ -297,7 +297,7 @@ Test(results, bad_runs_refused_before_writing)
 	struct mp_error err;
 
 	cr_assert_eq(mp_results_save(path, &nan_run, 1, &err), MP_EINVAL);
-	cr_assert(strstr(err.msg, "'frag_at_peak'") && strstr(err.msg, "not a finite number"), "%s",
+	cr_assert(strstr(err.msg, "'external_fragmentation_at_peak'") && strstr(err.msg, "not a finite number"), "%s",
 	          err.msg);
 	cr_assert_eq(mp_results_save(path, &dup_run, 1, &err), MP_EINVAL);
 	cr_assert(strstr(err.msg, "'ooms' twice"), "%s", err.msg);
