@@ -17,6 +17,7 @@ static const struct mp_cmd *const commands[] = {
         &mp_cmd_info,
         &mp_cmd_analyze,
         &mp_cmd_replay,
+        &mp_cmd_tune,
         &mp_cmd_report,
         &mp_cmd_diff,
         &mp_cmd_check,

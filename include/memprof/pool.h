@@ -17,7 +17,7 @@
 
 /* A newer major breaks old plugins; a newer minor only appended fields. */
 #define MEMPROF_POOL_ABI_MAJOR 1
-#define MEMPROF_POOL_ABI_MINOR 2
+#define MEMPROF_POOL_ABI_MINOR 3
 
 #define MEMPROF_POOL_INIT_SYMBOL "memprof_pool_init"
 
@@ -202,6 +202,28 @@ struct memprof_pool_lifetime {
 /* The size of a lifetime in pool ABI 1.0 and 1.1 (and the stride of their plan arrays). */
 #define MEMPROF_POOL_LIFETIME_SIZE_1_0 offsetof(struct memprof_pool_lifetime, alloc_ts)
 
+/*
+ * ABI 1.3: the allocator state a trace window opened with, for seed.  A
+ * trace that starts mid-run (a PyTorch snapshot is a window) holds segments
+ * reserved before its first event, cut into blocks by a history it does not
+ * contain.  Each seeded segment is given as its blocks in address order,
+ * tiling it exactly; a live block names the preexisting allocation
+ * (request.index) that will claim it with its alloc, a free one has -1.
+ */
+struct memprof_pool_seed_block {
+	uint64_t offset_bytes; /* from the segment's start */
+	uint64_t size_bytes;
+	int64_t index; /* the allocation that claims it, or -1: a free block */
+};
+
+struct memprof_pool_seed_segment {
+	uint32_t struct_size;
+	uint64_t size_bytes;
+	uint64_t stream;
+	const struct memprof_pool_seed_block *blocks;
+	size_t n_blocks;
+};
+
 /* An option the pool accepts (--pool-opt=NAME=VALUE, or --NAME=VALUE). */
 struct memprof_pool_option_spec {
 	const char *name;
@@ -251,6 +273,18 @@ struct memprof_pool_ops {
 	 * the first alloc; request.index names the lifetime.  Called once.
 	 */
 	int (*plan)(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n);
+	/* --- ABI 1.3 --- */
+	/*
+	 * Optional (NULL): adopt the segments the trace's allocator held when its
+	 * window opened (struct memprof_pool_seed_segment), reserving each through
+	 * the host as it is; called once, after create and plan, before the first
+	 * alloc, and only when the trace has such a state.  The allocations named
+	 * by the seeded blocks then arrive as ordinary allocs.  A pool that
+	 * cannot adopt a segment logs why and returns non-zero: the host then
+	 * replays without the seed.
+	 */
+	int (*seed)(struct memprof_pool *p, const struct memprof_pool_seed_segment *segments,
+	            size_t n);
 };
 
 /*

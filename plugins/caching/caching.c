@@ -16,8 +16,8 @@
  * free on another stream returns the block to its allocation stream's pool,
  * as in PyTorch.  The pool serves requested_bytes when the trace has it (the
  * size the program asked PyTorch for), else size_bytes.  seed.c adopts the
- * recorded allocator's segments at the start of a trace window; the plugin
- * ABI has no call for that yet, so only the unit tests reach it.
+ * recorded allocator's segments at the start of a trace window, through
+ * the plugin ABI's seed callback (1.3).
  */
 #include <stdlib.h>
 
@@ -171,6 +171,27 @@ void cb_pool_destroy(struct cb_pool *p)
 	cb_block_free_all(p);
 	free(p->seeded);
 	free(p);
+}
+
+int cb_pool_seed(struct cb_pool *p, const struct memprof_pool_seed_segment *segments, size_t n)
+{
+	int rc = MEMPROF_POOL_OK;
+
+	for (size_t i = 0; i < n && rc == MEMPROF_POOL_OK; i++) {
+		const struct memprof_pool_seed_segment *s = &segments[i];
+		struct cb_seed_block *blocks =
+		        malloc((s->n_blocks ? s->n_blocks : 1) * sizeof *blocks);
+
+		if (!blocks)
+			return cb_fault(p, MEMPROF_POOL_EFAULT, "bookkeeping (out of host memory)");
+		for (size_t k = 0; k < s->n_blocks; k++)
+			blocks[k] =
+			        (struct cb_seed_block){s->blocks[k].offset_bytes,
+			                               s->blocks[k].size_bytes, s->blocks[k].index};
+		rc = cb_seed_segment(p, s->size_bytes, s->stream, blocks, s->n_blocks);
+		free(blocks);
+	}
+	return rc;
 }
 
 int cb_pool_release_cached(struct cb_pool *p)

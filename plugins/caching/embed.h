@@ -35,6 +35,15 @@ void cb_pool_stats_as_fallback(struct cb_pool *p, memprof_pool_emit_fn emit, voi
  */
 int cb_pool_release_cached(struct cb_pool *p);
 
+/*
+ * Adopt the trace window's starting segments (ops.seed, ABI 1.3): each is
+ * reserved whole and cut into its recorded blocks; free blocks join the
+ * cache, live ones wait for the allocation that claims them.  0, or
+ * EINVAL (logged) for a layout that does not tile its segment, or the
+ * backend's refusal.
+ */
+int cb_pool_seed(struct cb_pool *p, const struct memprof_pool_seed_segment *segments, size_t n);
+
 /* The options the caching pool declares (NULL-name terminated). */
 extern const struct memprof_pool_option_spec cb_option_specs[];
 

@@ -28,6 +28,12 @@ static void plugin_stats(struct memprof_pool *p, memprof_pool_emit_fn emit, void
 	cb_pool_stats((struct cb_pool *)p, emit, ctx);
 }
 
+static int plugin_seed(struct memprof_pool *p, const struct memprof_pool_seed_segment *segments,
+                       size_t n)
+{
+	return cb_pool_seed((struct cb_pool *)p, segments, n);
+}
+
 static void plugin_destroy(struct memprof_pool *p)
 {
 	cb_pool_destroy((struct cb_pool *)p);
@@ -43,6 +49,7 @@ static const struct memprof_pool_ops caching_ops = {
         .free = plugin_free,
         .stats = plugin_stats,
         .destroy = plugin_destroy,
+        .seed = plugin_seed,
 };
 
 MEMPROF_POOL_DEFINE(caching_ops)

@@ -45,9 +45,10 @@ static int releasable(const struct cb_block *b)
 /*
  * release_available_cached_blocks: with max_split_size set, free the
  * smallest oversize block that covers the request, else oversize blocks from
- * the largest down until they cover it.  In expandable mode the real code
- * would trip an internal assertion (release_block of an expandable block);
- * the model declines instead.
+ * the largest down until they cover it.  Expandable blocks are never freed
+ * here (PyTorch #134338): a found one sends the search to the second way,
+ * which steps over them.  A split block (possible only in a seeded segment)
+ * is stepped over likewise, since release_block frees whole segments.
  */
 int cb_release_available_cached_blocks(struct cb_pool *p, const struct cb_params *pa)
 {
@@ -55,26 +56,25 @@ int cb_release_available_cached_blocks(struct cb_pool *p, const struct cb_params
 	struct cb_set *set = &pa->pool->blocks;
 	struct cb_block *b, *cur;
 
-	if (max_split == CB_NO_LIMIT || p->cfg.expandable)
+	if (max_split == CB_NO_LIMIT)
 		return 0;
 	key_size = pa->size_bytes < max_split ? max_split : pa->size_bytes;
 	b = cb_set_lower_bound(set, pa->stream, key_size, 0);
-	if (b && b->stream == pa->stream) {
-		if (!releasable(b))
-			return 0;
+	if (b && b->stream == pa->stream && releasable(b)) {
 		release_block(p, b);
 		p->st.n_oom_released++;
 		return 1;
 	}
 	/* No single block is large enough: free several, starting with the largest. */
 	b = cb_set_before(set, pa->stream, key_size, 0);
-	while (b && total < key_size && b->size_bytes >= max_split && b->stream == pa->stream &&
-	       releasable(b)) {
+	while (b && total < key_size && b->size_bytes >= max_split && b->stream == pa->stream) {
 		cur = b;
-		total += cur->size_bytes;
 		b = cb_set_prev(set, cur);
-		release_block(p, cur);
-		p->st.n_oom_released++;
+		if (releasable(cur)) {
+			total += cur->size_bytes;
+			release_block(p, cur);
+			p->st.n_oom_released++;
+		}
 	}
 	return total >= key_size;
 }

@@ -45,6 +45,7 @@ extern const struct mp_cmd mp_cmd_watch;
 extern const struct mp_cmd mp_cmd_diff;
 extern const struct mp_cmd mp_cmd_check;
 extern const struct mp_cmd mp_cmd_merge;
+extern const struct mp_cmd mp_cmd_tune;
 
 /* "memprof <cmd>: <message>" on stderr; returns MP_EXIT_ERROR. */
 int mp_cmd_error(const struct mp_cmd *c, const char *fmt, ...)

@@ -267,6 +267,23 @@ static int meta_cupti(struct mp_spool_in *in)
 	return rc;
 }
 
+/* PyTorch's allocator setting from the workload's environment, for 'memprof tune': the
+ * first spool's (the processes of one job share their environment). */
+static int meta_alloc_conf(struct mp_spool_in *in)
+{
+	static const char *const keys[] = {"env:PYTORCH_CUDA_ALLOC_CONF", "env:PYTORCH_ALLOC_CONF"};
+	char buf[4096], *had;
+	int rc = 0;
+
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		had = mp_store_get_meta(in->c->store, keys[i]);
+		if (!had && meta(in, keys[i], buf, sizeof(buf)))
+			rc = mp_store_set_meta(in->c->store, keys[i], buf);
+		free(had);
+	}
+	return rc;
+}
+
 /* key += delta in the trace's meta table (several spools add up). */
 static int meta_add(struct mp_store *s, const char *key, int64_t delta)
 {
@@ -348,7 +365,8 @@ static int write_meta(struct mp_spool_in *in)
 	                               : "monotonic_ns") < 0 ||
 	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
 	     meta_add(s, "host_buffers", in->n_host_buffers) < 0 || meta_numa(in) < 0 ||
-	     meta_cupti(in) < 0 || meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
+	     meta_cupti(in) < 0 || meta_alloc_conf(in) < 0 ||
+	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
 	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
 	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
 	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||

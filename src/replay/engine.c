@@ -21,8 +21,8 @@ static void snapshot_frag(struct engine *e)
 {
 	struct mp_extents_figures f;
 
-	if (e->res->peak_reserved_bytes <= e->snap_peak)
-		return;
+	if (e->res->peak_reserved_bytes <= e->snap_peak || e->cur_op + 1 < e->prelude_end)
+		return; /* a seeded window's state counts once its preexisting blocks are placed */
 	e->snap_peak = e->res->peak_reserved_bytes;
 	e->peak_op = e->cur_op;
 	e->res->free_at_peak_bytes =
@@ -367,6 +367,27 @@ static void pack_lifetimes_1_0(struct memprof_pool_lifetime *items, size_t n)
 		        MEMPROF_POOL_LIFETIME_SIZE_1_0);
 }
 
+/* A pool with seed (ABI 1.3) starts from the state the trace window opened with. */
+static int seed(struct engine *e, const struct mp_replay_device *d,
+                const struct mp_pool_plugin *pool, struct memprof_pool *p)
+{
+	int rc;
+
+	if (!pool->ops.seed || !d->n_seed_segments || e->o->no_seed)
+		return 0;
+	rc = pool->ops.seed(p, d->seed_segments, d->n_seed_segments);
+	if (rc != MEMPROF_POOL_OK || e->fault)
+		return e->err->code
+		               ? e->err->code
+		               : mp_err(e->err, MP_EIO,
+		                        "pool '%s' failed to adopt the trace's starting segments "
+		                        "(error %d)",
+		                        e->pool_name, rc);
+	e->res->n_seeded_segments = d->n_seed_segments;
+	e->prelude_end = (int64_t)d->n_prelude_ops;
+	return 0;
+}
+
 static int start(struct engine *e, const struct mp_replay_input *in,
                  const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
                  uint64_t plan_key, struct memprof_pool **p)
@@ -416,7 +437,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 			                             e->pool_name, rc);
 		snapshot_frag(e);
 	}
-	return 0;
+	return seed(e, d, pool, *p);
 }
 
 static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct memprof_pool *p)
@@ -531,12 +552,12 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
                   const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
                   struct mp_replay_result *res, struct mp_error *err)
 {
-	static uint64_t n_runs; /* plan keys: one per run, both passes (one thread) */
-	uint64_t plan_key = o->verify ? 0 : ++n_runs;
+	static uint64_t n_runs; /* plan keys: one per run, both passes (runs may be in threads) */
+	uint64_t plan_key = o->verify ? 0 : __atomic_add_fetch(&n_runs, 1, __ATOMIC_RELAXED);
 	int64_t peak_op;
 	int rc = replay_pass(in, d, pool, o, res, err, o->verify, d->n_ops, plan_key, &peak_op);
 
-	if (rc == 0 && !o->verify && res->peak_reserved_bytes > 0)
+	if (rc == 0 && !o->verify && !o->no_frag && res->peak_reserved_bytes > 0)
 		rc = measure_frag(in, d, pool, o, res, peak_op, plan_key);
 	return rc;
 }

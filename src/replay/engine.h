@@ -7,7 +7,8 @@
  * backends that measure, modelled by cost_model otherwise).  With verify it
  * checks every block lies in reserved memory and overlaps no live block
  * (and, on real memory, a pattern written at alloc is intact at free).
- * Not thread-safe; one run at a time per pool instance.
+ * One run at a time per engine; runs of the same input and plugin may go
+ * on in several threads at once (each makes its own backend and pool).
  */
 #ifndef MP_REPLAY_ENGINE_H
 #define MP_REPLAY_ENGINE_H
@@ -40,6 +41,11 @@ struct mp_replay_options {
 	/* Where pool log lines go (cmd prints them); NULL drops them. */
 	void (*log)(void *log_ctx, const char *pool, int level, const char *msg);
 	void *log_ctx;
+	/* Do not give a pool with seed the trace window's starting segments. */
+	int no_seed;
+	/* Skip the second pass that measures fragmentation at the peak (without
+	 * verify): frag_at_peak stays 0 and free_at_peak_bytes is the first pass's. */
+	int no_frag;
 };
 
 enum mp_verify_state { MP_VERIFY_OFF = 0, MP_VERIFY_PASSED = 1, MP_VERIFY_FAILED = 2 };
@@ -108,6 +114,8 @@ struct mp_replay_result {
 	uint32_t n_runs;
 	uint64_t host_ns_min, host_ns_max;
 	uint64_t backend_ns_min, backend_ns_max;
+	/* Segments the pool adopted from the trace window's start (seed, ABI 1.3). */
+	uint64_t n_seeded_segments;
 };
 
 /*

@@ -64,6 +64,7 @@ struct engine {
 	int64_t cur_op;     /* position in ops[]; -1 before the first */
 	int64_t allocating; /* the block whose alloc is in progress, or -1 */
 	int64_t peak_op;    /* the op after which the reserved peak was first reached */
+	int64_t prelude_end; /* with a seed: ops before this only claim seeded blocks */
 	struct mp_latency alloc_lat, free_lat;
 };
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "replay/input.h"
+#include "replay/input_seed.h"
 #include "util/intmap.h"
 #include "util/live_set.h"
 #include "util/stack_text.h"
@@ -35,6 +36,8 @@ struct device_build {
 	uint64_t reserved_bytes, peak_reserved_bytes; /* as the trace recorded them */
 	uint64_t n_segments, n_live_segments, segments_at_peak;
 	int has_segments;
+	uint64_t n_ooms;
+	struct mp_seed_build seed; /* the window's starting state (input_seed.c) */
 };
 
 /* The interned strings: owned by the input once loaded. */
@@ -215,12 +218,16 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 		return 0;
 	if (L->processes && !mp_intmap_get(L->processes, (uint64_t)ev->process_id, &kept))
 		return 0;
-	if (ev->op == MEMPROF_OP_PHASE_BEGIN || ev->op == MEMPROF_OP_PHASE_END ||
-	    ev->op == MEMPROF_OP_OOM)
+	if (ev->op == MEMPROF_OP_PHASE_BEGIN || ev->op == MEMPROF_OP_PHASE_END)
 		return 0;
 	if (!(d = device_of(L, ev->device)))
 		return MP_ENOMEM;
+	if (mp_seed_note(&d->seed, ev, (int64_t)d->block.n_allocs, d->block.n_ops) < 0)
+		return MP_ENOMEM;
 	switch (ev->op) {
+	case MEMPROF_OP_OOM:
+		d->n_ooms++;
+		return 0;
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
 		return begin_alloc(L, &d->block, rec, (uint64_t)ev->alloc_id);
@@ -264,7 +271,7 @@ static void level_free(struct level_build *lb)
 }
 
 /* Moves the chosen level of b into d and frees the other. */
-static void finish_device(struct device_build *b, struct mp_replay_device *d)
+static int finish_device(struct device_build *b, struct mp_replay_device *d)
 {
 	struct level_build *use = &b->block;
 
@@ -284,11 +291,15 @@ static void finish_device(struct device_build *b, struct mp_replay_device *d)
 	d->trace_segments = b->n_segments;
 	d->trace_segments_at_peak = b->segments_at_peak;
 	d->has_segments = b->has_segments;
+	d->trace_ooms = b->n_ooms;
 	use->allocs = NULL;
 	use->ops = NULL;
 	use->op_seq = NULL;
 	level_free(&b->block);
 	level_free(&b->segment);
+	if (d->level != MP_LEVEL_BLOCK)
+		mp_seed_free(&b->seed);
+	return d->level == MP_LEVEL_BLOCK ? mp_seed_finish(&b->seed, d) : 0;
 }
 
 static int by_ordinal(const void *a, const void *b)
@@ -300,6 +311,7 @@ static int by_ordinal(const void *a, const void *b)
 static int collect(struct loader *L, struct mp_replay_input *in)
 {
 	size_t i;
+	int rc = 0;
 
 	if (L->n_devs)
 		qsort(L->devs, L->n_devs, sizeof *L->devs, by_ordinal);
@@ -307,7 +319,8 @@ static int collect(struct loader *L, struct mp_replay_input *in)
 	if (!in->devices)
 		return MP_ENOMEM;
 	for (i = 0; i < L->n_devs; i++)
-		finish_device(&L->devs[i], &in->devices[i]);
+		if (finish_device(&L->devs[i], &in->devices[i]) < 0)
+			rc = MP_ENOMEM;
 	in->n_devices = L->n_devs;
 	L->n_devs = 0;
 	in->sites = L->sites;
@@ -318,7 +331,7 @@ static int collect(struct loader *L, struct mp_replay_input *in)
 	in->owned = L->str;
 	L->sites = L->phases = NULL;
 	L->str = NULL;
-	return 0;
+	return rc;
 }
 
 static void loader_free(struct loader *L)
@@ -326,6 +339,7 @@ static void loader_free(struct loader *L)
 	for (size_t i = 0; i < L->n_devs; i++) {
 		level_free(&L->devs[i].block);
 		level_free(&L->devs[i].segment);
+		mp_seed_free(&L->devs[i].seed);
 	}
 	free(L->devs);
 	mp_intmap_free(&L->stack_site);
@@ -484,6 +498,8 @@ void mp_replay_input_free(struct mp_replay_input *in)
 		free(in->devices[i].allocs);
 		free(in->devices[i].ops);
 		free(in->devices[i].op_seq);
+		free(in->devices[i].seed_segments);
+		free(in->devices[i].seed_blocks);
 	}
 	free(in->devices);
 	free(in->sites);

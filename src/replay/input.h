@@ -60,6 +60,19 @@ struct mp_replay_device {
 	uint64_t trace_segments;         /* reserve and map events */
 	uint64_t trace_segments_at_peak; /* held when reserved bytes first peaked */
 	int has_segments;
+	uint64_t trace_ooms; /* OOM events the trace recorded */
+	/*
+	 * The allocator state the trace window opened with, for a pool's seed
+	 * (pool ABI 1.3): the segments reserved before the device's first
+	 * alloc, each tiled by the preexisting blocks inside it and free blocks
+	 * between (input_seed.h).  None when the trace starts from nothing.
+	 */
+	struct memprof_pool_seed_segment *seed_segments;
+	size_t n_seed_segments;
+	struct memprof_pool_seed_block *seed_blocks; /* every segment's, in order */
+	size_t n_seed_skipped; /* prelude segments left out: their blocks overlap */
+	size_t n_preexisting;  /* blocks live before the device's first alloc */
+	size_t n_prelude_ops;  /* ops before it: the preexisting blocks' allocs, free_requested */
 };
 
 struct mp_replay_input {

@@ -6,7 +6,8 @@
 # the lower bound on A, B, C, E and MiniMalloc's example instance;
 # --verify passes for every pool on every shared trace (sim backend); and
 # caching replaying the block events of each PyTorch snapshot lands within 2%
-# of the peak reserved bytes PyTorch itself recorded in the same trace.
+# of the peak reserved bytes PyTorch itself recorded in the same trace (0.5%
+# on the state-only one, which it replays from the recorded segments).
 # Skips (77) when ../shared/datasets is absent.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -79,8 +80,9 @@ for dev in info['summary']['by_device']:
     print('$name device %d: caching %d vs PyTorch %d: %+.2f%%' % (dev['device'], got, want, 100.0 * (got - want) / want))
     if info['summary']['events_by_op']['alloc'] == 0:
         # A state-only snapshot has no history: the free space its segments hold
-        # was left by allocations it never shows, so no replay can know it.
-        print('$name: state only (no allocations in the window): not held to 2%')
+        # was left by allocations it never shows.  The caching pool starts from
+        # the recorded segments (pool ABI 1.3 seed, issue 27): within 0.5%.
+        assert abs(got - want) <= 0.005 * want, (got, want)
         continue
     assert abs(got - want) <= 0.02 * want, (got, want)
 "

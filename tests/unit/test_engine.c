@@ -47,6 +47,7 @@ static void load(const struct ev *evs, size_t n)
 	struct memprof_process p = {.pid = 1, .rank = -1, .local_rank = -1, .world_size = -1};
 	char *path;
 
+	teardown(); /* a test that loads a second trace: the first one's input and directory */
 	dir = th_mkdtemp();
 	path = th_path(dir, "t.db");
 	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
@@ -430,4 +431,85 @@ Test(engine, sharing_a_block_that_is_not_live_fails_the_replay)
 	load(late, 4);
 	cr_assert_neq(run_on(&mp_backend_sim, MODE_SHARE_DEAD, 0, 0, &res, &err), 0);
 	cr_assert(strstr(err.msg, "is not live"), "%s", err.msg);
+}
+
+/* --- seed (pool ABI 1.3): the trace window's starting segments ------------- */
+
+static struct memprof_pool_seed_block seen_blocks[8];
+static size_t n_seed_calls, seen_n_segments, seen_n_blocks;
+static uint64_t seen_size;
+
+static int t_seed(struct memprof_pool *p, const struct memprof_pool_seed_segment *s, size_t n)
+{
+	(void)p;
+	n_seed_calls++;
+	seen_n_segments = n;
+	seen_size = n ? s[0].size_bytes : 0;
+	seen_n_blocks = n ? s[0].n_blocks : 0;
+	for (size_t i = 0; i < seen_n_blocks && i < 8; i++)
+		seen_blocks[i] = s[0].blocks[i];
+	return 0;
+}
+
+/*
+ * A window: segment 15 at 0x10000 (64 KiB) reserved and blocks 16 (0x11000,
+ * 4 KiB) and 18 (0x13000, 8 KiB) live before the first alloc (addresses are
+ * 0x1000 * (id + 1)); then the window's own alloc 1.
+ */
+static const struct ev window[] = {
+        {MEMPROF_OP_RESERVE, 15, 0x10000, 0, 0},    {MEMPROF_OP_PREEXISTING, 16, 0x1000, 0, 0},
+        {MEMPROF_OP_PREEXISTING, 18, 0x2000, 0, 0}, {MEMPROF_OP_ALLOC, 1, 0x800, 0, 0},
+        {MEMPROF_OP_FREE, 16, 0x1000, 0, 0},        {MEMPROF_OP_FREE, 18, 0x2000, 0, 0},
+        {MEMPROF_OP_FREE, 1, 0x800, 0, 0},
+};
+
+Test(engine, a_pool_with_seed_starts_from_the_windows_segments)
+{
+	struct mp_pool_plugin seeded = test_pool;
+	struct mp_replay_options o = {.backend = &mp_backend_sim};
+	struct mp_replay_result *res = calloc(1, sizeof *res);
+	struct mp_error err = {0};
+	static const uint64_t want[5][3] = {{0, 0x1000, (uint64_t)-1},
+	                                    {0x1000, 0x1000, 0},
+	                                    {0x2000, 0x1000, (uint64_t)-1},
+	                                    {0x3000, 0x2000, 1},
+	                                    {0x5000, 0xb000, (uint64_t)-1}};
+
+	seeded.ops.seed = t_seed;
+	load(window, sizeof window / sizeof window[0]);
+	n_seed_calls = 0;
+	next_mode = MODE_DIRECT;
+	cr_assert_eq(mp_replay_run(in, &in->devices[0], &seeded, &o, res, &err), 0, "%s", err.msg);
+	cr_assert_eq(n_seed_calls, 2, "once per pass: the replay and the fragmentation pass");
+	cr_assert_eq(seen_n_segments, 1);
+	cr_assert_eq(seen_size, 0x10000);
+	cr_assert_eq(seen_n_blocks, 5);
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_eq(seen_blocks[i].offset_bytes, want[i][0], "block %zu", i);
+		cr_assert_eq(seen_blocks[i].size_bytes, want[i][1], "block %zu", i);
+		cr_assert_eq((uint64_t)seen_blocks[i].index, want[i][2], "block %zu", i);
+	}
+	cr_assert_eq(res->n_seeded_segments, 1);
+	o.no_seed = 1;
+	n_seed_calls = 0;
+	cr_assert_eq(mp_replay_run(in, &in->devices[0], &seeded, &o, res, &err), 0, "%s", err.msg);
+	cr_assert_eq(n_seed_calls, 0, "no_seed");
+	cr_assert_eq(res->n_seeded_segments, 0);
+	free(res);
+}
+
+Test(engine, a_trace_from_nothing_seeds_nothing)
+{
+	struct mp_pool_plugin seeded = test_pool;
+	struct mp_replay_result *res = calloc(1, sizeof *res);
+	struct mp_error err = {0};
+	struct mp_replay_options o = {.backend = &mp_backend_sim};
+
+	seeded.ops.seed = t_seed;
+	load(basic, sizeof basic / sizeof basic[0]);
+	n_seed_calls = 0;
+	next_mode = MODE_DIRECT;
+	cr_assert_eq(mp_replay_run(in, &in->devices[0], &seeded, &o, res, &err), 0, "%s", err.msg);
+	cr_assert_eq(n_seed_calls, 0);
+	free(res);
 }

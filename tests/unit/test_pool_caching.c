@@ -493,6 +493,48 @@ Test(caching, seeded_layout_must_tile_the_segment)
 	teardown();
 }
 
+/* The seed callback of pool ABI 1.3 reaches seed.c: one free and one claimed block. */
+Test(caching, seed_callback_adopts_segments)
+{
+	struct memprof_pool_seed_block blocks[] = {{0, 12 * MiB, 7}, {12 * MiB, 8 * MiB, -1}};
+	struct memprof_pool_seed_segment seg = {sizeof seg, 20 * MiB, 0, blocks, 2};
+	struct memprof_pool_request r = {
+	        .struct_size = sizeof r, .size_bytes = 12 * MiB, .requested_bytes = 12 * MiB, .index = 7};
+	struct memprof_pool_block b;
+
+	setup(0, NULL, 0);
+	cr_assert_not_null(ops->seed);
+	cr_assert_eq(ops->seed(POOL, &seg, 1), 0);
+	cr_assert_eq(fh.n_reserve, 1);
+	cr_assert_eq(ops->alloc(POOL, &r, &b), 0);
+	cr_assert_eq(alloc0(8 * MiB).addr, b.addr + 12 * MiB, "the recorded free block serves it");
+	cr_assert_eq(fh.n_reserve, 1);
+	cr_assert_eq(stat("seeded_segments"), 1);
+	teardown();
+}
+
+/*
+ * Expandable mode with max_split_size (PyTorch #134338): out of memory, the
+ * second step frees a cached oversize block that is not expandable (here a
+ * seeded 100 MiB segment) and the request is served without the third step
+ * (emptyCache, counted as a retry).  Capacity 120 MiB: the seeded 100 plus
+ * 60 MiB mapped for a 50 MiB request would be 160.
+ */
+Test(caching, expandable_oom_frees_oversize_cudamalloc_blocks)
+{
+	struct memprof_pool_option o[] = {{"expandable_segments", "on"},
+	                                  {"max_split_size", "64MiB"}};
+	struct cb_seed_block whole[] = {{0, 100 * MiB, -1}};
+
+	setup(120 * MiB, o, 2);
+	cr_assert_eq(cb_seed_segment(pool, 100 * MiB, 0, whole, 1), 0);
+	alloc0(50 * MiB);
+	cr_assert_eq(stat("blocks_released_for_oom"), 1);
+	cr_assert_eq(stat("alloc_retries"), 0, "released by the second step, not emptyCache");
+	cr_assert_eq(fh.reserved_bytes, 60 * MiB);
+	teardown();
+}
+
 Test(caching, foreign_and_double_frees_are_refused)
 {
 	struct memprof_pool_block a, forged;
