@@ -121,6 +121,7 @@ struct report_state {
 	struct mp_pass *pass;
 	struct mp_frag_series series;
 	struct mp_phase_spans phases;
+	struct mp_block_spans spans;
 	struct mp_cmd_runs runs;
 	struct memprof_device *devices;
 	size_t n_devices;
@@ -139,6 +140,7 @@ static void state_free(struct report_state *st)
 	}
 	mp_frag_series_free(&st->series);
 	mp_phase_spans_free(&st->phases);
+	mp_block_spans_free(&st->spans);
 	mp_cmd_runs_free(&st->runs);
 	if (st->devices)
 		mp_store_free_devices(st->devices, st->n_devices);
@@ -151,11 +153,12 @@ static void state_free(struct report_state *st)
 static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_opts *o,
                    struct report_state *st, struct mp_error *err)
 {
-	struct mp_mem_listener ls[2];
+	struct mp_mem_listener ls[3];
 	struct mp_pass_opts po;
 	int rc, i;
 
 	mp_phase_spans_init(&st->phases, 0);
+	mp_block_spans_init(&st->spans);
 	if (!(st->pass = calloc(1, sizeof(*st->pass))))
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	mp_pass_opts_default(&po);
@@ -169,7 +172,8 @@ static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_
 		rc = mp_pass_attach(st->pass, r);
 	ls[0] = mp_frag_series_listener(&st->series);
 	ls[1] = mp_phase_spans_listener(&st->phases);
-	for (i = 0; i < 2 && rc == 0; i++)
+	ls[2] = mp_block_spans_listener(&st->spans);
+	for (i = 0; i < (o->md ? 2 : 3) && rc == 0; i++)
 		rc = mp_memstate_listen(&st->pass->ms, &ls[i]);
 	if (rc < 0)
 		return mp_err(err, rc, "cannot set up the analyses");
@@ -216,6 +220,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	        .phases = &st->phases,
 	        .devices = st->devices,
 	        .n_devices = st->n_devices,
+	        .spans = o->md ? NULL : &st->spans,
 	};
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "analysis/block_spans.h"
 #include "analysis/frag_series.h"
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
@@ -30,6 +31,7 @@ struct mp_report_input {
 	const struct mp_phase_spans *phases;      /* top-level phase spans; may be NULL */
 	const struct memprof_device *devices;     /* the trace's devices table; may be NULL */
 	size_t n_devices;
+	const struct mp_block_spans *spans; /* every block's and segment's life; may be NULL */
 };
 
 /* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */

@@ -49,7 +49,16 @@ static const char style[] =
         "code{font-size:12px;word-break:break-all}\n"
         "#tooltip{position:fixed;z-index:10;max-width:640px;background:#222;color:#fff;"
         "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre-line;"
-        "pointer-events:none;word-break:break-all}\n";
+        "pointer-events:none;word-break:break-all}\n"
+        ".controls{margin:4px 0;font-size:13px}.bands-box{position:relative}"
+        "canvas.bands,canvas.state{display:block;max-width:100%;height:auto;cursor:crosshair}"
+        ".brush{position:absolute;top:8px;height:290px;background:rgba(31,111,180,.2);"
+        "pointer-events:none}\n";
+
+/* The interactive views (report/report_views.js, made into a string by make). */
+static const char views_script[] =
+#include "report/report_views_js.h"
+        ;
 
 /* The one script: shows an element's data-tip in #tooltip on hover and
  * focus, and drops the <title> fallbacks so only one tooltip shows. */
@@ -261,6 +270,7 @@ static void device_section(struct mp_html_page *pg, const struct mp_mem_device *
 		mp_html_memory_chart(pg, d->device);
 		mp_html_frag_chart(pg, d->device);
 	}
+	mp_html_bands_view(pg, d->device);
 	mp_html_peak_chart(pg, d->device);
 	mp_html_groups_tables(pg, d->device);
 	mp_html_findings_table(pg, d->device);
@@ -301,9 +311,9 @@ int mp_report_write_html(FILE *out, const struct mp_report_input *in)
 		device_section(pg, &a->ms->devices[order[i]]);
 	mp_html_pools(pg);
 	fprintf(out,
-	        "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n<script>\n%s</script>\n"
+	        "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n<script>\n%s%s</script>\n"
 	        "</body>\n</html>\n",
-	        script);
+	        script, views_script);
 	free(pg);
 	return ferror(out) ? MP_EIO : 0;
 }

@@ -53,6 +53,9 @@ void mp_html_frag_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_peak_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_groups_tables(struct mp_html_page *pg, int32_t device);
 void mp_html_findings_table(struct mp_html_page *pg, int32_t device);
+/* The active memory timeline and the allocator state, drawn by the script
+ * (report_html_bands.c, report_views.js). */
+void mp_html_bands_view(struct mp_html_page *pg, int32_t device);
 /* The stored replay results of every device shown (report_html_pools.c). */
 void mp_html_pools(struct mp_html_page *pg);
 

@@ -11,14 +11,18 @@
 // usage: node check-report.mjs --report FILE [--charts memory,frag,peak,...]
 //   [--absent pools] [--tip TEXT]... [--oom] [--findings]
 //   [--hostile STRINGS.json] [--screenshot OUT.png] [--hover-timeout MS]
+//   [--views] [--band-tip TEXT]... [--brush] [--pick-out FILE [--pick-at FRACTION]]
+// --views and the options after it check the interactive views (views.mjs).
 import fs from 'node:fs';
 import { launch, openReport, measurePng, reporter, EVENT_TIMEOUT_MS } from './lib.mjs';
+import { checkViews } from './views.mjs';
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 let hoverTimeoutMs = 10000; // --hover-timeout: shorter only where a failure is expected
 
 function parseArgs(argv) {
-	const o = { charts: [], absent: [], tips: [], oom: false, findings: false };
+	const o = { charts: [], absent: [], tips: [], oom: false, findings: false, views: false,
+		bandTips: [], brush: false, pickAt: 0.5 };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i], v = () => {
 			if (i + 1 >= argv.length)
@@ -34,6 +38,11 @@ function parseArgs(argv) {
 		else if (a === '--hostile') o.hostile = v();
 		else if (a === '--screenshot') o.screenshot = v();
 		else if (a === '--hover-timeout') hoverTimeoutMs = Number(v());
+		else if (a === '--views') o.views = true;
+		else if (a === '--band-tip') o.bandTips.push(v());
+		else if (a === '--brush') o.brush = true;
+		else if (a === '--pick-out') o.pickOut = v();
+		else if (a === '--pick-at') o.pickAt = Number(v());
 		else usage(`unknown argument '${a}'`);
 	}
 	if (!o.report)
@@ -300,6 +309,8 @@ async function main() {
 			t.ok(await page.$$eval('table.findings tr', (r) => r.filter((x) => x.querySelector('td')).length) > 0,
 				'the lifetime findings table has rows');
 		await checkHover(t, page, o);
+		if (o.views)
+			await checkViews(t, page, { ...o, hostile });
 		await checkScreenshot(t, b.context, page, charts, o.screenshot);
 		if (hostile)
 			await checkHostile(t, page, log, hostile);
