@@ -24,7 +24,7 @@ struct report_opts {
 	int md, force;
 	int32_t device;
 	int top;
-	int64_t points;
+	int64_t points, blocks;
 };
 
 static void help(FILE *out)
@@ -44,8 +44,10 @@ static void help(FILE *out)
 	        "      --device=N       only device N\n"
 	        "      --top=N          rows per table (default 10)\n"
 	        "      --points=N       at most N states per series and device (default %d)\n"
+	        "      --blocks=N       at most N blocks per device drawn whole in the active\n"
+	        "                       memory timeline; the rest merged (default %d)\n"
 	        "  -h, --help           show this help\n",
-	        MP_TIMELINE_DEFAULT_POINTS);
+	        MP_TIMELINE_DEFAULT_POINTS, MP_REPORT_DEFAULT_BLOCKS);
 }
 
 static int parse_value(struct report_opts *o, int ch, const char *arg)
@@ -73,6 +75,11 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 			                    arg);
 		o->top = (int)v;
 		return 0;
+	case 'b':
+		if (mp_parse_count(arg, 0, MP_REPORT_MAX_BLOCKS, &o->blocks) < 0)
+			return mp_cmd_usage(&mp_cmd_report, "invalid --blocks '%s': give 0 to %d", arg,
+			                    MP_REPORT_MAX_BLOCKS);
+		return 0;
 	default: /* 'p' */
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
 		                   &o->points) < 0)
@@ -88,7 +95,8 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	        {"format", required_argument, NULL, 'm'}, {"device", required_argument, NULL, 'd'},
 	        {"top", required_argument, NULL, 't'},    {"points", required_argument, NULL, 'p'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	        {"blocks", required_argument, NULL, 'b'}, {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	int ch, rc;
 
@@ -221,6 +229,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	        .devices = st->devices,
 	        .n_devices = st->n_devices,
 	        .spans = o->md ? NULL : &st->spans,
+	        .max_blocks = o->blocks,
 	};
 	return 0;
 }
@@ -281,6 +290,7 @@ static int run(int argc, char **argv)
 	int rc;
 
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
+	o.blocks = MP_REPORT_DEFAULT_BLOCKS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;
 	if (mp_cmd_open_trace(&mp_cmd_report, &s, o.trace, &err) < 0)
@@ -311,7 +321,7 @@ const struct mp_cmd mp_cmd_report = {
         .name = "report",
         .summary = "charts of a trace in one HTML file, or a Markdown summary",
         .usage = "memprof report [-o FILE] [-f] [--format=html|md] [--device=N] [--top=N] "
-                 "[--points=N] TRACE",
+                 "[--points=N] [--blocks=N] TRACE",
         .help = help,
         .run = run,
 };

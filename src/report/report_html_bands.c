@@ -3,8 +3,8 @@
  * interactive views, drawn by the page's script (report_views.js): the
  * active memory timeline (every block a band over time) and the allocator
  * state at a moment (segments and blocks by address).  Writes at most
- * MAX_BLOCKS blocks per device, the largest; the rest are merged into one
- * series per column, and the page says so.  Computes nothing but that.
+ * --blocks blocks per device (about 75 bytes of page each), the largest;
+ * the rest are merged into one series per column, and the page says so.  Computes nothing but that.
  */
 #include "report/html_data.h"
 #include "report/report_html.h"
@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BLOCKS 20000 /* per device: about 1.5 MB of page */
 #define N_SMALL    2048  /* columns of the merged series */
 #define MAX_FRAMES 40    /* per stack in a tooltip */
 #define MAX_MARKS  22    /* the peak, 20 OOMs, the end */
@@ -56,19 +55,19 @@ static int by_index(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
-/* The blocks in the page: all, or the MAX_BLOCKS largest. */
+/* The blocks in the page: all, or the --blocks largest. */
 static int select_blocks(struct view *v)
 {
-	size_t i, n = v->d->n_blocks;
+	size_t i, n = v->d->n_blocks, max = (size_t)v->pg->in->max_blocks;
 
 	if (!(v->sel = malloc((n ? n : 1) * sizeof(*v->sel))))
 		return -1;
 	for (i = 0; i < n; i++)
 		v->sel[i] = i;
 	v->n_sel = n;
-	if (n > MAX_BLOCKS) {
+	if (n > max) {
 		qsort_r(v->sel, n, sizeof(*v->sel), by_size_desc, v->d->blocks);
-		v->n_sel = MAX_BLOCKS;
+		v->n_sel = max;
 		qsort(v->sel, v->n_sel, sizeof(*v->sel), by_index);
 	}
 	return 0;
@@ -344,10 +343,10 @@ static void state_frame(struct view *v)
 	}
 	if (v->n_sel < v->d->n_blocks) {
 		fprintf(out,
-		        "<p>Not drawn: the device has %zu blocks, more than the %d a page holds; "
-		        "<code>memprof analyze --at=WHEN</code> gives the figures at any "
-		        "moment.</p>\n",
-		        v->d->n_blocks, MAX_BLOCKS);
+		        "<p>Not drawn: the device has %zu blocks, more than the %zu the page holds "
+		        "(--blocks); <code>memprof analyze --at=WHEN</code> gives the figures at "
+		        "any moment.</p>\n",
+		        v->d->n_blocks, v->n_sel);
 		return;
 	}
 	fputs("<p class=\"sub state-figures\"></p>\n<canvas class=\"state\" width=\"960\" "

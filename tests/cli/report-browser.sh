@@ -142,8 +142,38 @@ mp report -o known.html known.db
 expect_status 0
 expect_file_present known.html
 check known 0 --report known.html --charts memory,frag,peak,pools --tip bwd --tip mlp --oom \
-	--findings --screenshot known.png
+	--findings --screenshot known.png --views --band-tip bwd --band-tip mlp --brush \
+	--pick-out known-pick.json
 expect_file_present known.png
+
+step "the allocator state drawn at the peak, the OOM, the end and a clicked moment is analyze's"
+# The trace starts at 0 ns, so the page's moments (from the first event) are timestamps.
+moment=$(python3 -c 'import json, sys; print(int(float(json.load(open(sys.argv[1]))["picked"]["moment"])))' \
+	known-pick.json) || die "no picked moment in known-pick.json"
+mp analyze --json --at="$moment" known.db
+expect_status 0
+cp "$OUT" known-at.json
+cat >compare.py <<'PY'
+import json, sys
+page, at = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d = at["devices"][0]
+f, m = d["fragmentation"], {x["label"]: x for x in page["marks"]}
+want = [("picked", "live", page["picked"], d["attribution"]["live_bytes"]),
+        ("peak", "free", m["the live peak"], f["at_peak"]["free_in_reserved_bytes"]),
+        ("peak", "hole", m["the live peak"], f["at_peak"]["largest_free_bytes"]),
+        ("oom", "free", m["OOM 1"], d["ooms"][0]["free_in_reserved_bytes"]),
+        ("oom", "hole", m["OOM 1"], d["ooms"][0]["largest_free_bytes"]),
+        ("end", "free", m["the end"], f["at_end"]["free_in_reserved_bytes"]),
+        ("end", "live", m["the end"], d["end"]["live_bytes"])]
+bad = [f"{w} {k}: page {int(float(p[k]))}, analyze {a}" for w, k, p, a in want if int(float(p[k])) != a]
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+if python3 compare.py known-pick.json known-at.json >compare.out 2>&1; then
+	pass
+else
+	fail "the allocator state differs from 'memprof analyze --at=$moment': $(cat compare.out)"
+fi
 
 step "no replay results stored: no pools chart, a sentence instead"
 mp import -q -o plain.db known.csv
@@ -205,7 +235,7 @@ expect_status 0
 mp report -o hostile.html "$hostile_db"
 expect_status 0
 check hostile 0 --report hostile.html --charts memory,frag,peak,pools --oom --findings \
-	--hostile hostile.json
+	--hostile hostile.json --views
 if grep -q -e '<script>window' -e '<img src' -e '<svg onload' -e '<iframe' -e '<u onclick' \
 	-e '<marquee' hostile.html; then
 	fail "hostile.html holds a hostile string unescaped"
