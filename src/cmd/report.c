@@ -31,11 +31,13 @@ static void help(FILE *out)
 {
 	fprintf(out,
 	        "usage: memprof report [options] TRACE\n\n"
-	        "Draw a trace for people: one self-contained HTML file with live, requested and\n"
-	        "reserved bytes over time (phases shaded, the peak and every OOM marked),\n"
-	        "fragmentation over time, what is live at the peak by call stack, the replay\n"
-	        "results stored in the trace and the lifetime findings; or a Markdown summary\n"
-	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
+	        "Draw a trace for people: one self-contained HTML file with every block as a\n"
+	        "band over time, the allocator's segments and blocks at any moment, live,\n"
+	        "requested and reserved bytes over time (phases shaded, the peak and every OOM\n"
+	        "marked), fragmentation over time, what is live at the peak by call stack, the\n"
+	        "replay results stored in the trace and the lifetime findings; or a Markdown\n"
+	        "summary for a pull request comment.  Charts and definitions: "
+	        "memprof-report(1).\n\n"
 	        "options:\n"
 	        "  -o, --output=FILE    write to FILE (default: standard output, or for HTML\n"
 	        "                       TRACE.html, .db replaced, when that is a terminal)\n"
@@ -77,8 +79,8 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 		return 0;
 	case 'b':
 		if (mp_parse_count(arg, 0, MP_REPORT_MAX_BLOCKS, &o->blocks) < 0)
-			return mp_cmd_usage(&mp_cmd_report, "invalid --blocks '%s': give 0 to %d", arg,
-			                    MP_REPORT_MAX_BLOCKS);
+			return mp_cmd_usage(&mp_cmd_report, "invalid --blocks '%s': give 0 to %d",
+			                    arg, MP_REPORT_MAX_BLOCKS);
 		return 0;
 	default: /* 'p' */
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
@@ -92,10 +94,14 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-	        {"format", required_argument, NULL, 'm'}, {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},    {"points", required_argument, NULL, 'p'},
-	        {"blocks", required_argument, NULL, 'b'}, {"help", no_argument, NULL, 'h'},
+	        {"output", required_argument, NULL, 'o'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"format", required_argument, NULL, 'm'},
+	        {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},
+	        {"points", required_argument, NULL, 'p'},
+	        {"blocks", required_argument, NULL, 'b'},
+	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int ch, rc;

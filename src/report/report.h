@@ -32,7 +32,7 @@ struct mp_report_input {
 	const struct memprof_device *devices;     /* the trace's devices table; may be NULL */
 	size_t n_devices;
 	const struct mp_block_spans *spans; /* every block's and segment's life; may be NULL */
-	int64_t max_blocks; /* blocks per device the page holds whole (--blocks) */
+	int64_t max_blocks;                 /* blocks per device the page holds whole (--blocks) */
 };
 
 #define MP_REPORT_DEFAULT_BLOCKS 20000

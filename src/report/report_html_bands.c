@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_SMALL    2048  /* columns of the merged series */
-#define MAX_FRAMES 40    /* per stack in a tooltip */
-#define MAX_MARKS  22    /* the peak, 20 OOMs, the end */
+#define N_SMALL    2048 /* columns of the merged series */
+#define MAX_FRAMES 40   /* per stack in a tooltip */
+#define MAX_MARKS  22   /* the peak, 20 OOMs, the end */
 
 struct view {
 	struct mp_html_page *pg;
