@@ -6,6 +6,7 @@
  * through util/outfile.
  */
 #include "analysis/frag_series.h"
+#include "analysis/gate.h"
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
 #include "cmd/cmd.h"
@@ -136,6 +137,7 @@ struct report_state {
 	struct mp_frag_series series;
 	struct mp_phase_spans phases;
 	struct mp_block_spans spans;
+	struct mp_gate_trace gate;
 	struct mp_cmd_runs runs;
 	struct memprof_device *devices;
 	size_t n_devices;
@@ -155,6 +157,7 @@ static void state_free(struct report_state *st)
 	mp_frag_series_free(&st->series);
 	mp_phase_spans_free(&st->phases);
 	mp_block_spans_free(&st->spans);
+	mp_gate_trace_free(&st->gate);
 	mp_cmd_runs_free(&st->runs);
 	if (st->devices)
 		mp_store_free_devices(st->devices, st->n_devices);
@@ -206,6 +209,9 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 		st->meta[i] = mp_store_get_meta(s, keys[i]);
 	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
 		return mp_err_copy(err, mp_store_error(s));
+	if (!o->md && mp_gate_trace_from_pass(&st->gate, st->pass, mp_store_path(s), st->meta[0],
+	                                      o->device) < 0)
+		return mp_err(err, MP_ENOMEM, "out of memory");
 	a->path = mp_store_path(s);
 	a->source = st->meta[0];
 	a->truncated = mp_cmd_meta_flag(s, "truncated");
@@ -236,6 +242,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	        .n_devices = st->n_devices,
 	        .spans = o->md ? NULL : &st->spans,
 	        .max_blocks = o->blocks,
+	        .gate = o->md ? NULL : &st->gate,
 	};
 	return 0;
 }

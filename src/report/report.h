@@ -12,6 +12,7 @@
 
 #include "analysis/block_spans.h"
 #include "analysis/frag_series.h"
+#include "analysis/gate.h"
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
 #include "report/analyze.h"
@@ -33,6 +34,8 @@ struct mp_report_input {
 	size_t n_devices;
 	const struct mp_block_spans *spans; /* every block's and segment's life; may be NULL */
 	int64_t max_blocks;                 /* blocks per device the page holds whole (--blocks) */
+	const struct mp_gate_trace
+	        *gate; /* the gate's figures (call sites at the peak); may be NULL */
 };
 
 #define MP_REPORT_DEFAULT_BLOCKS 20000

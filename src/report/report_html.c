@@ -272,6 +272,7 @@ static void device_section(struct mp_html_page *pg, const struct mp_mem_device *
 	}
 	mp_html_bands_view(pg, d->device);
 	mp_html_peak_chart(pg, d->device);
+	mp_html_sites_table(pg, d->device);
 	mp_html_groups_tables(pg, d->device);
 	mp_html_findings_table(pg, d->device);
 	fputs("</section>\n", out);

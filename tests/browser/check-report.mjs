@@ -12,10 +12,11 @@
 //   [--absent pools] [--tip TEXT]... [--oom] [--findings]
 //   [--hostile STRINGS.json] [--screenshot OUT.png] [--hover-timeout MS]
 //   [--views] [--band-tip TEXT]... [--brush] [--pick-out FILE [--pick-at FRACTION]]
+//   [--all-frames FRAME]
 // --views and the options after it check the interactive views (views.mjs).
 import fs from 'node:fs';
 import { launch, openReport, measurePng, reporter, EVENT_TIMEOUT_MS } from './lib.mjs';
-import { checkViews } from './views.mjs';
+import { checkViews, checkAllFrames } from './views.mjs';
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 let hoverTimeoutMs = 10000; // --hover-timeout: shorter only where a failure is expected
@@ -43,6 +44,7 @@ function parseArgs(argv) {
 		else if (a === '--brush') o.brush = true;
 		else if (a === '--pick-out') o.pickOut = v();
 		else if (a === '--pick-at') o.pickAt = Number(v());
+		else if (a === '--all-frames') o.allFrames = v();
 		else usage(`unknown argument '${a}'`);
 	}
 	if (!o.report)
@@ -60,7 +62,7 @@ function usage(msg) {
 /* Every svg.chart: its name, device, box in the page, and drawn elements
  * (shapes with a non-empty box, not hidden). */
 function chartsOf(page) {
-	return page.$$eval('svg.chart', (svgs) => svgs.map((svg) => {
+	return page.$$eval('svg.chart', (svgs) => svgs.filter((svg) => !svg.closest('details:not([open])')).map((svg) => {
 		const r = svg.getBoundingClientRect();
 		let drawn = 0;
 		for (const el of svg.querySelectorAll('path, rect, line, polyline, polygon, circle, ellipse')) {
@@ -311,6 +313,8 @@ async function main() {
 		await checkHover(t, page, o);
 		if (o.views)
 			await checkViews(t, page, { ...o, hostile });
+		if (o.allFrames)
+			await checkAllFrames(t, page, o.allFrames);
 		await checkScreenshot(t, b.context, page, charts, o.screenshot);
 		if (hostile)
 			await checkHostile(t, page, log, hostile);

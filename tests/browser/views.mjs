@@ -153,3 +153,25 @@ export async function checkViews(t, page, o) {
 		fs.writeFileSync(o.pickOut, JSON.stringify({ picked, marks }, null, 1) + '\n');
 	}
 }
+
+/* The icicle's toggle: closed, the frame is in no drawn cell; opened, the
+ * icicle with every frame is drawn and hovering the frame's cell names it. */
+export async function checkAllFrames(t, page, frame) {
+	const drawnWith = () => page.$$eval('svg.chart[data-chart^=peak] .cell', (cs, f) => cs.filter((c) =>
+		c.checkVisibility() && c.getBoundingClientRect().width > 0 && (c.getAttribute('data-tip') || '').split('\n')[0].includes(f)).length, frame);
+	t.ok(await drawnWith() === 0, `'${frame}' is in no icicle cell while the toggle is closed`);
+	const summary = await page.$('details.all-frames > summary');
+	if (!t.ok(summary, 'the icicle has a toggle for interpreter and runtime frames'))
+		return;
+	await summary.click();
+	t.ok(await drawnWith() > 0, `opening it draws '${frame}' in an icicle cell`);
+	const cell = await page.$(`svg.chart[data-chart=peak-all] .cell[data-tip^="${frame}"]`);
+	if (!cell)
+		return;
+	await cell.scrollIntoViewIfNeeded();
+	const box = await cell.boundingBox();
+	await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+	const text = await tipText(page);
+	t.ok(text.includes(frame), `hovering that cell shows '${frame}' in #tooltip`, text);
+	await summary.click();
+}

@@ -112,7 +112,8 @@ grep -q 'not ok .* no page error' bad-error.out && pass ||
 	fail "the checker did not see the page error of bad-error.html"
 
 # Device 0: a 1 MiB segment; phases forward and backward; stacks worked out
-# as in analyze.sh (bwd 300, mlp 200, fwd 100 live at the peak); an OOM.
+# as in analyze.sh (bwd 300, mlp 200, fwd 100 live at the peak; bwd's stack
+# holds an interpreter frame, drawn only behind the icicle's toggle); an OOM.
 # Device 1: blocks with addresses, no segments.
 cat >known.csv <<'EOF'
 ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
@@ -122,7 +123,7 @@ ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,threa
 20,alloc,2,200000,200000,0x120000,0,7,5,forward,,,,train@train.py:5;mlp@model.py:20
 25,phase_end,0,0,0,0,0,0,5,forward,,,,
 26,phase_begin,0,0,0,0,0,0,5,backward,,,,
-30,alloc,3,300000,250000,0x160000,0,9,5,backward,,,,train@train.py:5;bwd@model.py:30
+30,alloc,3,300000,250000,0x160000,0,9,5,backward,,,,train@train.py:5;PyEval_EvalFrameDefault@Python/ceval.c:4200;bwd@model.py:30
 40,free,2,200000,200000,0x120000,0,7,5,,,,,
 50,oom,0,0,900000,0x0,0,7,5,,,12345,,
 60,alloc,4,50000,50000,0x120000,0,7,5,backward,,,,train@train.py:5;fwd@model.py:10
@@ -143,8 +144,14 @@ expect_status 0
 expect_file_present known.html
 check known 0 --report known.html --charts memory,frag,peak,pools --tip bwd --tip mlp --oom \
 	--findings --screenshot known.png --views --band-tip bwd --band-tip mlp --brush \
-	--pick-out known-pick.json
+	--pick-out known-pick.json --all-frames PyEval_EvalFrameDefault
 expect_file_present known.png
+if grep -q '<td class="num">50.0%</td><td class="num">1</td><td class="num">1</td><td>bwd (model.py:30)</td>' \
+	known.html; then
+	pass
+else
+	fail "known.html has no top call sites table with bwd's 50.0% of the peak"
+fi
 
 step "the allocator state drawn at the peak, the OOM, the end and a clicked moment is analyze's"
 # The trace starts at 0 ns, so the page's moments (from the first event) are timestamps.
