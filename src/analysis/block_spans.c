@@ -84,6 +84,8 @@ static int open_block(struct mp_block_spans *s, const struct mp_mem_block *b,
 	    mp_intmap_put(&d->open_blocks, b->key, d->n_blocks) < 0)
 		return MP_ENOMEM;
 	x = &d->blocks[d->n_blocks++];
+	if (b->preexisting)
+		d->preexisting_bytes += b->size_bytes;
 	*x = (struct mp_block_span){
 	        .alloc_ts_ns = rec->ev.ts_ns,
 	        .free_ts_ns = never_live ? rec->ev.ts_ns : MP_SPAN_OPEN,

@@ -45,7 +45,8 @@ struct mp_block_spans_device {
 	size_t n_blocks, cap_blocks;
 	struct mp_segment_span *segments; /* in order of reserve */
 	size_t n_segments, cap_segments;
-	int64_t n_unmatched_ends; /* releases or unmaps of segments never seen */
+	int64_t n_unmatched_ends;  /* releases or unmaps of segments never seen */
+	int64_t preexisting_bytes; /* of blocks allocated before the first event */
 	/* private */
 	struct mp_intmap open_blocks, open_segments; /* key -> index */
 };

@@ -141,7 +141,8 @@ struct report_state {
 	struct mp_cmd_runs runs;
 	struct memprof_device *devices;
 	size_t n_devices;
-	char *meta[4]; /* source, command_line, created, tool_version */
+	char *meta[7]; /* source, command_line, created, tool_version, clock, allocator_settings,
+	                  private_pools */
 	struct mp_analysis a;
 	struct mp_report_input in;
 };
@@ -161,7 +162,7 @@ static void state_free(struct report_state *st)
 	mp_cmd_runs_free(&st->runs);
 	if (st->devices)
 		mp_store_free_devices(st->devices, st->n_devices);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 7; i++)
 		free(st->meta[i]);
 }
 
@@ -201,11 +202,13 @@ static int analyze(struct mp_store *s, struct mp_reader *r, const struct report_
 static int fill(struct mp_store *s, const struct report_opts *o, struct report_state *st,
                 struct mp_error *err)
 {
-	static const char *const keys[4] = {"source", "command_line", "created", "tool_version"};
+	static const char *const keys[7] = {"source",       "command_line", "created",
+	                                    "tool_version", "clock",        "allocator_settings",
+	                                    "private_pools"};
 	struct mp_analysis *a = &st->a;
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 7; i++)
 		st->meta[i] = mp_store_get_meta(s, keys[i]);
 	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
 		return mp_err_copy(err, mp_store_error(s));
@@ -216,6 +219,7 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	a->source = st->meta[0];
 	a->truncated = mp_cmd_meta_flag(s, "truncated");
 	a->lossy = mp_cmd_meta_flag(s, "lossy");
+	a->modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
 	a->device = o->device;
 	a->top = o->top;
 	a->stack_depth = 3;
@@ -243,6 +247,9 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	        .spans = o->md ? NULL : &st->spans,
 	        .max_blocks = o->blocks,
 	        .gate = o->md ? NULL : &st->gate,
+	        .clock = st->meta[4],
+	        .allocator_settings = st->meta[5],
+	        .private_pools = st->meta[6],
 	};
 	return 0;
 }

@@ -34,8 +34,10 @@ struct mp_report_input {
 	size_t n_devices;
 	const struct mp_block_spans *spans; /* every block's and segment's life; may be NULL */
 	int64_t max_blocks;                 /* blocks per device the page holds whole (--blocks) */
-	const struct mp_gate_trace
-	        *gate; /* the gate's figures (call sites at the peak); may be NULL */
+	const struct mp_gate_trace *gate;   /* call sites at the peak; may be NULL */
+	const char *clock;                  /* meta clock, may be NULL */
+	const char *allocator_settings;     /* meta allocator_settings (JSON), may be NULL */
+	const char *private_pools;          /* meta private_pools (JSON), may be NULL */
 };
 
 #define MP_REPORT_DEFAULT_BLOCKS 20000

@@ -50,7 +50,8 @@ static const char style[] =
         "#tooltip{position:fixed;z-index:10;max-width:640px;background:#222;color:#fff;"
         "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre-line;"
         "pointer-events:none;word-break:break-all}\n"
-        ".controls{margin:4px 0;font-size:13px}.bands-box{position:relative}"
+        ".controls{margin:4px 0;font-size:13px}.facts "
+        "dd{word-break:normal}.bands-box{position:relative}"
         "canvas.bands,canvas.state{display:block;max-width:100%;height:auto;cursor:crosshair}"
         ".brush{position:absolute;top:8px;height:290px;background:rgba(31,111,180,.2);"
         "pointer-events:none}\n";
@@ -264,7 +265,7 @@ static void device_section(struct mp_html_page *pg, const struct mp_mem_device *
 	if (pg->in->a->no_timestamps) /* one instant: a chart over time would be one line */
 		fputs("<p class=\"sub\">No charts over time: the trace has no timestamps, only the "
 		      "order of its events (a snapshot without time_us, or the state at one "
-		      "moment).</p>\n",
+		      "moment). The active memory timeline below is drawn in event order.</p>\n",
 		      out);
 	else {
 		mp_html_memory_chart(pg, d->device);
@@ -308,6 +309,7 @@ int mp_report_write_html(FILE *out, const struct mp_report_input *in)
 	mp_analyze_notes(a, note, &nt);
 	if (nt.n)
 		fputs("</ul>\n</section>\n", out);
+	mp_html_facts(pg);
 	for (i = 0; i < m; i++)
 		device_section(pg, &a->ms->devices[order[i]]);
 	mp_html_pools(pg);

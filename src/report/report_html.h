@@ -56,6 +56,9 @@ void mp_html_findings_table(struct mp_html_page *pg, int32_t device);
 /* The active memory timeline and the allocator state, drawn by the script
  * (report_html_bands.c, report_views.js). */
 void mp_html_bands_view(struct mp_html_page *pg, int32_t device);
+/* The trace's own facts: clock, window, modelled figures, allocator settings
+ * and private pools (report_html_facts.c). */
+void mp_html_facts(struct mp_html_page *pg);
 /* The call sites live at the peak, as the gate keys them (report_html_sites.c). */
 void mp_html_sites_table(struct mp_html_page *pg, int32_t device);
 /* The stored replay results of every device shown (report_html_pools.c). */

@@ -12,7 +12,7 @@
 //   [--absent pools] [--tip TEXT]... [--oom] [--findings]
 //   [--hostile STRINGS.json] [--screenshot OUT.png] [--hover-timeout MS]
 //   [--views] [--band-tip TEXT]... [--brush] [--pick-out FILE [--pick-at FRACTION]]
-//   [--all-frames FRAME]
+//   [--all-frames FRAME] [--axis time|events]
 // --views and the options after it check the interactive views (views.mjs).
 import fs from 'node:fs';
 import { launch, openReport, measurePng, reporter, EVENT_TIMEOUT_MS } from './lib.mjs';
@@ -45,6 +45,7 @@ function parseArgs(argv) {
 		else if (a === '--pick-out') o.pickOut = v();
 		else if (a === '--pick-at') o.pickAt = Number(v());
 		else if (a === '--all-frames') o.allFrames = v();
+		else if (a === '--axis') o.axis = v();
 		else usage(`unknown argument '${a}'`);
 	}
 	if (!o.report)
@@ -196,7 +197,7 @@ async function checkHover(t, page, o) {
 		const r = await hover(page, cells[cells.length - 1]);
 		t.ok(r.ok, 'hovering an icicle cell shows its data-tip in #tooltip', r.detail);
 	}
-	for (const [cls, wanted] of [['peak-marker', true], ['oom-marker', o.oom]]) {
+	for (const [cls, wanted] of [['peak-marker', o.charts.includes('memory')], ['oom-marker', o.oom]]) {
 		if (!wanted)
 			continue;
 		const m = await page.$$(`svg.chart .${cls}[data-tip]`);

@@ -127,6 +127,12 @@ export async function checkViews(t, page, o) {
 		t.ok(visible, `device ${dev}: the timeline is shown and laid out`);
 		if (!visible)
 			continue;
+		if (o.axis) {
+			const axis = await root.evaluate((r) => [r.getAttribute('data-axis'),
+				r.querySelector('.bands-merged').textContent]);
+			t.ok(axis[0] === o.axis && (o.axis !== 'events' || /Showing event \d+ to event \d+/.test(axis[1])),
+				`device ${dev}: the timeline's axis is ${o.axis}`, axis);
+		}
 		if (o.hostile) {
 			const stacks = await root.evaluate((r) => r.mpView.stacks);
 			const texts = [];

@@ -190,6 +190,44 @@ expect_status 0
 check plain 0 --report plain.html --charts memory,frag,peak --absent pools --tip fwd --findings
 grep -q 'memprof replay' plain.html && pass || fail "plain.html does not say how to add replay results"
 
+step "a snapshot without timestamps, with allocator settings and a private pool"
+# Settings and frames hold hostile strings; the segment of pool (7, 1) is private.
+cat >notime.py <<'PY'
+import json, pickle, sys
+h = json.load(open(sys.argv[1]))
+MiB = 1 << 20
+fr = [{"name": h[0], "filename": "m.py", "line": 3}, {"name": "main", "filename": "t.py", "line": 1}]
+def seg(addr, size, pool, blocks):
+    out, at = [], addr
+    for s, st, f in blocks:
+        out.append({"address": at, "size": s, "requested_size": s, "state": st, "frames": f})
+        at += s
+    return {"device": 0, "address": addr, "total_size": size, "allocated_size": 0, "active_size": 0,
+            "requested_size": 0, "stream": 0, "segment_type": "large", "segment_pool_id": pool,
+            "is_expandable": False, "frames": [], "blocks": out}
+snap = {"segments": [seg(0x1000000, 2 * MiB, (0, 0), [(MiB, "active_allocated", fr), (MiB, "inactive", [])]),
+                     seg(0x2000000, 4 * MiB, (7, 1), [(4 * MiB, "active_allocated", fr[1:])])],
+        "device_traces": [[{"action": "alloc", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": fr[1:]},
+                           {"action": "free_requested", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": []},
+                           {"action": "free_completed", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": []}]],
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": h[1], h[2]: 1, "max_split_size": -1}}
+pickle.dump(snap, open(sys.argv[2], "wb"), protocol=4)
+PY
+printf '%s\n' '["<script>window.__pwned=1</script>", "<img src=x onerror=\"window.__pwned=2\">", "\"><svg onload=window.__pwned=3>"]' \
+	>notime.json
+run python3 notime.py notime.json notime.pickle
+expect_status 0
+mp import -q -o notime.db notime.pickle
+expect_status 0
+mp report -o notime.html notime.db
+expect_status 0
+for want in 'none: only the order of events is known' 'data-axis="events"' \
+	'<td><code>7,1</code></td><td><code>1 segments, 4194304 bytes, device 0</code></td>' \
+	'2 blocks (5.00 MiB) were allocated before'; do
+	grep -qF "$want" notime.html && pass || fail "notime.html does not hold '$want'"
+done
+check notime 0 --report notime.html --charts peak --views --axis events --hostile notime.json
+
 # --- hostile strings -----------------------------------------------------------------
 # Each must run nothing and show literally.  In the CSV, stack text escapes
 # ';' and '@' in names and ';' and ':' in files (memprof-trace(5)); a field
