@@ -21,7 +21,7 @@
 #include <string.h>
 
 struct report_opts {
-	const char *trace, *output;
+	const char *trace, *head, *output; /* head: the second trace, NULL for one */
 	int md, force;
 	int32_t device;
 	int top;
@@ -31,7 +31,8 @@ struct report_opts {
 static void help(FILE *out)
 {
 	fprintf(out,
-	        "usage: memprof report [options] TRACE\n\n"
+	        "usage: memprof report [options] TRACE\n"
+	        "       memprof report [options] BASE HEAD\n\n"
 	        "Draw a trace for people: one self-contained HTML file with every block as a\n"
 	        "band over time, the allocator's segments and blocks at any moment, live,\n"
 	        "requested and reserved bytes over time (phases shaded, the peak and every OOM\n"
@@ -124,10 +125,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 				return rc;
 		}
 	}
-	if (optind != argc - 1)
+	if (optind == argc || argc - optind > 2)
 		return mp_cmd_usage(&mp_cmd_report,
-		                    optind == argc ? "no trace given" : "more than one trace");
+		                    optind == argc ? "no trace given" : "more than two traces");
+	if (argc - optind == 2 && o->md)
+		return mp_cmd_usage(&mp_cmd_report,
+		                    "two traces are compared in HTML only: leave out --format=md");
 	o->trace = argv[optind];
+	o->head = argc - optind == 2 ? argv[optind + 1] : NULL;
 	return 0;
 }
 
@@ -145,6 +150,8 @@ struct report_state {
 	                  private_pools */
 	struct mp_analysis a;
 	struct mp_report_input in;
+	struct mp_store *s;
+	struct mp_reader *r;
 };
 
 static void state_free(struct report_state *st)
@@ -215,6 +222,8 @@ static int fill(struct mp_store *s, const struct report_opts *o, struct report_s
 	if (!o->md && mp_gate_trace_from_pass(&st->gate, st->pass, mp_store_path(s), st->meta[0],
 	                                      o->device) < 0)
 		return mp_err(err, MP_ENOMEM, "out of memory");
+	st->gate.truncated = mp_cmd_meta_flag(s, "truncated");
+	st->gate.lossy = mp_cmd_meta_flag(s, "lossy");
 	a->path = mp_store_path(s);
 	a->source = st->meta[0];
 	a->truncated = mp_cmd_meta_flag(s, "truncated");
@@ -268,26 +277,64 @@ static int write_md(FILE *out, const struct mp_report_input *in)
 	return rc;
 }
 
-static int report(struct mp_store *s, const struct report_opts *o, struct mp_error *err)
+/* Open, analyze and describe one trace; its store and reader stay open
+ * until unload (names and stacks are the reader's). */
+static int load(const char *path, const struct report_opts *o, struct report_state *st,
+                struct mp_error *err)
 {
-	struct report_state *st = calloc(1, sizeof(*st));
-	struct mp_reader *r = NULL;
-	const char *inputs[] = {o->trace, NULL};
-	struct mp_outfile of;
 	int rc;
 
-	if (!st)
-		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0) {
-		free(st);
+	if (mp_cmd_open_trace(&mp_cmd_report, &st->s, path, err) < 0 ||
+	    mp_cmd_load_runs(path, &st->runs, err) < 0)
 		return err->code;
-	}
-	if (mp_cmd_load_runs(o->trace, &st->runs, err) < 0)
-		rc = err->code;
-	else if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
-		rc = mp_err_copy(err, mp_store_error(s));
-	else if ((rc = analyze(s, r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
-		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
+	if (mp_reader_open(st->s, MP_READ_STACKS, &st->r) < 0)
+		return mp_err_copy(err, mp_store_error(st->s));
+	if ((rc = analyze(st->s, st->r, o, st, err)) == 0)
+		rc = fill(st->s, o, st, err);
+	return rc;
+}
+
+static void unload(struct report_state *st)
+{
+	if (!st)
+		return;
+	mp_reader_close(st->r);
+	state_free(st);
+	if (st->s)
+		mp_store_close(st->s);
+	free(st);
+}
+
+/* BASE and HEAD: the gate's comparison and both runs on one page. */
+static int write_diff(FILE *out, struct report_state *const *st, const struct report_opts *o)
+{
+	struct mp_gate_diff d = {0};
+	int rc = mp_gate_diff(&d, &st[0]->gate, &st[1]->gate);
+
+	if (rc == 0)
+		rc = mp_report_write_diff_html(out, &st[0]->in, &st[1]->in, &d, o->device, o->top);
+	mp_gate_diff_free(&d);
+	return rc;
+}
+
+static int report(const struct report_opts *o, struct mp_error *err)
+{
+	struct report_state *st[2] = {NULL, NULL};
+	const char *inputs[] = {o->trace, o->head, NULL};
+	int n = o->head ? 2 : 1, i, rc = 0;
+	struct mp_outfile of;
+
+	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0)
+		return err->code;
+	for (i = 0; i < n && rc == 0; i++)
+		if (!(st[i] = calloc(1, sizeof(*st[i]))))
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+		else
+			rc = load(i ? o->head : o->trace, o, st[i], err);
+	if (rc == 0) {
+		rc = n == 2  ? write_diff(of.f, st, o)
+		     : o->md ? write_md(of.f, &st[0]->in)
+		             : mp_report_write_html(of.f, &st[0]->in);
 		if (rc < 0)
 			rc = mp_outfile_write_error(&of, rc, "report", err);
 	}
@@ -295,9 +342,8 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 		rc = mp_outfile_commit(&of, err);
 	else
 		mp_outfile_abort(&of);
-	mp_reader_close(r); /* after writing: names and stacks are the reader's */
-	state_free(st);
-	free(st);
+	for (i = 0; i < n; i++)
+		unload(st[i]);
 	return rc;
 }
 
@@ -306,26 +352,21 @@ static int run(int argc, char **argv)
 	struct report_opts o = {.output = NULL, .device = -1, .top = 10};
 	char *beside = NULL;
 	struct mp_error err = {0};
-	struct mp_store *s;
 	int rc;
 
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
 	o.blocks = MP_REPORT_DEFAULT_BLOCKS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;
-	if (mp_cmd_open_trace(&mp_cmd_report, &s, o.trace, &err) < 0)
-		return mp_cmd_fail(&mp_cmd_report, &err);
-	if ((rc = mp_cmd_check_device(&mp_cmd_report, s, o.trace, o.device)) != 0) {
-		mp_store_close(s);
+	if ((rc = mp_cmd_check_device(&mp_cmd_report, NULL, o.trace, o.device)) != 0 ||
+	    (o.head && (rc = mp_cmd_check_device(&mp_cmd_report, NULL, o.head, o.device)) != 0))
 		return rc;
-	}
 	if (o.md && !o.output)
 		o.output = "-";
-	if (mp_cmd_default_output(&o.output, o.trace, "html", &beside) < 0)
+	if (mp_cmd_default_output(&o.output, o.head ? o.head : o.trace, "html", &beside) < 0)
 		rc = mp_err(&err, MP_ENOMEM, "out of memory");
 	else
-		rc = report(s, &o, &err);
-	mp_store_close(s);
+		rc = report(&o, &err);
 	if (rc == 0 && beside)
 		fprintf(stderr,
 		        "memprof report: wrote '%s' (standard output is a terminal; -o - "
@@ -341,7 +382,7 @@ const struct mp_cmd mp_cmd_report = {
         .name = "report",
         .summary = "charts of a trace in one HTML file, or a Markdown summary",
         .usage = "memprof report [-o FILE] [-f] [--format=html|md] [--device=N] [--top=N] "
-                 "[--points=N] [--blocks=N] TRACE",
+                 "[--points=N] [--blocks=N] TRACE [HEAD]",
         .help = help,
         .run = run,
 };

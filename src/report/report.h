@@ -46,5 +46,12 @@ struct mp_report_input {
 /* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */
 int mp_report_write_html(FILE *out, const struct mp_report_input *in);
 int mp_report_write_md(FILE *out, const struct mp_report_input *in);
+/* Two traces on one page (report_html_diff.c): the gate's figures as
+ * 'memprof diff' prints them, the call sites that grew or shrank at the
+ * peak (d, from the two inputs' gate figures), and both timelines of each
+ * device on one axis.  device -1: all; top: call sites per device. */
+int mp_report_write_diff_html(FILE *out, const struct mp_report_input *base,
+                              const struct mp_report_input *head, const struct mp_gate_diff *d,
+                              int32_t device, int top);
 
 #endif

@@ -21,8 +21,15 @@ struct mp_html_page {
 	const struct mp_report_input *in;
 	int64_t t0_ns, t1_ns;    /* the trace's time range (t1 > t0) */
 	struct mp_html_text tip; /* scratch for tooltips */
+	double x1_shared;        /* > 0: the timeline's axis length, shared with another page */
+	const char *group;       /* NULL, or the timelines zoomed together ("d0") */
+	const char *run;         /* NULL, or which run the timeline is ("BASE", "HEAD") */
 };
 
+/* The page's head (CSP, style) and <body>, titled after one trace or two;
+ * then its end: the tooltip, the one script, </html>. */
+void mp_html_page_open(FILE *out, const char *title, const char *title2);
+void mp_html_page_close(FILE *out);
 /* "+1.23 ms": a timestamp from the trace's first event. */
 const char *mp_html_at(const struct mp_html_page *pg, char *buf, size_t n, int64_t ts_ns);
 /* "1.50 GiB (1610612736 B)", or "unknown" for a negative count. */

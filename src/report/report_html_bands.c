@@ -367,6 +367,8 @@ static int view(struct view *v, const struct mp_mem_device *md, const struct mp_
 
 	v->time = !v->pg->in->a->no_timestamps;
 	v->x1 = v->time ? (double)(v->pg->t1_ns - v->pg->t0_ns) : (double)bs->last_seq;
+	if (v->pg->x1_shared > 0)
+		v->x1 = v->pg->x1_shared;
 	if (select_blocks(v) < 0)
 		return -1;
 	marks(v, md, fd, bs);
@@ -374,6 +376,10 @@ static int view(struct view *v, const struct mp_mem_device *md, const struct mp_
 	        "<div class=\"bands-view\" hidden data-device=\"%d\" data-axis=\"%s\" "
 	        "data-x0=\"0\" data-x1=\"%.17g\"",
 	        (int)v->d->device, v->time ? "time" : "events", v->x1);
+	if (v->pg->group)
+		fprintf(out, " data-group=\"%s\"", v->pg->group);
+	if (v->pg->run)
+		fprintf(out, " data-run=\"%s\"", v->pg->run);
 	if (write_blocks(v) < 0 || write_segments(v) < 0 || write_small(v) < 0 ||
 	    json_attr(v, "data-stacks") < 0 || json_attr(v, "data-marks") < 0)
 		return -1;
@@ -397,7 +403,8 @@ void mp_html_bands_view(struct mp_html_page *pg, int32_t device)
 	struct view v = {.pg = pg};
 	int rc;
 
-	fputs("<h3>Active memory over time</h3>\n", pg->out);
+	if (!pg->run)
+		fputs("<h3>Active memory over time</h3>\n", pg->out);
 	if (!bs || !(v.d = mp_block_spans_device(bs, device)) || !v.d->n_blocks) {
 		fputs("<p>No blocks on this device.</p>\n", pg->out);
 		return;

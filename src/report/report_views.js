@@ -243,6 +243,17 @@
       showTip(this.blockText(h.block, ''), e.clientX, e.clientY);
   };
 
+  // Zoom to view, and the timelines of the same group with it (two runs on one axis).
+  var views = [];
+  Device.prototype.zoom = function (view) {
+    var g = this.root.getAttribute('data-group');
+    for (var k = 0; k < views.length; k++) {
+      var o = views[k];
+      if (o !== this && !(g && o.root.getAttribute('data-group') === g)) continue;
+      o.view = view.slice();
+      o.draw();
+    }
+  };
   // Brushing zooms; a click picks the moment of its column.
   Device.prototype.wire = function () {
     var d = this, cv = d.root.querySelector('canvas.bands'), brush = d.root.querySelector('.brush');
@@ -266,17 +277,13 @@
       start = null;
       if (b - a >= 4) {
         a = Math.max(0, a - PAD_L); b = Math.min(W, b - PAD_L);
-        if (b > a) d.view = [v0 + s * a / W, v0 + s * b / W];
-        d.draw();
+        if (b > a) d.zoom([v0 + s * a / W, v0 + s * b / W]);
       } else {
         var h = d.hit(e.clientX, e.clientY);
         if (h) d.pick(h.col.m, 'picked at ' + d.at(h.col.m));
       }
     });
-    d.root.querySelector('.reset').addEventListener('click', function () {
-      d.view = [0, d.x1];
-      d.draw();
-    });
+    d.root.querySelector('.reset').addEventListener('click', function () { d.zoom([0, d.x1]); });
     d.root.querySelector('.detail').addEventListener('change', function (e) {
       var v = +e.target.value;
       d.whole = v > 0 ? v : d.n;
@@ -405,6 +412,7 @@
   var roots = document.querySelectorAll('div.bands-view');
   for (var i = 0; i < roots.length; i++) {
     var d = new Device(roots[i]);
+    views.push(d);
     roots[i].hidden = false;
     d.wire();
     d.draw();

@@ -178,7 +178,8 @@ async function hover(page, el) {
 
 async function checkHover(t, page, o) {
 	const cells = await page.$$('svg[data-chart=peak] [data-tip]');
-	t.ok(cells.length > 0, 'the icicle has cells with data-tip', `${cells.length} cells`);
+	if (!o.absent.includes('peak'))
+		t.ok(cells.length > 0, 'the icicle has cells with data-tip', `${cells.length} cells`);
 	for (const want of o.tips) {
 		let cell = null;
 		for (const c of cells)

@@ -66,6 +66,12 @@ async function checkBrush(t, page, root) {
 	const span = (after[1] - after[0]) / (before[1] - before[0]);
 	t.ok(after[0] > before[0] && after[1] < before[1] && span > 0.2 && span < 0.45,
 		'brushing across 30% of the timeline zooms into that range', { before, after, span });
+	const group = await root.getAttribute('data-group');
+	if (group) {
+		const others = await page.$$eval(`div.bands-view[data-group="${group}"]`, (rs) => rs.map((r) => r.mpView.view));
+		t.ok(others.length > 1 && others.every((v) => v[0] === after[0] && v[1] === after[1]),
+			`every timeline of group ${group} zoomed with it`, others);
+	}
 	await (await root.$('button.reset')).click();
 	const reset = await root.evaluate((r) => [r.mpView.view[0], r.mpView.view[1]]);
 	t.ok(reset[0] === 0 && reset[1] === before[2], 'reset zoom shows the whole axis again', reset);

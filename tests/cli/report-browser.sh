@@ -228,6 +228,50 @@ for want in 'none: only the order of events is known' 'data-axis="events"' \
 done
 check notime 0 --report notime.html --charts peak --views --axis events --hostile notime.json
 
+step "two runs: the call sites that grew at the peak are memprof diff's, both timelines zoom together"
+cat >base.csv <<'EOF'
+ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
+0,reserve,1,1048576,1048576,0x100000,0,0,5,,cudaMalloc,,,
+10,alloc,1,100000,100000,0x100000,0,7,5,,,,,train@train.py:5;fwd@model.py:10
+20,alloc,2,200000,200000,0x120000,0,7,5,,,,,train@train.py:5;mlp@model.py:20
+30,free,2,200000,200000,0x120000,0,7,5,,,,,
+40,free,1,100000,100000,0x100000,0,7,5,,,,,
+EOF
+cat >head.csv <<'EOF'
+ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
+0,reserve,1,1048576,1048576,0x100000,0,0,5,,cudaMalloc,,,
+10,alloc,1,100000,100000,0x100000,0,7,5,,,,,train@train.py:5;fwd@model.py:10
+20,alloc,2,500000,500000,0x120000,0,7,5,,,,,train@train.py:5;mlp@model.py:20
+25,alloc,3,50000,50000,0x1a0000,0,7,5,,,,,train@train.py:5;<b>new</b>@model.py:40
+30,free,2,500000,500000,0x120000,0,7,5,,,,,
+60,free,1,100000,100000,0x100000,0,7,5,,,,,
+EOF
+mp import -q -o base.db base.csv
+expect_status 0
+mp import -q -o head.db head.csv
+expect_status 0
+mp report -o diff.html base.db head.db
+expect_status 0
+mp diff --format=json base.db head.db
+expect_status 0
+cp "$OUT" diff.json
+cat >sites.py <<'PY'
+import html, json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+rows = re.findall(r'data-delta="(-?\d+)">[^<]*</td><td>([^<]*)</td>', page)
+got = [(int(d), html.unescape(t).split(" (")[0]) for d, t in rows]
+want = [(s["delta_bytes"], s["name"]) for s in json.load(open(sys.argv[2]))["devices"][0]["sites"]]
+print(got, want)
+sys.exit(0 if got == want and got else 1)
+PY
+if python3 sites.py diff.html diff.json >sites.out 2>&1; then
+	pass
+else
+	fail "diff.html's call-site changes are not memprof diff's: $(cat sites.out)"
+fi
+grep -q '<pre class="gate">' diff.html && pass || fail "diff.html has no gate figures"
+check diff 0 --report diff.html --charts memory --absent peak,frag --views --band-tip '<b>new</b>' --brush
+
 # --- hostile strings -----------------------------------------------------------------
 # Each must run nothing and show literally.  In the CSV, stack text escapes
 # ';' and '@' in names and ';' and ':' in files (memprof-trace(5)); a field
