@@ -35,7 +35,7 @@
     tip.style.left = Math.max(0, Math.min(x + 14, window.innerWidth - r.width - 4)) + 'px';
     tip.style.top = Math.max(0, Math.min(y + 14, window.innerHeight - r.height - 4)) + 'px';
   }
-  var PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1',
+  var PALETTE = ['#4e79a7', '#2f4b7c', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1',
                  '#ff9da7', '#9c755f', '#86bcb6', '#d4a6c8', '#a0cbe8', '#8cd17d', '#f1ce63'];
   // One colour per call site, in the order the sites first appear.
   function colours(stacks) {

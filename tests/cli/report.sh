@@ -230,8 +230,12 @@ for bad in --format=pdf --points=5 --top=0 --device=x --bogus; do
 done
 mp report
 expect_status 2
-mp report demo.db demo.db
+mp report demo.db demo.db demo.db
 expect_status 2
+expect_stderr_contains "more than two traces"
+mp report --format=md demo.db demo.db
+expect_status 2
+expect_stderr_contains "two traces are compared in HTML only"
 mp report --help
 expect_status 0
 expect_stdout_contains "usage: memprof report"
