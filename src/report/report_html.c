@@ -51,8 +51,8 @@ static const char style[] =
         "#tooltip{position:fixed;z-index:10;max-width:640px;background:#222;color:#fff;"
         "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre-line;"
         "pointer-events:none;word-break:break-all}\n"
-        ".controls{margin:4px 0;font-size:13px}.facts "
-        "dd{word-break:normal}.bands-box{position:relative}"
+        ".controls{margin:4px 0;font-size:13px}.facts dl.meta dd,"
+        ".facts code{word-break:normal;overflow-wrap:break-word}.bands-box{position:relative}"
         "canvas.bands,canvas.state{display:block;max-width:100%;height:auto;cursor:crosshair}"
         ".brush{position:absolute;top:8px;height:290px;background:rgba(31,111,180,.2);"
         "pointer-events:none}\n";

@@ -3,10 +3,9 @@
 # of a report made from a real trace: the PyTorch snapshot
 # ../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle imported,
 # every pool replayed and stored ('memprof replay --pool=all'), then
-# 'memprof report'; the top of the page (the header, the memory and
-# fragmentation charts, the top of the icicle) shot in headless Chromium at
-# 1280 pixels wide, with the mouse on an icicle cell so its tooltip shows a
-# short stack (tests/browser/screenshot.mjs).  memprof runs by the name
+# 'memprof report'; the top of the page (the header, the notes, the trace's
+# own facts and the memory chart) shot in headless Chromium at 1280 pixels
+# wide (tests/browser/screenshot.mjs).  memprof runs by the name
 # 'memprof' (its directory put first on PATH), so the page shows the command
 # lines as a user types them.  Then docs/report-timeline.png: the active
 # memory timeline and the allocator state at the peak of device 0.
@@ -44,6 +43,6 @@ memprof replay --pool=all "$name.db" >/dev/null
 memprof report -o report.html "$name.db"
 mkdir -p "$(dirname "$OUT")"
 node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT" --width 1280 \
-	--max-height 1500 --hover-row 3
+	--until 'svg.chart[data-chart=memory]' --max-height 1500
 node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT_VIEWS" --width 1280 \
 	--element 'div.bands-view'
