@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CELL_H    18
-#define MIN_PX    2.0
-#define MAX_DEPTH 48
-#define MAX_CELLS 3000
-#define TOP       4
+#define CELL_H        18
+#define MIN_PX        2.0
+#define MAX_DEPTH     48
+#define MAX_CELLS     3000
+#define MAX_CELLS_ALL 1000 /* the icicle with every frame, behind its toggle */
+#define TOP           4
 
 struct node {
 	const struct memprof_frame *frame; /* NULL: the root, or "(no call stack)" */
@@ -167,7 +168,7 @@ struct draw {
 	double scale;  /* px per byte */
 	int64_t total; /* bytes live at the peak */
 	int32_t path[MAX_DEPTH + 2];
-	int n_cells, n_cells_cut;
+	int n_cells, n_cells_cut, max_cells;
 };
 
 static int by_bytes_desc(const void *pa, const void *pb, void *ctx)
@@ -255,7 +256,7 @@ static void draw_node(struct draw *dr, int32_t id, double x)
 	size_t n_kids = 0, i;
 	int64_t n_other = 0;
 
-	if (dr->n_cells >= MAX_CELLS) {
+	if (dr->n_cells >= dr->max_cells) {
 		dr->n_cells_cut++;
 		return;
 	}
@@ -276,7 +277,7 @@ static void draw_node(struct draw *dr, int32_t id, double x)
 		draw_node(dr, kids[i], cx);
 		cx += (double)dr->t->nodes[kids[i]].bytes * dr->scale;
 	}
-	if (n_other && dr->n_cells < MAX_CELLS) {
+	if (n_other && dr->n_cells < dr->max_cells) {
 		struct node o = *n;
 
 		o.bytes = (int64_t)(other_w / dr->scale + 0.5);
@@ -298,7 +299,10 @@ static int drawn_depth(const struct tree *t, double scale)
 
 static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device, int all)
 {
-	struct draw dr = {.pg = pg, .t = t, .total = t->nodes[0].bytes};
+	struct draw dr = {.pg = pg,
+	                  .t = t,
+	                  .total = t->nodes[0].bytes,
+	                  .max_cells = all ? MAX_CELLS_ALL : MAX_CELLS};
 	int height;
 	char label[96];
 
@@ -321,7 +325,7 @@ static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device
 		fprintf(pg->out, " %lld stacks deeper than %d frames are cut there.",
 		        (long long)t->n_cut, MAX_DEPTH);
 	if (dr.n_cells_cut)
-		fprintf(pg->out, " Only the first %d cells are drawn.", MAX_CELLS);
+		fprintf(pg->out, " Only the first %d cells are drawn.", dr.max_cells);
 	fputs("</p>\n", pg->out);
 }
 

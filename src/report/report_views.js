@@ -80,6 +80,10 @@
     }
     ev.sort(function (a, b) { return a[0] - b[0]; });
     this.ev = ev;
+    var order = [];
+    for (var k = 0; k < this.n; k++) order.push(k);
+    order.sort(function (a, b) { return B[a * NB] - B[b * NB] || a - b; });
+    this.byAlloc = order; // the blocks by allocation time
   };
   Device.prototype.live = function (i, m) {
     var o = i * NB;
@@ -115,13 +119,18 @@
     var c = Math.floor(m / (this.x1 || 1) * s.length);
     return s[Math.max(0, Math.min(s.length - 1, c))];
   };
-  // Per column: the moment, the merged bytes and the bands bottom up.
+  // Per column: the moment, the merged bytes and the bands bottom up.  The
+  // moments only grow from column to column, so the live blocks are kept
+  // as the sweep goes: each column costs what is live there.
   Device.prototype.layout = function (w) {
     var ms = this.moments(w), min = this.minBytes(), cols = [], top = 1;
+    var order = this.byAlloc, k = 0, live = [], self = this;
     for (var c = 0; c < w; c++) {
       var m = ms[c], merged = this.smallAt(m), bands = [], sum;
-      for (var i = 0; i < this.n && this.B[i * NB] <= m; i++) {
-        if (!this.live(i, m)) continue;
+      while (k < order.length && this.B[order[k] * NB] <= m) live.push(order[k++]);
+      live = live.filter(function (i) { return self.live(i, m); });
+      for (var q = 0; q < live.length; q++) {
+        var i = live[q];
         if (this.B[i * NB + 3] < min) merged += this.B[i * NB + 3]; else bands.push(i);
       }
       sum = merged;
@@ -140,25 +149,43 @@
     g.clearRect(0, 0, cv.width, cv.height);
     g.fillStyle = '#fff';
     g.fillRect(0, 0, cv.width, cv.height);
+    // One path per colour (setting a fill style per rectangle is what costs),
+    // and a band that keeps its place over neighbouring columns is one rectangle.
+    var paths = {}, px = H / this.top, edges = new Path2D(), self = this;
+    var x0 = new Int32Array(this.n), last = new Int32Array(this.n).fill(-2), ys = new Float64Array(this.n);
+    function flush(i) {
+      var h = self.B[i * NB + 3] * px, st = self.B[i * NB + 6], w = last[i] - x0[i] + 1;
+      var colour = st >= 0 ? self.colours[st] : '#7a8fa6';
+      (paths[colour] || (paths[colour] = new Path2D())).rect(PAD_L + x0[i], ys[i] - h, w, h);
+      if (h >= 4) edges.rect(PAD_L + x0[i], ys[i] - h, w, 1); // an edge between bands
+    }
+    var grey = new Path2D();
     for (var c = 0; c < W; c++) {
-      var col = this.cols[c], y = H + PAD_T, px = H / this.top;
+      var col = this.cols[c], y = H + PAD_T;
       if (col.merged > 0) {
-        g.fillStyle = '#b8b8b8';
-        g.fillRect(PAD_L + c, y - col.merged * px, 1, col.merged * px);
+        grey.rect(PAD_L + c, y - col.merged * px, 1, col.merged * px);
         y -= col.merged * px;
       }
       for (var j = 0; j < col.bands.length; j++) {
-        var i = col.bands[j], h = this.B[i * NB + 3] * px;
-        var st = this.B[i * NB + 6];
-        g.fillStyle = st >= 0 ? this.colours[st] : '#7a8fa6';
-        g.fillRect(PAD_L + c, y - h, 1, h);
-        if (h >= 4) { // a light edge between neighbouring bands
-          g.fillStyle = 'rgba(255,255,255,0.7)';
-          g.fillRect(PAD_L + c, y - h, 1, 1);
+        var i = col.bands[j];
+        if (last[i] !== c - 1 || Math.abs(ys[i] - y) > 0.01) {
+          if (last[i] >= 0) flush(i);
+          x0[i] = c;
+          ys[i] = y;
         }
-        y -= h;
+        last[i] = c;
+        y -= this.B[i * NB + 3] * px;
       }
     }
+    for (var k = 0; k < this.n; k++) if (last[k] >= 0) flush(k);
+    g.fillStyle = '#b8b8b8';
+    g.fill(grey);
+    for (var colour in paths) {
+      g.fillStyle = colour;
+      g.fill(paths[colour]);
+    }
+    g.fillStyle = 'rgba(255,255,255,0.7)';
+    g.fill(edges);
     this.axes(g, W, H);
     this.marksDraw(g, W, H);
     this.say();
