@@ -1,42 +1,30 @@
 /*
- * cmd/report.c - 'memprof report': one trace's analyses (analysis/pass,
- * plus fragmentation over time and phase spans) and its stored replay
- * results drawn as one self-contained HTML file (report/report_html*.c) or
- * summarized in Markdown (report/report_md.c), written whole or not at all
- * through util/outfile.
+ * cmd/report.c - 'memprof report': one trace (or BASE and HEAD), loaded by
+ * cmd/report_load.c, drawn as one self-contained HTML file
+ * (report/report_html*.c) or summarized in Markdown (report/report_md.c),
+ * written whole or not at all through util/outfile.
  */
-#include "analysis/frag_series.h"
-#include "analysis/pass.h"
-#include "analysis/phase_spans.h"
-#include "cmd/cmd.h"
-#include "report/report_doc.h"
-#include "store/reader.h"
+#include "cmd/report_load.h"
 #include "util/outfile.h"
 #include "util/parse.h"
-#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct report_opts {
-	const char *trace, *output;
-	int md, force;
-	int32_t device;
-	int top;
-	int64_t points;
-};
-
 static void help(FILE *out)
 {
 	fprintf(out,
-	        "usage: memprof report [options] TRACE\n\n"
-	        "Draw a trace for people: one self-contained HTML file with live, requested and\n"
-	        "reserved bytes over time (phases shaded, the peak and every OOM marked),\n"
-	        "fragmentation over time, what is live at the peak by call stack, the replay\n"
-	        "results stored in the trace and the lifetime findings; or a Markdown summary\n"
-	        "for a pull request comment.  Charts and definitions: memprof-report(1).\n\n"
+	        "usage: memprof report [options] TRACE\n"
+	        "       memprof report [options] BASE HEAD\n\n"
+	        "Draw a trace for people: one self-contained HTML file with every block as a\n"
+	        "band over time, the allocator's segments and blocks at any moment, live,\n"
+	        "requested and reserved bytes over time (phases shaded, the peak and every OOM\n"
+	        "marked), fragmentation over time, what is live at the peak by call stack, the\n"
+	        "replay results stored in the trace and the lifetime findings; or a Markdown\n"
+	        "summary for a pull request comment.  Charts and definitions: "
+	        "memprof-report(1).\n\n"
 	        "options:\n"
 	        "  -o, --output=FILE    write to FILE (default: standard output, or for HTML\n"
 	        "                       TRACE.html, .db replaced, when that is a terminal)\n"
@@ -45,11 +33,13 @@ static void help(FILE *out)
 	        "      --device=N       only device N\n"
 	        "      --top=N          rows per table (default 10)\n"
 	        "      --points=N       at most N states per series and device (default %d)\n"
+	        "      --blocks=N       at most N blocks per device drawn whole in the active\n"
+	        "                       memory timeline; the rest merged (default %d)\n"
 	        "  -h, --help           show this help\n",
-	        MP_TIMELINE_DEFAULT_POINTS);
+	        MP_TIMELINE_DEFAULT_POINTS, MP_REPORT_DEFAULT_BLOCKS);
 }
 
-static int parse_value(struct report_opts *o, int ch, const char *arg)
+static int parse_value(struct mp_report_opts *o, int ch, const char *arg)
 {
 	int64_t v;
 
@@ -74,6 +64,11 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 			                    arg);
 		o->top = (int)v;
 		return 0;
+	case 'b':
+		if (mp_parse_count(arg, 0, MP_REPORT_MAX_BLOCKS, &o->blocks) < 0)
+			return mp_cmd_usage(&mp_cmd_report, "invalid --blocks '%s': give 0 to %d",
+			                    arg, MP_REPORT_MAX_BLOCKS);
+		return 0;
 	default: /* 'p' */
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
 		                   &o->points) < 0)
@@ -83,13 +78,18 @@ static int parse_value(struct report_opts *o, int ch, const char *arg)
 	}
 }
 
-static int parse_opts(int argc, char **argv, struct report_opts *o)
+static int parse_opts(int argc, char **argv, struct mp_report_opts *o)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-	        {"format", required_argument, NULL, 'm'}, {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},    {"points", required_argument, NULL, 'p'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'},
+	        {"force", no_argument, NULL, 'f'},
+	        {"format", required_argument, NULL, 'm'},
+	        {"device", required_argument, NULL, 'd'},
+	        {"top", required_argument, NULL, 't'},
+	        {"points", required_argument, NULL, 'p'},
+	        {"blocks", required_argument, NULL, 'b'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	int ch, rc;
 
@@ -110,114 +110,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 				return rc;
 		}
 	}
-	if (optind != argc - 1)
+	if (optind == argc || argc - optind > 2)
 		return mp_cmd_usage(&mp_cmd_report,
-		                    optind == argc ? "no trace given" : "more than one trace");
+		                    optind == argc ? "no trace given" : "more than two traces");
+	if (argc - optind == 2 && o->md)
+		return mp_cmd_usage(&mp_cmd_report,
+		                    "two traces are compared in HTML only: leave out --format=md");
 	o->trace = argv[optind];
-	return 0;
-}
-
-/* Everything the writers read, owned here. */
-struct report_state {
-	struct mp_pass *pass;
-	int64_t points; /* of the timeline and fragmentation series */
-	struct mp_frag_series series;
-	struct mp_phase_spans phases;
-	struct mp_cmd_runs runs;
-	struct memprof_device *devices;
-	size_t n_devices;
-	char *meta[5]; /* source, command_line, created, tool_version, window */
-	struct mp_analysis a;
-	struct mp_report_input in;
-};
-
-static void state_free(struct report_state *st)
-{
-	int i;
-
-	if (st->pass) {
-		mp_pass_free(st->pass);
-		free(st->pass);
-	}
-	mp_frag_series_free(&st->series);
-	mp_phase_spans_free(&st->phases);
-	mp_cmd_runs_free(&st->runs);
-	if (st->devices)
-		mp_store_free_devices(st->devices, st->n_devices);
-	for (i = 0; i < 5; i++)
-		free(st->meta[i]);
-}
-
-/* Fragmentation over time and phase spans, listening after the analyses. */
-static int listen(void *ctx, struct mp_pass *pass)
-{
-	struct report_state *st = ctx;
-	struct mp_mem_listener ls[2];
-	int rc, i;
-
-	if ((rc = mp_frag_series_init(&st->series, &pass->frag, st->points)) < 0)
-		return rc;
-	ls[0] = mp_frag_series_listener(&st->series);
-	ls[1] = mp_phase_spans_listener(&st->phases);
-	for (i = 0; i < 2 && rc == 0; i++)
-		rc = mp_memstate_listen(&pass->ms, &ls[i]);
-	return rc;
-}
-
-/* The pass, with listen's listeners, run over the trace. */
-static int analyze(struct mp_store *s, struct mp_reader **r, const struct report_opts *o,
-                   struct report_state *st, struct mp_error *err)
-{
-	struct mp_pass_opts po;
-
-	mp_phase_spans_init(&st->phases, 0);
-	mp_pass_opts_default(&po);
-	po.timeline_points = o->points;
-	po.kinds |= 1u << MP_ATTR_API;
-	po.life.no_timestamps = mp_cmd_no_timestamps(s);
-	st->points = o->points;
-	return mp_pass_run(s, &po, listen, st, &st->pass, r, err);
-}
-
-/* The writers' input from the results, the trace's meta and devices. */
-static int fill(struct mp_store *s, const struct report_opts *o, struct report_state *st,
-                struct mp_error *err)
-{
-	static const char *const keys[5] = {"source", "command_line", "created", "tool_version",
-	                                    MP_WINDOW_META};
-	struct mp_analysis *a = &st->a;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		st->meta[i] = mp_store_get_meta(s, keys[i]);
-	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
-		return mp_err_copy(err, mp_store_error(s));
-	a->path = mp_store_path(s);
-	a->source = st->meta[0];
-	a->truncated = mp_cmd_meta_flag(s, "truncated");
-	a->lossy = mp_cmd_meta_flag(s, "lossy");
-	a->window = mp_trace_window(a->source, st->meta[4], a->truncated);
-	a->device = o->device;
-	a->top = o->top;
-	a->stack_depth = 3;
-	a->opts = st->pass->opts;
-	a->no_timestamps = st->pass->opts.life.no_timestamps;
-	a->ms = &st->pass->ms;
-	a->frag = &st->pass->frag;
-	a->attr = &st->pass->attr;
-	a->life = &st->pass->life;
-	st->in = (struct mp_report_input){
-	        .a = a,
-	        .timeline = &st->pass->timeline,
-	        .runs = &st->runs.view,
-	        .command_line = st->meta[1],
-	        .created = st->meta[2],
-	        .tool_version = st->meta[3],
-	        .frag_series = &st->series,
-	        .phases = &st->phases,
-	        .devices = st->devices,
-	        .n_devices = st->n_devices,
-	};
+	o->head = argc - optind == 2 ? argv[optind + 1] : NULL;
 	return 0;
 }
 
@@ -235,24 +135,33 @@ static int write_md(FILE *out, const struct mp_report_input *in)
 	return rc;
 }
 
-static int report(struct mp_store *s, const struct report_opts *o, struct mp_error *err)
+/* BASE and HEAD: the gate's comparison and both runs on one page. */
+static int write_diff(FILE *out, struct mp_report_trace *const *st, const struct mp_report_opts *o)
 {
-	struct report_state *st = calloc(1, sizeof(*st));
-	struct mp_reader *r = NULL;
-	const char *inputs[] = {o->trace, NULL};
-	struct mp_outfile of;
-	int rc;
+	struct mp_gate_diff d = {0};
+	int rc = mp_gate_diff(&d, &st[0]->gate, &st[1]->gate);
 
-	if (!st)
-		return mp_err(err, MP_ENOMEM, "out of memory");
-	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0) {
-		free(st);
+	if (rc == 0)
+		rc = mp_report_write_diff_html(out, &st[0]->in, &st[1]->in, &d, o->device, o->top);
+	mp_gate_diff_free(&d);
+	return rc;
+}
+
+static int report(const struct mp_report_opts *o, struct mp_error *err)
+{
+	struct mp_report_trace *st[2] = {NULL, NULL};
+	const char *inputs[] = {o->trace, o->head, NULL};
+	int n = o->head ? 2 : 1, i, rc = 0;
+	struct mp_outfile of;
+
+	if (mp_outfile_open(&of, o->output, o->force, inputs, err) < 0)
 		return err->code;
-	}
-	if (mp_cmd_load_runs(o->trace, &st->runs, err) < 0)
-		rc = err->code;
-	else if ((rc = analyze(s, &r, o, st, err)) == 0 && (rc = fill(s, o, st, err)) == 0) {
-		rc = o->md ? write_md(of.f, &st->in) : mp_report_write_html(of.f, &st->in);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = mp_report_load(i ? o->head : o->trace, o, &st[i], err);
+	if (rc == 0) {
+		rc = n == 2  ? write_diff(of.f, st, o)
+		     : o->md ? write_md(of.f, &st[0]->in)
+		             : mp_report_write_html(of.f, &st[0]->in);
 		if (rc < 0)
 			rc = mp_outfile_write_error(&of, rc, "report", err);
 	}
@@ -260,36 +169,31 @@ static int report(struct mp_store *s, const struct report_opts *o, struct mp_err
 		rc = mp_outfile_commit(&of, err);
 	else
 		mp_outfile_abort(&of);
-	mp_reader_close(r); /* after writing: names and stacks are the reader's */
-	state_free(st);
-	free(st);
+	for (i = 0; i < n; i++)
+		mp_report_unload(st[i]);
 	return rc;
 }
 
 static int run(int argc, char **argv)
 {
-	struct report_opts o = {.output = NULL, .device = -1, .top = 10};
+	struct mp_report_opts o = {.output = NULL, .device = -1, .top = 10};
 	char *beside = NULL;
 	struct mp_error err = {0};
-	struct mp_store *s;
 	int rc;
 
 	o.points = MP_TIMELINE_DEFAULT_POINTS;
+	o.blocks = MP_REPORT_DEFAULT_BLOCKS;
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc < 0 ? MP_EXIT_OK : rc;
-	if (mp_cmd_open_trace(&mp_cmd_report, &s, o.trace, &err) < 0)
-		return mp_cmd_fail(&mp_cmd_report, &err);
-	if ((rc = mp_cmd_check_device(&mp_cmd_report, s, o.trace, o.device)) != 0) {
-		mp_store_close(s);
+	if ((rc = mp_cmd_check_device(&mp_cmd_report, NULL, o.trace, o.device)) != 0 ||
+	    (o.head && (rc = mp_cmd_check_device(&mp_cmd_report, NULL, o.head, o.device)) != 0))
 		return rc;
-	}
 	if (o.md && !o.output)
 		o.output = "-";
-	if (mp_cmd_default_output(&o.output, o.trace, "html", &beside) < 0)
+	if (mp_cmd_default_output(&o.output, o.head ? o.head : o.trace, "html", &beside) < 0)
 		rc = mp_err(&err, MP_ENOMEM, "out of memory");
 	else
-		rc = report(s, &o, &err);
-	mp_store_close(s);
+		rc = report(&o, &err);
 	if (rc == 0 && beside)
 		fprintf(stderr,
 		        "memprof report: wrote '%s' (standard output is a terminal; -o - "
@@ -305,7 +209,7 @@ const struct mp_cmd mp_cmd_report = {
         .name = "report",
         .summary = "charts of a trace in one HTML file, or a Markdown summary",
         .usage = "memprof report [-o FILE] [-f] [--format=html|md] [--device=N] [--top=N] "
-                 "[--points=N] TRACE",
+                 "[--points=N] [--blocks=N] TRACE [HEAD]",
         .help = help,
         .run = run,
 };

@@ -864,6 +864,54 @@ static cJSON *to_json(const struct mp_pk *v, int depth, int64_t *left)
 	}
 }
 
+/* The private pools of the snapshot's segments (segment_pool_id other than (0, 0),
+ * e.g. CUDA graphs' pools) as a JSON object: "A,B" -> "N segments, B bytes, device D";
+ * NULL when there are none (or out of memory: the meta is then left out). */
+static cJSON *private_pools(const struct mp_pk *root)
+{
+	const struct mp_pk *segs =
+	        root && root->type == MP_PK_DICT ? mp_pk_get(root, "segments") : root;
+	cJSON *o = NULL;
+	size_t i;
+
+	for (i = 0; segs && (segs->type == MP_PK_LIST || segs->type == MP_PK_TUPLE) && i < segs->n;
+	     i++) {
+		const struct mp_pk *sg = segs->v.items[i], *id = mp_pk_get(sg, "segment_pool_id");
+		int64_t a, b, size = 0, dev = 0, n = 0, bytes = 0;
+		char key[48], val[96];
+		cJSON *had;
+
+		if (!id || (id->type != MP_PK_TUPLE && id->type != MP_PK_LIST) || id->n != 2 ||
+		    !mp_pk_int(id->v.items[0], &a) || !mp_pk_int(id->v.items[1], &b) ||
+		    (a == 0 && b == 0))
+			continue;
+		mp_pk_int(mp_pk_get(sg, "total_size"), &size);
+		mp_pk_int(mp_pk_get(sg, "device"), &dev);
+		snprintf(key, sizeof(key), "%lld,%lld", (long long)a, (long long)b);
+		if (!o && !(o = cJSON_CreateObject()))
+			return NULL;
+		if ((had = cJSON_GetObjectItemCaseSensitive(o, key)))
+			sscanf(had->valuestring, "%lld segments, %lld bytes", (long long *)&n,
+			       (long long *)&bytes);
+		snprintf(val, sizeof(val), "%lld segments, %lld bytes, device %lld",
+		         (long long)(n + 1), (long long)(bytes + size), (long long)dev);
+		cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+		cJSON_AddStringToObject(o, key, val);
+	}
+	return o;
+}
+
+static int write_pools(struct torch_import *t, const struct mp_pk *root)
+{
+	cJSON *pools = private_pools(root);
+	char *text = pools ? cJSON_PrintUnformatted(pools) : NULL;
+	int rc = text && mp_store_set_meta(t->c->store, "private_pools", text) < 0 ? MP_EIO : 0;
+
+	free(text);
+	cJSON_Delete(pools);
+	return rc;
+}
+
 static int write_meta(struct torch_import *t)
 {
 	const struct mp_pk *root = mp_pickle_root(t->doc),
@@ -873,7 +921,7 @@ static int write_meta(struct torch_import *t)
 	int rc = 0;
 
 	if (mp_store_set_meta(s, "clock", "unix_epoch_ns (PyTorch time_us: microseconds)") < 0 ||
-	    mp_store_set_meta(s, MP_WINDOW_META, mp_window_torch) < 0)
+	    mp_store_set_meta(s, MP_WINDOW_META, mp_window_torch) < 0 || write_pools(t, root) < 0)
 		return MP_EIO;
 	/* No time_us on any memory entry (older PyTorch), or all at one instant (a state-only
 	 * snapshot: every event is the state at one moment): only the order of events is

@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 
+#include "analysis/block_spans.h"
 #include "analysis/frag_series.h"
+#include "analysis/gate.h"
 #include "analysis/pass.h"
 #include "analysis/phase_spans.h"
 #include "report/analyze_out.h"
@@ -30,10 +32,26 @@ struct mp_report_input {
 	const struct mp_phase_spans *phases;      /* top-level phase spans; may be NULL */
 	const struct memprof_device *devices;     /* the trace's devices table; may be NULL */
 	size_t n_devices;
+	const struct mp_block_spans *spans; /* every block's and segment's life; may be NULL */
+	int64_t max_blocks;                 /* blocks per device the page holds whole (--blocks) */
+	const struct mp_gate_trace *gate;   /* call sites at the peak; may be NULL */
+	const char *clock;                  /* meta clock, may be NULL */
+	const char *allocator_settings;     /* meta allocator_settings (JSON), may be NULL */
+	const char *private_pools;          /* meta private_pools (JSON), may be NULL */
 };
+
+#define MP_REPORT_DEFAULT_BLOCKS 20000
+#define MP_REPORT_MAX_BLOCKS     1000000
 
 /* Returns 0, or a negative MP_E* (MP_ENOMEM, MP_EIO). */
 int mp_report_write_html(FILE *out, const struct mp_report_input *in);
 int mp_report_write_md(FILE *out, const struct mp_report_input *in);
+/* Two traces on one page (report_html_diff.c): the gate's figures as
+ * 'memprof diff' prints them, the call sites that grew or shrank at the
+ * peak (d, from the two inputs' gate figures), and both timelines of each
+ * device on one axis.  device -1: all; top: call sites per device. */
+int mp_report_write_diff_html(FILE *out, const struct mp_report_input *base,
+                              const struct mp_report_input *head, const struct mp_gate_diff *d,
+                              int32_t device, int top);
 
 #endif

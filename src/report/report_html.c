@@ -26,7 +26,8 @@ static const char style[] =
         "svg.chart{display:block;max-width:100%;height:auto;font-size:11px}\n"
         ".grid{stroke:#e4e4e4}.axis{stroke:#888;fill:none}.tickmark{stroke:#888}"
         ".tick{fill:#555}.axis-title{fill:#555}\n"
-        ".series{fill:none;stroke-width:1.5}.live{stroke:#1f6fb4}.requested{stroke:#49a84a;"
+        ".series{fill:none;stroke-width:1.5}.live{stroke:#1f6fb4}.base-live{stroke:#999}"
+        ".swatch.base-live{fill:#999}.requested{stroke:#49a84a;"
         "stroke-dasharray:4 2}.reserved{stroke:#c9372c}.free-share{stroke:#8a4fbf}"
         ".ext-ratio{stroke:#e08a1e}\n"
         ".swatch.live{fill:#1f6fb4}.swatch.requested{fill:#49a84a}.swatch.reserved{fill:#c9372c}"
@@ -49,7 +50,17 @@ static const char style[] =
         "code{font-size:12px;word-break:break-all}\n"
         "#tooltip{position:fixed;z-index:10;max-width:640px;background:#222;color:#fff;"
         "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre-line;"
-        "pointer-events:none;word-break:break-all}\n";
+        "pointer-events:none;word-break:break-all}\n"
+        ".controls{margin:4px 0;font-size:13px}.facts dl.meta dd,"
+        ".facts code{word-break:normal;overflow-wrap:break-word}.bands-box{position:relative}"
+        "canvas.bands,canvas.state{display:block;max-width:100%;height:auto;cursor:crosshair}"
+        ".brush{position:absolute;top:8px;height:290px;background:rgba(31,111,180,.2);"
+        "pointer-events:none}\n";
+
+/* The interactive views (report/report_views.js, made into a string by make). */
+static const char views_script[] =
+#include "report/report_views_js.h"
+        ;
 
 /* The one script: shows an element's data-tip in #tooltip on hover and
  * focus, and drops the <title> fallbacks so only one tooltip shows. */
@@ -89,6 +100,30 @@ static const char script[] =
         "  });\n"
         "  document.addEventListener('focusout', function () { tip.hidden = true; });\n"
         "})();\n";
+
+void mp_html_page_open(FILE *out, const char *title, const char *title2)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<title>memprof report: ",
+	      out);
+	mp_html_escape(out, title);
+	if (title2) {
+		fputs(" against ", out);
+		mp_html_escape(out, title2);
+	}
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", style);
+}
+
+void mp_html_page_close(FILE *out)
+{
+	fprintf(out,
+	        "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n<script>\n%s%s</script>\n"
+	        "</body>\n</html>\n",
+	        script, views_script);
+}
 
 const char *mp_html_at(const struct mp_html_page *pg, char *buf, size_t n, int64_t ts_ns)
 {
@@ -255,13 +290,15 @@ static void device_section(struct mp_html_page *pg, const struct mp_mem_device *
 	if (pg->in->a->no_timestamps) /* one instant: a chart over time would be one line */
 		fputs("<p class=\"sub\">No charts over time: the trace has no timestamps, only the "
 		      "order of its events (a snapshot without time_us, or the state at one "
-		      "moment).</p>\n",
+		      "moment). The active memory timeline below is drawn in event order.</p>\n",
 		      out);
 	else {
 		mp_html_memory_chart(pg, d->device);
 		mp_html_frag_chart(pg, d->device);
 	}
+	mp_html_bands_view(pg, d->device);
 	mp_html_peak_chart(pg, d->device);
+	mp_html_sites_table(pg, d->device);
 	mp_html_groups_tables(pg, d->device);
 	mp_html_findings_table(pg, d->device);
 	fputs("</section>\n", out);
@@ -285,25 +322,16 @@ int mp_report_write_html(FILE *out, const struct mp_report_input *in)
 	for (i = 0; i < n; i++)
 		if (shown(&a->ms->devices[order[i]]))
 			order[m++] = order[i];
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-	      "<title>memprof report: ",
-	      out);
-	mp_html_escape(out, a->path);
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", style);
+	mp_html_page_open(out, a->path, NULL);
 	header(pg, order, m);
 	mp_analyze_notes(a, note, &nt);
 	if (nt.n)
 		fputs("</ul>\n</section>\n", out);
+	mp_html_facts(pg);
 	for (i = 0; i < m; i++)
 		device_section(pg, &a->ms->devices[order[i]]);
 	mp_html_pools(pg);
-	fprintf(out,
-	        "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n<script>\n%s</script>\n"
-	        "</body>\n</html>\n",
-	        script);
+	mp_html_page_close(out);
 	free(pg);
 	return ferror(out) ? MP_EIO : 0;
 }

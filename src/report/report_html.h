@@ -21,8 +21,15 @@ struct mp_html_page {
 	const struct mp_report_input *in;
 	int64_t t0_ns, t1_ns;    /* the trace's time range (t1 > t0) */
 	struct mp_html_text tip; /* scratch for tooltips */
+	double x1_shared;        /* > 0: the timeline's axis length, shared with another page */
+	const char *group;       /* NULL, or the timelines zoomed together ("d0") */
+	const char *run;         /* NULL, or which run the timeline is ("BASE", "HEAD") */
 };
 
+/* The page's head (CSP, style) and <body>, titled after one trace or two;
+ * then its end: the tooltip, the one script, </html>. */
+void mp_html_page_open(FILE *out, const char *title, const char *title2);
+void mp_html_page_close(FILE *out);
 /* "+1.23 ms": a timestamp from the trace's first event. */
 const char *mp_html_at(const struct mp_html_page *pg, char *buf, size_t n, int64_t ts_ns);
 /* "1.50 GiB (1610612736 B)", or "unknown" for a negative count. */
@@ -53,6 +60,14 @@ void mp_html_frag_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_peak_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_groups_tables(struct mp_html_page *pg, int32_t device);
 void mp_html_findings_table(struct mp_html_page *pg, int32_t device);
+/* The active memory timeline and the allocator state, drawn by the script
+ * (report_html_bands.c, report_views.js). */
+void mp_html_bands_view(struct mp_html_page *pg, int32_t device);
+/* The trace's own facts: clock, window, modelled figures, allocator settings
+ * and private pools (report_html_facts.c). */
+void mp_html_facts(struct mp_html_page *pg);
+/* The call sites live at the peak, as the gate keys them (report_html_sites.c). */
+void mp_html_sites_table(struct mp_html_page *pg, int32_t device);
 /* The stored replay results of every device shown (report_html_pools.c). */
 void mp_html_pools(struct mp_html_page *pg);
 

@@ -2,7 +2,8 @@
  * report/report_html_icicle.c - the 'peak' chart: an icicle of what is
  * live at a device's live peak by call stack, built from the attribution's
  * stack groups (outermost frame at the top, width proportional to bytes),
- * interpreter, runtime and dispatch frames left out so user frames come first.
+ * interpreter, runtime and dispatch frames left out so user frames come first,
+ * and the same with every frame behind a toggle (a closed <details>).
  * Cells narrower than MIN_PX are merged into one "other" cell per parent;
  * depth and cell count are capped so the page stays bounded.
  */
@@ -12,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CELL_H    18
-#define MIN_PX    2.0
-#define MAX_DEPTH 48
-#define MAX_CELLS 3000
-#define TOP       4
+#define CELL_H        18
+#define MIN_PX        2.0
+#define MAX_DEPTH     48
+#define MAX_CELLS     3000
+#define MAX_CELLS_ALL 1000 /* the icicle with every frame, behind its toggle */
+#define TOP           4
 
 struct node {
 	const struct memprof_frame *frame; /* NULL: the root, or "(no call stack)" */
@@ -52,17 +54,16 @@ static int frame_cmp(const struct memprof_frame *a, const struct memprof_frame *
 	return c;
 }
 
-/* Fill p from g; 0 or -1 (out of memory). */
-static int path_of(struct path *p, const struct mp_attr_group *g)
+/* Fill p from g, every frame kept when all; 0 or -1 (out of memory). */
+static int path_of(struct path *p, const struct mp_attr_group *g, int all)
 {
 	const struct memprof_stack *s = g->stack;
 	uint32_t i, total = s ? s->n_frames : 0, shown = 0;
-	int all;
 
 	*p = (struct path){g, NULL, 0, 0};
 	for (i = 0; i < total; i++)
 		shown += (uint32_t)mp_stack_frame_shown(&s->frames[i]);
-	all = shown == 0;
+	all = all || shown == 0;
 	if (total && !(p->f = malloc((all ? total : shown) * sizeof(*p->f))))
 		return -1;
 	for (i = total; i-- > 0;) {
@@ -141,7 +142,7 @@ static int insert(struct tree *t, int32_t *path, const struct path *p, const str
 
 /* Insert the groups, sorted by path, sharing the nodes of common prefixes
  * with the group before.  Returns 0 or -1 (out of memory). */
-static int build(struct tree *t, const struct mp_attr_group *g, size_t n)
+static int build(struct tree *t, const struct mp_attr_group *g, size_t n, int all)
 {
 	int32_t path[MAX_DEPTH + 2], none = -1;
 	struct path *p = calloc(n ? n : 1, sizeof(*p));
@@ -150,7 +151,7 @@ static int build(struct tree *t, const struct mp_attr_group *g, size_t n)
 
 	path[0] = 0;
 	for (i = 0; rc == 0 && i < n; i++)
-		rc = path_of(&p[i], &g[i]);
+		rc = path_of(&p[i], &g[i], all);
 	if (rc == 0)
 		qsort(p, n, sizeof(*p), by_path);
 	for (i = 0; rc == 0 && i < n; i++)
@@ -167,7 +168,7 @@ struct draw {
 	double scale;  /* px per byte */
 	int64_t total; /* bytes live at the peak */
 	int32_t path[MAX_DEPTH + 2];
-	int n_cells, n_cells_cut;
+	int n_cells, n_cells_cut, max_cells;
 };
 
 static int by_bytes_desc(const void *pa, const void *pb, void *ctx)
@@ -255,7 +256,7 @@ static void draw_node(struct draw *dr, int32_t id, double x)
 	size_t n_kids = 0, i;
 	int64_t n_other = 0;
 
-	if (dr->n_cells >= MAX_CELLS) {
+	if (dr->n_cells >= dr->max_cells) {
 		dr->n_cells_cut++;
 		return;
 	}
@@ -276,7 +277,7 @@ static void draw_node(struct draw *dr, int32_t id, double x)
 		draw_node(dr, kids[i], cx);
 		cx += (double)dr->t->nodes[kids[i]].bytes * dr->scale;
 	}
-	if (n_other && dr->n_cells < MAX_CELLS) {
+	if (n_other && dr->n_cells < dr->max_cells) {
 		struct node o = *n;
 
 		o.bytes = (int64_t)(other_w / dr->scale + 0.5);
@@ -296,9 +297,12 @@ static int drawn_depth(const struct tree *t, double scale)
 	return d + 1; /* an "other" row below it */
 }
 
-static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device)
+static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device, int all)
 {
-	struct draw dr = {.pg = pg, .t = t, .total = t->nodes[0].bytes};
+	struct draw dr = {.pg = pg,
+	                  .t = t,
+	                  .total = t->nodes[0].bytes,
+	                  .max_cells = all ? MAX_CELLS_ALL : MAX_CELLS};
 	int height;
 	char label[96];
 
@@ -306,20 +310,22 @@ static void icicle(struct mp_html_page *pg, const struct tree *t, int32_t device
 	height = TOP + (drawn_depth(t, dr.scale) + 1) * CELL_H + 4;
 	snprintf(label, sizeof(label), "what is live at the peak by call stack, device %d",
 	         (int)device);
-	mp_svg_open(pg->out, "peak", device, MP_HTML_CHART_WIDTH, height, label);
+	mp_svg_open(pg->out, all ? "peak-all" : "peak", device, MP_HTML_CHART_WIDTH, height, label);
 	draw_node(&dr, 0, 0);
 	mp_svg_close(pg->out);
 	fprintf(pg->out,
 	        "<p class=\"sub\">Outermost frame at the top; widths proportional to bytes live "
 	        "at the peak; cells narrower than %.0f px are merged into one grey 'other' cell "
-	        "per parent.  Interpreter, runtime and dispatch frames are left out "
-	        "(memprof(1), MEMPROF_SKIP_FRAMES).",
-	        MIN_PX);
+	        "per parent.  %s",
+	        MIN_PX,
+	        all ? "Every frame is drawn, interpreter, runtime and dispatch frames included."
+	            : "Interpreter, runtime and dispatch frames are left out (memprof(1), "
+	              "MEMPROF_SKIP_FRAMES).");
 	if (t->n_cut)
 		fprintf(pg->out, " %lld stacks deeper than %d frames are cut there.",
 		        (long long)t->n_cut, MAX_DEPTH);
 	if (dr.n_cells_cut)
-		fprintf(pg->out, " Only the first %d cells are drawn.", MAX_CELLS);
+		fprintf(pg->out, " Only the first %d cells are drawn.", dr.max_cells);
 	fputs("</p>\n", pg->out);
 }
 
@@ -331,6 +337,39 @@ static int has_stacks(const struct mp_attr_group *g, ptrdiff_t n)
 		if (g[i].stack && g[i].stack->n_frames)
 			return 1;
 	return 0;
+}
+
+/* Some frame of a stack is left out of the icicle (and the stack has others). */
+static int has_hidden(const struct mp_attr_group *g, ptrdiff_t n)
+{
+	ptrdiff_t i;
+	uint32_t k, shown, total;
+
+	for (i = 0; i < n; i++) {
+		total = g[i].stack ? g[i].stack->n_frames : 0;
+		for (k = 0, shown = 0; k < total; k++)
+			shown += (uint32_t)mp_stack_frame_shown(&g[i].stack->frames[k]);
+		if (shown && shown < total)
+			return 1;
+	}
+	return 0;
+}
+
+/* The same icicle with every frame, behind a toggle that starts closed. */
+static void all_frames(struct mp_html_page *pg, const struct mp_attr_group *g, ptrdiff_t n,
+                       int32_t device)
+{
+	struct tree t = {0};
+
+	fputs("<details class=\"all-frames\"><summary>Show interpreter, runtime and dispatch "
+	      "frames</summary>\n",
+	      pg->out);
+	if (build(&t, g, (size_t)n, 1) < 0)
+		fputs("<p>Out of memory while building the call tree.</p>\n", pg->out);
+	else if (t.nodes[0].bytes > 0)
+		icicle(pg, &t, device, 1);
+	fputs("</details>\n", pg->out);
+	free(t.nodes);
 }
 
 void mp_html_peak_chart(struct mp_html_page *pg, int32_t device)
@@ -359,10 +398,12 @@ void mp_html_peak_chart(struct mp_html_page *pg, int32_t device)
 		      "was recorded or imported without them), so what is live cannot be drawn by "
 		      "stack.</p>\n",
 		      pg->out);
-	else if (build(&t, g, (size_t)n) < 0)
+	else if (build(&t, g, (size_t)n, 0) < 0)
 		fputs("<p>Out of memory while building the call tree.</p>\n", pg->out);
 	else if (t.nodes[0].bytes > 0)
-		icicle(pg, &t, device);
+		icicle(pg, &t, device, 0);
+	if (has_hidden(g, n))
+		all_frames(pg, g, n, device);
 	free(t.nodes);
 	free(g);
 }

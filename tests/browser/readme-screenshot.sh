@@ -3,20 +3,23 @@
 # of a report made from a real trace: the PyTorch snapshot
 # ../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle imported,
 # every pool replayed and stored ('memprof replay --pool=all'), then
-# 'memprof report'; the top of the page (the header, the memory and
-# fragmentation charts, the top of the icicle) shot in headless Chromium at
-# 1280 pixels wide, with the mouse on an icicle cell so its tooltip shows a
-# short stack (tests/browser/screenshot.mjs).  memprof runs by the name
+# 'memprof report'; the top of the page (the header, the notes, the trace's
+# own facts and the memory chart) shot in headless Chromium at 1280 pixels
+# wide (tests/browser/screenshot.mjs).  memprof runs by the name
 # 'memprof' (its directory put first on PATH), so the page shows the command
-# lines as a user types them.  Re-runnable; writes only docs/report.png.
+# lines as a user types them.  Then docs/report-timeline.png: the active
+# memory timeline and the allocator state at the peak of device 0.
+# Re-runnable; writes only those two files.
 #
 # environment: MEMPROF (default: ./memprof of the source tree), SNAPSHOT (the
-# pickle), OUT (default docs/report.png)
+# pickle), OUT (default docs/report.png), OUT_VIEWS (default
+# docs/report-timeline.png)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 MEMPROF=${MEMPROF:-$top/memprof}
 SNAPSHOT=${SNAPSHOT:-$top/../shared/datasets/torch-snapshots/cs336-ctx128-fullstep.pickle}
 OUT=${OUT:-$top/docs/report.png}
+OUT_VIEWS=${OUT_VIEWS:-$top/docs/report-timeline.png}
 
 [ -x "$MEMPROF" ] || { echo "readme-screenshot: no memprof at '$MEMPROF' (make, or set MEMPROF)" >&2; exit 1; }
 [ -f "$SNAPSHOT" ] || { echo "readme-screenshot: no snapshot '$SNAPSHOT' (set SNAPSHOT)" >&2; exit 1; }
@@ -24,6 +27,7 @@ OUT=${OUT:-$top/docs/report.png}
 	{ echo "readme-screenshot: no tests/browser/node_modules (npm ci --prefix tests/browser)" >&2; exit 1; }
 case $MEMPROF in /*) ;; *) MEMPROF=$PWD/$MEMPROF ;; esac
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+case $OUT_VIEWS in /*) ;; *) OUT_VIEWS=$PWD/$OUT_VIEWS ;; esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memprof-screenshot.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -39,4 +43,6 @@ memprof replay --pool=all "$name.db" >/dev/null
 memprof report -o report.html "$name.db"
 mkdir -p "$(dirname "$OUT")"
 node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT" --width 1280 \
-	--max-height 1500 --hover-row 3
+	--until 'svg.chart[data-chart=memory]' --max-height 1500
+node "$top/tests/browser/screenshot.mjs" --report report.html --out "$OUT_VIEWS" --width 1280 \
+	--element 'div.bands-view'

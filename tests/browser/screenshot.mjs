@@ -7,7 +7,9 @@
 // logs an error or requests anything.
 //
 // usage: node screenshot.mjs --report FILE --out PNG [--width 1280]
-//   [--until SELECTOR] [--max-height 1400] [--hover-row N]
+//   [--until SELECTOR] [--max-height 1400] [--hover-row N] [--element SELECTOR]
+// --element: a PNG of the first element matching SELECTOR instead (the
+// active memory timeline and allocator state: div.bands-view).
 import fs from 'node:fs';
 import { launch, openReport } from './lib.mjs';
 
@@ -53,6 +55,15 @@ async function main() {
 	try {
 		const { page, log } = await openReport(b.context, report);
 		await page.evaluate(() => document.fonts.ready);
+		if (arg('--element')) {
+			const png = await (await page.$(arg('--element'))).screenshot({ animations: 'disabled' });
+			fs.writeFileSync(out, png);
+			const problems = [...log.consoleErrors, ...log.pageErrors, ...log.requests];
+			if (problems.length)
+				throw new Error(`the page had problems: ${problems.join('; ')}`);
+			console.log(`${out}: ${png.length} bytes`);
+			return 0;
+		}
 		// from the top of the page to the bottom of `until`, at most maxHeight,
 		// and across the body's content with a margin
 		const r = await page.$eval(until, (e) => {

@@ -112,7 +112,8 @@ grep -q 'not ok .* no page error' bad-error.out && pass ||
 	fail "the checker did not see the page error of bad-error.html"
 
 # Device 0: a 1 MiB segment; phases forward and backward; stacks worked out
-# as in analyze.sh (bwd 300, mlp 200, fwd 100 live at the peak); an OOM.
+# as in analyze.sh (bwd 300, mlp 200, fwd 100 live at the peak; bwd's stack
+# holds an interpreter frame, drawn only behind the icicle's toggle); an OOM.
 # Device 1: blocks with addresses, no segments.
 cat >known.csv <<'EOF'
 ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
@@ -122,7 +123,7 @@ ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,threa
 20,alloc,2,200000,200000,0x120000,0,7,5,forward,,,,train@train.py:5;mlp@model.py:20
 25,phase_end,0,0,0,0,0,0,5,forward,,,,
 26,phase_begin,0,0,0,0,0,0,5,backward,,,,
-30,alloc,3,300000,250000,0x160000,0,9,5,backward,,,,train@train.py:5;bwd@model.py:30
+30,alloc,3,300000,250000,0x160000,0,9,5,backward,,,,train@train.py:5;PyEval_EvalFrameDefault@Python/ceval.c:4200;bwd@model.py:30
 40,free,2,200000,200000,0x120000,0,7,5,,,,,
 50,oom,0,0,900000,0x0,0,7,5,,,12345,,
 60,alloc,4,50000,50000,0x120000,0,7,5,backward,,,,train@train.py:5;fwd@model.py:10
@@ -142,8 +143,44 @@ mp report -o known.html known.db
 expect_status 0
 expect_file_present known.html
 check known 0 --report known.html --charts memory,frag,peak,pools --tip bwd --tip mlp --oom \
-	--findings --screenshot known.png
+	--findings --screenshot known.png --views --band-tip bwd --band-tip mlp --brush \
+	--pick-out known-pick.json --all-frames PyEval_EvalFrameDefault
 expect_file_present known.png
+if grep -q '<td class="num">50.0%</td><td class="num">1</td><td class="num">1</td><td>bwd (model.py:30)</td>' \
+	known.html; then
+	pass
+else
+	fail "known.html has no top call sites table with bwd's 50.0% of the peak"
+fi
+
+step "the allocator state drawn at the peak, the OOM, the end and a clicked moment is analyze's"
+# The trace starts at 0 ns, so the page's moments (from the first event) are timestamps.
+moment=$(python3 -c 'import json, sys; print(int(float(json.load(open(sys.argv[1]))["picked"]["moment"])))' \
+	known-pick.json) || die "no picked moment in known-pick.json"
+mp analyze --json --at="$moment" known.db
+expect_status 0
+cp "$OUT" known-at.json
+cat >compare.py <<'PY'
+import json, sys
+page, at = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d = at["devices"][0]
+f, m = d["fragmentation"], {x["label"]: x for x in page["marks"]}
+want = [("picked", "live", page["picked"], d["attribution"]["live_bytes"]),
+        ("peak", "free", m["the live peak"], f["at_peak"]["free_in_reserved_bytes"]),
+        ("peak", "hole", m["the live peak"], f["at_peak"]["largest_free_bytes"]),
+        ("oom", "free", m["OOM 1"], d["ooms"][0]["free_in_reserved_bytes"]),
+        ("oom", "hole", m["OOM 1"], d["ooms"][0]["largest_free_bytes"]),
+        ("end", "free", m["the end"], f["at_end"]["free_in_reserved_bytes"]),
+        ("end", "live", m["the end"], d["end"]["live_bytes"])]
+bad = [f"{w} {k}: page {int(float(p[k]))}, analyze {a}" for w, k, p, a in want if int(float(p[k])) != a]
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+if python3 compare.py known-pick.json known-at.json >compare.out 2>&1; then
+	pass
+else
+	fail "the allocator state differs from 'memprof analyze --at=$moment': $(cat compare.out)"
+fi
 
 step "no replay results stored: no pools chart, a sentence instead"
 mp import -q -o plain.db known.csv
@@ -152,6 +189,88 @@ mp report -o plain.html plain.db
 expect_status 0
 check plain 0 --report plain.html --charts memory,frag,peak --absent pools --tip fwd --findings
 grep -q 'memprof replay' plain.html && pass || fail "plain.html does not say how to add replay results"
+
+step "a snapshot without timestamps, with allocator settings and a private pool"
+# Settings and frames hold hostile strings; the segment of pool (7, 1) is private.
+cat >notime.py <<'PY'
+import json, pickle, sys
+h = json.load(open(sys.argv[1]))
+MiB = 1 << 20
+fr = [{"name": h[0], "filename": "m.py", "line": 3}, {"name": "main", "filename": "t.py", "line": 1}]
+def seg(addr, size, pool, blocks):
+    out, at = [], addr
+    for s, st, f in blocks:
+        out.append({"address": at, "size": s, "requested_size": s, "state": st, "frames": f})
+        at += s
+    return {"device": 0, "address": addr, "total_size": size, "allocated_size": 0, "active_size": 0,
+            "requested_size": 0, "stream": 0, "segment_type": "large", "segment_pool_id": pool,
+            "is_expandable": False, "frames": [], "blocks": out}
+snap = {"segments": [seg(0x1000000, 2 * MiB, (0, 0), [(MiB, "active_allocated", fr), (MiB, "inactive", [])]),
+                     seg(0x2000000, 4 * MiB, (7, 1), [(4 * MiB, "active_allocated", fr[1:])])],
+        "device_traces": [[{"action": "alloc", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": fr[1:]},
+                           {"action": "free_requested", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": []},
+                           {"action": "free_completed", "addr": 0x1100000, "size": 512 * 1024, "stream": 0, "frames": []}]],
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": h[1], h[2]: 1, "max_split_size": -1}}
+pickle.dump(snap, open(sys.argv[2], "wb"), protocol=4)
+PY
+printf '%s\n' '["<script>window.__pwned=1</script>", "<img src=x onerror=\"window.__pwned=2\">", "\"><svg onload=window.__pwned=3>"]' \
+	>notime.json
+run python3 notime.py notime.json notime.pickle
+expect_status 0
+mp import -q -o notime.db notime.pickle
+expect_status 0
+mp report -o notime.html notime.db
+expect_status 0
+for want in 'none: only the order of events is known' 'data-axis="events"' \
+	'<td><code>7,1</code></td><td><code>1 segments, 4194304 bytes, device 0</code></td>' \
+	'2 blocks (5.00 MiB) were allocated before'; do
+	grep -qF "$want" notime.html && pass || fail "notime.html does not hold '$want'"
+done
+check notime 0 --report notime.html --charts peak --views --axis events --hostile notime.json
+
+step "two runs: the call sites that grew at the peak are memprof diff's, both timelines zoom together"
+cat >base.csv <<'EOF'
+ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
+0,reserve,1,1048576,1048576,0x100000,0,0,5,,cudaMalloc,,,
+10,alloc,1,100000,100000,0x100000,0,7,5,,,,,train@train.py:5;fwd@model.py:10
+20,alloc,2,200000,200000,0x120000,0,7,5,,,,,train@train.py:5;mlp@model.py:20
+30,free,2,200000,200000,0x120000,0,7,5,,,,,
+40,free,1,100000,100000,0x100000,0,7,5,,,,,
+EOF
+cat >head.csv <<'EOF'
+ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,stack
+0,reserve,1,1048576,1048576,0x100000,0,0,5,,cudaMalloc,,,
+10,alloc,1,100000,100000,0x100000,0,7,5,,,,,train@train.py:5;fwd@model.py:10
+20,alloc,2,500000,500000,0x120000,0,7,5,,,,,train@train.py:5;mlp@model.py:20
+25,alloc,3,50000,50000,0x1a0000,0,7,5,,,,,train@train.py:5;<b>new</b>@model.py:40
+30,free,2,500000,500000,0x120000,0,7,5,,,,,
+60,free,1,100000,100000,0x100000,0,7,5,,,,,
+EOF
+mp import -q -o base.db base.csv
+expect_status 0
+mp import -q -o head.db head.csv
+expect_status 0
+mp report -o diff.html base.db head.db
+expect_status 0
+mp diff --format=json base.db head.db
+expect_status 0
+cp "$OUT" diff.json
+cat >sites.py <<'PY'
+import html, json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+rows = re.findall(r'data-delta="(-?\d+)">[^<]*</td><td>([^<]*)</td>', page)
+got = [(int(d), html.unescape(t).split(" (")[0]) for d, t in rows]
+want = [(s["delta_bytes"], s["name"]) for s in json.load(open(sys.argv[2]))["devices"][0]["sites"]]
+print(got, want)
+sys.exit(0 if got == want and got else 1)
+PY
+if python3 sites.py diff.html diff.json >sites.out 2>&1; then
+	pass
+else
+	fail "diff.html's call-site changes are not memprof diff's: $(cat sites.out)"
+fi
+grep -q '<pre class="gate">' diff.html && pass || fail "diff.html has no gate figures"
+check diff 0 --report diff.html --charts memory --absent peak,frag --views --band-tip '<b>new</b>' --brush
 
 # --- hostile strings -----------------------------------------------------------------
 # Each must run nothing and show literally.  In the CSV, stack text escapes
@@ -205,7 +324,7 @@ expect_status 0
 mp report -o hostile.html "$hostile_db"
 expect_status 0
 check hostile 0 --report hostile.html --charts memory,frag,peak,pools --oom --findings \
-	--hostile hostile.json
+	--hostile hostile.json --views
 if grep -q -e '<script>window' -e '<img src' -e '<svg onload' -e '<iframe' -e '<u onclick' \
 	-e '<marquee' hostile.html; then
 	fail "hostile.html holds a hostile string unescaped"

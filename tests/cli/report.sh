@@ -10,8 +10,10 @@
 #     sentence that says how to add them when there are none;
 #   - a 10^6-event trace: no series draws more points than --points, and
 #     the file stays under 150 KB + 60 bytes per point and series (5 series
-#     per device, each point at most "H123.4V123.4"), so its size follows
-#     --points, not the trace;
+#     per device, each point at most "H123.4V123.4") + 100 bytes per block of
+#     the active memory timeline (--blocks) + its merged series (2048 doubles
+#     in base64 per device), so its size follows --points and --blocks, not
+#     the trace;
 #   - exit statuses (missing trace 1, bad option 2) and output written whole
 #     or not at all (util/outfile).
 set -u
@@ -184,7 +186,7 @@ awk 'BEGIN { print "ts_ns,op,id,size,address,device,stream,pid,phase,stack"; ts 
 mp import -o big.db big.csv
 expect_status 0
 for points in 2000 100; do
-	mp report big.db --points=$points -o big$points.html
+	mp report big.db --points=$points --blocks=$points -o big$points.html
 	expect_status 0
 	expect_self_contained big$points.html
 	grep -o '<path class="series [^"]*" d="[^"]*" data-points="[0-9]*"' big$points.html |
@@ -194,7 +196,7 @@ for points in 2000 100; do
 	expect_eq "$(grep -c '' series.txt)" 9 "series drawn (5 per device, but no reserved on device 1) with --points=$points"
 	expect_eq "$(grep -vc '^ok$' series.txt)" 0 "series over $points points"
 	size=$(stat -c %s big$points.html)
-	limit=$((150000 + 60 * 5 * points))
+	limit=$((150000 + 60 * 5 * points + 100 * points + 2 * 8 * 2048 * 4 / 3))
 	if [ "$size" -lt "$limit" ]; then pass; else fail "big$points.html is $size bytes, over $limit"; fi
 	expect_eq "$(grep -c 'class="oom-marker"' big$points.html)" 4 "every OOM marked (4)"
 	expect_eq "$(charts big$points.html | awk '$2 == 0' | wc -l)" 0 "empty charts"
@@ -228,8 +230,12 @@ for bad in --format=pdf --points=5 --top=0 --device=x --bogus; do
 done
 mp report
 expect_status 2
-mp report demo.db demo.db
+mp report demo.db demo.db demo.db
 expect_status 2
+expect_stderr_contains "more than two traces"
+mp report --format=md demo.db demo.db
+expect_status 2
+expect_stderr_contains "two traces are compared in HTML only"
 mp report --help
 expect_status 0
 expect_stdout_contains "usage: memprof report"

@@ -1,8 +1,9 @@
 /*
  * tests/unit/test_report_html.c - the HTML report's helpers: the escaper
  * (markup, quotes, control characters, invalid UTF-8, cutting on character
- * boundaries), the tooltip text buffer, and the SVG axis arithmetic (nice
- * steps, byte axis tops) and step paths.
+ * boundaries), the tooltip text buffer, the SVG axis arithmetic (nice
+ * steps, byte axis tops) and step paths, and the data of the interactive
+ * views (base64 of doubles, JSON string literals).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "report/html.h"
+#include "report/html_data.h"
 #include "report/svg.h"
 
 /* What fn writes to a FILE, as a malloc'd string. */
@@ -134,4 +136,54 @@ Test(svg, step_paths)
 	                 "<path class=\"series live\" d=\"M10.0,100.0H60.0V50.0H110.0M110.0,0.0\" "
 	                 "data-points=\"4\"/>\n");
 	free(got);
+}
+
+static void b64_fn(FILE *f, const void *arg)
+{
+	const double *v = arg;
+
+	mp_html_b64_doubles(f, v + 1, (size_t)v[0]);
+}
+
+Test(html_data, doubles_as_base64_little_endian)
+{
+	/* 1.0 is 00 00 00 00 00 00 f0 3f; -2.0 is ... 00 c0 */
+	static const double one[] = {1, 1.0}, two[] = {2, 1.0, -2.0}, none[] = {0};
+	char *got = capture(b64_fn, one);
+
+	cr_assert_str_eq(got, "AAAAAAAA8D8=");
+	free(got);
+	got = capture(b64_fn, two);
+	cr_assert_str_eq(got, "AAAAAAAA8D8AAAAAAAAAwA==");
+	free(got);
+	got = capture(b64_fn, none);
+	cr_assert_str_eq(got, "");
+	free(got);
+}
+
+static void json_fn(FILE *f, const void *arg)
+{
+	mp_html_json_string(f, arg, strlen(arg));
+}
+
+Test(html_data, json_strings_escape_quotes_controls_and_bad_utf8)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	        {"plain", "\"plain\""},
+	        {"a\"b\\c", "\"a\\\"b\\\\c\""},
+	        {"</script>", "\"</script>\""},
+	        {"line\nfeed\x01", "\"line\\u000afeed\\u0001\""},
+	        {"caf\xc3\xa9", "\"caf\xc3\xa9\""},
+	        {"bad\xff\xc3", "\"bad\\ufffd\\ufffd\""},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = capture(json_fn, cases[i].in);
+
+		cr_assert_str_eq(got, cases[i].want, "case %zu", i);
+		free(got);
+	}
 }
