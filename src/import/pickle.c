@@ -820,6 +820,16 @@ const struct mp_pk *mp_pickle_root(const struct mp_pickle *p)
 	return p->root;
 }
 
+size_t mp_pickle_n_slots(const struct mp_pickle *p)
+{
+	const struct chunk *c;
+	size_t n = 0;
+
+	for (c = p->chunks; c; c = c->next)
+		n += c->used;
+	return n;
+}
+
 size_t mp_pickle_size(const struct mp_pickle *p)
 {
 	return p->len;

@@ -84,6 +84,8 @@ int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,
 int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, const char *name,
                           struct mp_error *err);
 const struct mp_pk *mp_pickle_root(const struct mp_pickle *p);
+/* Value slots carved out so far (released ones are reused, not counted again). */
+size_t mp_pickle_n_slots(const struct mp_pickle *p);
 /* Bytes of input read. */
 size_t mp_pickle_size(const struct mp_pickle *p);
 void mp_pickle_free(struct mp_pickle *p);
