@@ -49,7 +49,7 @@ one() {
 	rm -f "$mlog" "$plog"
 	i=0
 	while [ "$i" -lt "$2" ]; do # alternate, so drift hits both alike
-		run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f"
+		run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f" 2>>"$OUT/torch-warnings.txt"
 		run "$plog" "$PYTHON" -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
 		i=$((i + 1))
 	done

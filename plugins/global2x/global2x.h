@@ -22,11 +22,11 @@ enum g2_key_kind { G2_KEY_SITE, G2_KEY_TAG, G2_KEY_SIZE };
 /* One buffer: a reservation, held until destroy or an out-of-memory retry. */
 struct g2_buffer {
 	struct memprof_region region;
-	uint32_t key;        /* index into the pool's keys */
-	uint32_t serial;     /* views served so far: names the holder in its handle */
-	int held;            /* reserved (0 once released; slots are never reused) */
-	int live;            /* a view of it is live */
-	uint64_t view_bytes; /* the live view's size */
+	uint32_t key;         /* index into the pool's keys */
+	uint32_t serial;      /* views served so far: names the holder in its handle */
+	int held;             /* reserved (0 once released; slots are never reused) */
+	int live;             /* a view of it is live */
+	uint64_t view_bytes;  /* the live view's size */
 	uint32_t left, right; /* freeset.c: links (slot + 1) while free and held */
 };
 
