@@ -334,3 +334,40 @@ Test(pickle_stream, far_memo_indexes)
 	cr_assert_eq(v, 43);
 	mp_pickle_free(doc);
 }
+
+/* An entry reachable twice (DUP, or the memo before it is appended) is
+ * handed over each time and never released while reachable. */
+Test(pickle_stream, entries_reachable_twice_are_kept)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']'); /* memo 2 */
+	op(&b, 0x94);
+	op(&b, ']'); /* memo 3 */
+	op(&b, 0x94);
+	op(&b, '(');
+	entry(&b, 1);
+	op(&b, '2');  /* DUP */
+	entry(&b, 2); /* memo 5 (4 is the first entry) */
+	op(&b, 'h');  /* BINGET 5 */
+	op(&b, 5);
+	op(&b, 'e');
+	op(&b, '(');
+	entry(&b, 3);
+	op(&b, 'e');
+	op(&b, 'a');
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 5);
+	int64_t want[] = {1, 1, 2, 2, 3};
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_eq(s.addr[i], want[i], "call %zu", i);
+		cr_assert_eq(s.item[i], i);
+	}
+	mp_pickle_free(doc);
+}
