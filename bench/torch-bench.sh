@@ -1,20 +1,28 @@
 #!/bin/sh
 # bench/torch-bench.sh - 'memprof import' of each PyTorch snapshot in
 # ../shared/datasets/torch-snapshots against the floor for any Python tool,
-# loading the same file with pickle.load, side by side in one run; prints
-# medians of REPEAT runs, the ratio (memprof / pickle.load) and peak RSS.
-# Run from the build directory ('make bench-torch'); writes only under
-# bench-out/.  Exits non-zero only when a command fails.
+# loading the same file with pickle.load, side by side in one run; then the
+# same on a snapshot of about BIG_MIB MiB that bench/make_big_snapshot.py
+# builds by repeating the largest real one, shifted in time and address.
+# Prints medians of REPEAT alternating runs: CPU time (user + system, the
+# figure that holds on a shared machine), wall time, their ratios
+# (memprof / pickle.load) and peak RSS.  Run from the build directory
+# ('make bench-torch'); writes only under bench-out/.  Exits non-zero only
+# when a command fails.
 #
-# environment: MEMPROF (default ./memprof), PYTHON (default python3),
-# DATASETS (default $top_srcdir/../shared/datasets), REPEAT (default 5).
+# environment: MEMPROF (default ./memprof), PYTHON (default /usr/bin/python3:
+# the interpreter itself, not a shim that starts another), DATASETS (default
+# $top_srcdir/../shared/datasets), REPEAT (default 5), BIG_MIB (default 100;
+# 1024 for the 1 GB snapshot of issue 25; 0 skips it), BIG_REPEAT (default 3).
 
 set -u
 BENCH_NAME=torch-bench
 . "$(dirname "$0")/lib.sh"
 
 MEMPROF=${MEMPROF:-./memprof}
-PYTHON=${PYTHON:-python3}
+PYTHON=${PYTHON:-/usr/bin/python3}
+BIG_MIB=${BIG_MIB:-100}
+BIG_REPEAT=${BIG_REPEAT:-3}
 MEASURE=./bench/measure
 OUT=bench-out
 REPEAT=${REPEAT:-5}
@@ -32,29 +40,50 @@ run() {
 [ -d "$DATASETS/torch-snapshots" ] || die "no snapshots in '$DATASETS/torch-snapshots'"
 mkdir -p "$OUT" || die "cannot create $OUT"
 
-printf '%-36s %9s %8s %11s %11s %8s %12s %12s\n' snapshot bytes events \
-	"memprof_s" "pickle_s" ratio "memprof_rss" "pickle_rss"
-for f in "$DATASETS"/torch-snapshots/*.pickle; do
+# one FILE REPEAT: alternate memprof import and pickle.load REPEAT times; one line
+one() {
+	f=$1
 	name=$(basename "$f" .pickle)
 	mlog=$OUT/torch-$name.memprof.log
 	plog=$OUT/torch-$name.pickle.log
 	rm -f "$mlog" "$plog"
 	i=0
-	while [ "$i" -lt "$REPEAT" ]; do # alternate, so drift hits both alike
-		run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f"
+	while [ "$i" -lt "$2" ]; do # alternate, so drift hits both alike
+		run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f" 2>>"$OUT/torch-warnings.txt"
 		run "$plog" "$PYTHON" -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
 		i=$((i + 1))
 	done
 	events=$("$MEMPROF" info --json "$OUT/torch.db" |
 		sed -n 's/^.*"events":[^0-9]*\([0-9]*\).*/\1/p' | head -n 1)
+	mc=$(cpu_median "$mlog")
+	pc=$(cpu_median "$plog")
 	m=$(median "$mlog" wall_s)
 	p=$(median "$plog" wall_s)
 	mr=$(median "$mlog" maxrss_kib)
 	pr=$(median "$plog" maxrss_kib)
-	printf '%-36s %9s %8s %11s %11s %8s %9s KiB %9s KiB\n' "$name" "$(wc -c <"$f")" \
-		"$events" "$m" "$p" "$(awk -v a="$m" -v b="$p" 'BEGIN { printf "%.2f", a / b }')" \
-		"$mr" "$pr"
+	printf '%-30s %6.1f %8s %7.3f %7.3f %6.2f %7.3f %7.3f %6.2f %7.1f %7.1f %5.2f\n' "$name" \
+		"$(awk -v b="$(wc -c <"$f")" 'BEGIN { print b / 1048576 }')" "$events" \
+		"$mc" "$pc" "$(awk -v a="$mc" -v b="$pc" 'BEGIN { print a / b }')" \
+		"$m" "$p" "$(awk -v a="$m" -v b="$p" 'BEGIN { print a / b }')" \
+		"$(awk -v k="$mr" 'BEGIN { print k / 1024 }')" "$(awk -v k="$pr" 'BEGIN { print k / 1024 }')" \
+		"$(awk -v a="$mr" -v b="$pr" 'BEGIN { print a / b }')"
+}
+
+"$PYTHON" -c 'import pickle' 2>/dev/null || die "cannot run '$PYTHON' (set PYTHON)"
+echo "memprof import vs pickle.load in $PYTHON ($("$PYTHON" --version 2>&1)), medians of alternating runs"
+printf '%-30s %6s %8s %7s %7s %6s %7s %7s %6s %7s %7s %5s\n' snapshot MiB events \
+	"mp_cpu" "py_cpu" "x_cpu" "mp_s" "py_s" "x_wall" "mp_MiB" "py_MiB" "x_rss"
+for f in "$DATASETS"/torch-snapshots/*.pickle; do
+	one "$f" "$REPEAT"
 done
+if [ "$BIG_MIB" != 0 ]; then
+	src=$(ls -S "$DATASETS"/torch-snapshots/*.pickle | head -n 1)
+	big=$OUT/big-${BIG_MIB}MiB.pickle
+	[ -s "$big" ] || "$PYTHON" "$top_srcdir/bench/make_big_snapshot.py" "$src" "$big" "$BIG_MIB" \
+		>/dev/null || die "cannot build '$big'"
+	one "$big" "$BIG_REPEAT"
+	[ -n "${KEEP:-}" ] || rm -f "$big"
+fi
 rm -f "$OUT/torch.db"
-echo "ratio = memprof import (parse, rebuild the window, write SQLite) / pickle.load alone;"
-echo "medians of $REPEAT alternating runs on this machine, $(date -u +%Y-%m-%d)."
+echo "x_cpu, x_wall, x_rss = memprof import (parse, rebuild the window, write SQLite) / pickle.load alone"
+echo "(below 1: memprof is faster or smaller); $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg)."

@@ -8,14 +8,6 @@
 
 #include "global2x.h"
 
-/* Remove the j-th buffer of key k from its list, keeping the order. */
-static void unlist(struct g2_key *k, size_t j)
-{
-	for (size_t i = j + 1; i < k->n_bufs; i++)
-		k->bufs[i - 1] = k->bufs[i];
-	k->n_bufs--;
-}
-
 static void release_slot(struct memprof_pool *p, uint32_t s)
 {
 	struct g2_buffer *b = &p->bufs[s];
@@ -26,25 +18,48 @@ static void release_slot(struct memprof_pool *p, uint32_t s)
 	p->n_buffers--;
 }
 
+static int later_slot_first(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Release key's free buffers, the last reserved first. */
+static size_t release_key(struct memprof_pool *p, struct g2_key *key)
+{
+	uint32_t *slots = key->n_free ? malloc(key->n_free * sizeof(*slots)) : NULL, s;
+	size_t n = 0;
+
+	if (!slots) { /* out of memory: release them all the same, smallest first */
+		while (g2_free_min(p, key, &s)) {
+			g2_free_remove(p, key, s);
+			release_slot(p, s);
+			n++;
+		}
+		return n;
+	}
+	n = g2_free_slots(p, key, slots);
+	qsort(slots, n, sizeof(*slots), later_slot_first);
+	for (size_t i = 0; i < n; i++)
+		release_slot(p, slots[i]);
+	free(slots);
+	return n;
+}
+
 size_t g2_release_free(struct memprof_pool *p)
 {
 	size_t n = 0;
 
-	for (size_t k = 0; k < p->n_keys; k++) {
-		struct g2_key *key = &p->keys[k];
-
-		for (size_t j = key->n_bufs; j-- > 0;) {
-			uint32_t s = key->bufs[j];
-
-			if (p->bufs[s].live)
-				continue;
-			release_slot(p, s);
-			unlist(key, j);
-			n++;
-		}
-	}
+	for (size_t k = 0; k < p->n_keys; k++)
+		n += release_key(p, &p->keys[k]);
 	p->st.n_released_for_oom += n;
 	return n;
+}
+
+void g2_buffer_freed(struct memprof_pool *p, uint32_t slot)
+{
+	g2_free_insert(p, &p->keys[p->bufs[slot].key], slot);
 }
 
 void g2_release_all(struct memprof_pool *p)
@@ -65,7 +80,7 @@ static int reserve(struct memprof_pool *p, uint64_t size, struct memprof_region 
 	return rc;
 }
 
-static int grow_slots(struct memprof_pool *p, struct g2_key *k)
+static int grow_slots(struct memprof_pool *p)
 {
 	if (p->n_slots == p->cap_slots) {
 		size_t cap = p->cap_slots ? 2 * p->cap_slots : 16;
@@ -76,35 +91,24 @@ static int grow_slots(struct memprof_pool *p, struct g2_key *k)
 		p->bufs = b;
 		p->cap_slots = cap;
 	}
-	if (k->n_bufs == k->cap_bufs) {
-		size_t cap = k->cap_bufs ? 2 * k->cap_bufs : 2;
-		uint32_t *l = realloc(k->bufs, cap * sizeof *l);
-
-		if (!l)
-			return MEMPROF_POOL_ENOMEM;
-		k->bufs = l;
-		k->cap_bufs = cap;
-	}
 	return MEMPROF_POOL_OK;
 }
 
-/* A new buffer of 2 x need at the end of key's list. */
+/* A new buffer of 2 x need for key, served at once (so in no free set). */
 static int add_buffer(struct memprof_pool *p, uint32_t key, uint64_t need, uint32_t *slot)
 {
-	struct g2_key *k = &p->keys[key];
 	uint64_t size = need > UINT64_MAX / 2 ? need : 2 * need;
 	struct memprof_region r;
 	struct g2_buffer *b;
 	int rc;
 
-	if ((rc = grow_slots(p, k)) != MEMPROF_POOL_OK)
+	if ((rc = grow_slots(p)) != MEMPROF_POOL_OK)
 		return rc;
 	if ((rc = reserve(p, size, &r)) != MEMPROF_POOL_OK)
 		return rc;
 	*slot = (uint32_t)p->n_slots++;
 	b = &p->bufs[*slot];
 	*b = (struct g2_buffer){.region = r, .key = key, .held = 1};
-	k->bufs[k->n_bufs++] = *slot;
 	p->n_buffers++;
 	p->held_bytes += r.size_bytes;
 	p->st.n_buffer_reserves++;
@@ -113,42 +117,24 @@ static int add_buffer(struct memprof_pool *p, uint32_t key, uint64_t need, uint3
 	return MEMPROF_POOL_OK;
 }
 
-/* The key's free buffers: the smallest that fits (*fit) and the smallest of all (*small). */
-static void scan(const struct memprof_pool *p, const struct g2_key *k, uint64_t need,
-                 ptrdiff_t *fit, ptrdiff_t *small)
-{
-	*fit = *small = -1;
-	for (size_t j = 0; j < k->n_bufs; j++) {
-		const struct g2_buffer *b = &p->bufs[k->bufs[j]];
-		uint64_t size = b->region.size_bytes;
-
-		if (b->live)
-			continue;
-		if (size >= need && (*fit < 0 || size < p->bufs[k->bufs[*fit]].region.size_bytes))
-			*fit = (ptrdiff_t)j;
-		if (*small < 0 || size < p->bufs[k->bufs[*small]].region.size_bytes)
-			*small = (ptrdiff_t)j;
-	}
-}
-
 int g2_serve(struct memprof_pool *p, uint32_t key, uint64_t need, uint32_t *slot)
 {
 	struct g2_key *k = &p->keys[key];
-	ptrdiff_t fit, small;
-	int rc;
+	uint32_t small;
+	int rc, replaced = 0;
 
-	scan(p, k, need, &fit, &small);
-	if (fit >= 0) {
-		*slot = k->bufs[fit];
+	if (g2_free_ceil(p, k, need, slot)) {
+		g2_free_remove(p, k, *slot);
 		p->st.n_served++;
 		return MEMPROF_POOL_OK;
 	}
-	if (small >= 0) { /* every free buffer is too small: replace the smallest */
-		release_slot(p, k->bufs[small]);
-		unlist(k, (size_t)small);
+	if (g2_free_min(p, k, &small)) { /* every free buffer is too small: replace the smallest */
+		g2_free_remove(p, k, small);
+		release_slot(p, small);
+		replaced = 1;
 	}
 	rc = add_buffer(p, key, need, slot);
-	if (rc == MEMPROF_POOL_OK && small >= 0)
+	if (rc == MEMPROF_POOL_OK && replaced)
 		p->st.n_reallocations++;
 	return rc;
 }

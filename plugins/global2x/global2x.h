@@ -22,17 +22,18 @@ enum g2_key_kind { G2_KEY_SITE, G2_KEY_TAG, G2_KEY_SIZE };
 /* One buffer: a reservation, held until destroy or an out-of-memory retry. */
 struct g2_buffer {
 	struct memprof_region region;
-	uint32_t key;        /* index into the pool's keys */
-	uint32_t serial;     /* views served so far: names the holder in its handle */
-	int held;            /* reserved (0 once released; slots are never reused) */
-	int live;            /* a view of it is live */
-	uint64_t view_bytes; /* the live view's size */
+	uint32_t key;         /* index into the pool's keys */
+	uint32_t serial;      /* views served so far: names the holder in its handle */
+	int held;             /* reserved (0 once released; slots are never reused) */
+	int live;             /* a view of it is live */
+	uint64_t view_bytes;  /* the live view's size */
+	uint32_t left, right; /* freeset.c: links (slot + 1) while free and held */
 };
 
-/* The buffers of one key, in the order they were reserved. */
+/* The free buffers of one key (freeset.c); live ones are in no list. */
 struct g2_key {
-	uint32_t *bufs;
-	size_t n_bufs, cap_bufs;
+	uint32_t free_root; /* slot + 1, 0 when none is free */
+	size_t n_free;
 };
 
 struct g2_stats {
@@ -64,6 +65,18 @@ struct memprof_pool {
  * (ENOMEM after releasing every free buffer and retrying once).
  */
 int g2_serve(struct memprof_pool *p, uint32_t key, uint64_t need, uint32_t *slot);
+/* freeset.c: the free held buffers of key k by (size, slot), O(log n) each. */
+void g2_free_insert(struct memprof_pool *p, struct g2_key *k, uint32_t slot);
+void g2_free_remove(struct memprof_pool *p, struct g2_key *k, uint32_t slot);
+/* The first free buffer of at least need bytes (1 and *slot), or 0. */
+int g2_free_ceil(struct memprof_pool *p, const struct g2_key *k, uint64_t need, uint32_t *slot);
+/* The first free buffer (the smallest), or 0. */
+int g2_free_min(struct memprof_pool *p, const struct g2_key *k, uint32_t *slot);
+/* Empty the set, writing its k->n_free slots to out in order; how many. */
+size_t g2_free_slots(struct memprof_pool *p, struct g2_key *k, uint32_t *out);
+/* A view of slot ended: its buffer is free again. */
+void g2_buffer_freed(struct memprof_pool *p, uint32_t slot);
+
 /* Release the free buffers of every key; how many. */
 size_t g2_release_free(struct memprof_pool *p);
 /* Release every held buffer (destroy). */

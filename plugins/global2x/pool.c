@@ -56,8 +56,6 @@ static void g2_destroy(struct memprof_pool *p)
 	g2_release_all(p);
 	if (p->fallback)
 		cb_pool_destroy(p->fallback);
-	for (size_t k = 0; k < p->n_keys; k++)
-		free(p->keys[k].bufs);
 	free(p->keys);
 	free(p->bufs);
 	pl_keymap_free(&p->key_ids);
@@ -208,6 +206,7 @@ static int g2_free(struct memprof_pool *p, const struct memprof_pool_block *blk,
 	}
 	b->live = 0;
 	p->viewed_bytes -= b->view_bytes;
+	g2_buffer_freed(p, (uint32_t)slot);
 	return MEMPROF_POOL_OK;
 }
 

@@ -2,7 +2,9 @@
  * import/pickle.c - the pickle machine for plain data: a stack, a mark
  * stack and a memo over the whole input held in memory.  Every length is
  * checked against the bytes left before anything is allocated, so memory is
- * bounded by a small multiple of the input size.  Must never run code.
+ * bounded by a small multiple of the input size.  With a stream hook the
+ * items of root['device_traces'][i] are handed over and released one by one
+ * (their slots reused), so they do not accumulate.  Must never run code.
  */
 #include "import/pickle.h"
 #include "util/intmap.h"
@@ -26,9 +28,10 @@ struct mp_pickle {
 	size_t len;
 	struct mp_pk *root;
 	struct chunk *chunks;
-	struct mp_pk **containers; /* every value with an items array, to free */
-	size_t n_containers, cap_containers;
+	struct mp_pk *free_values; /* released slots, chained through v.items */
 };
+
+enum { PIN_MEMO = 1, PIN_DUP = 2 };
 
 /* The running machine. */
 struct vm {
@@ -40,7 +43,13 @@ struct vm {
 	size_t n_stack, cap_stack;
 	size_t *marks;
 	size_t n_marks, cap_marks;
-	struct mp_intmap memo; /* memo index -> struct mp_pk * */
+	/* The memo: index -> struct mp_pk *, MEMO_RELEASED for a released item, 0 for none.
+	 * Picklers number it densely from 0: those indexes are an array, others a map. */
+	uintptr_t *memo_vec;
+	size_t cap_memo_vec, n_memo;
+	struct mp_intmap memo_far;
+	struct mp_pickle_stream *stream;
+	struct mp_intmap streamed; /* streamed list -> items handed to the hook */
 };
 
 static int oom(struct vm *m)
@@ -60,6 +69,13 @@ static struct mp_pk *new_value(struct vm *m, enum mp_pk_type type)
 	struct mp_pickle *p = m->p;
 	struct mp_pk *v;
 
+	if (p->free_values) {
+		v = p->free_values;
+		p->free_values = (struct mp_pk *)v->v.items;
+		memset(v, 0, sizeof(*v));
+		v->type = type;
+		return v;
+	}
 	if (!p->chunks || p->chunks->used == VALUES_PER_CHUNK) {
 		struct chunk *c = malloc(sizeof(*c));
 
@@ -72,13 +88,23 @@ static struct mp_pk *new_value(struct vm *m, enum mp_pk_type type)
 	v = &p->chunks->values[p->chunks->used++];
 	memset(v, 0, sizeof(*v));
 	v->type = type;
-	if (type == MP_PK_LIST || type == MP_PK_TUPLE || type == MP_PK_DICT || type == MP_PK_SET) {
-		if (mp_array_reserve((void **)&p->containers, &p->cap_containers,
-		                     p->n_containers + 1, sizeof(*p->containers)) < 0)
-			return NULL;
-		p->containers[p->n_containers++] = v;
-	}
 	return v;
+}
+
+static int is_container(const struct mp_pk *v)
+{
+	return v->type == MP_PK_LIST || v->type == MP_PK_TUPLE || v->type == MP_PK_DICT ||
+	       v->type == MP_PK_SET;
+}
+
+/* Give slot v back (v reachable from nowhere else). */
+static void release_value(struct mp_pickle *p, struct mp_pk *v)
+{
+	if (is_container(v))
+		free(v->v.items);
+	v->type = 0; /* mp_pickle_free skips it */
+	v->v.items = (struct mp_pk **)p->free_values;
+	p->free_values = v;
 }
 
 static int push(struct vm *m, struct mp_pk *v)
@@ -222,25 +248,136 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 	return push(m, v);
 }
 
+#define MEMO_RELEASED ((uintptr_t)1)
+
+static uintptr_t memo_at(const struct vm *m, uint64_t idx)
+{
+	uint64_t v = 0;
+
+	if (idx < m->cap_memo_vec)
+		return m->memo_vec[idx];
+	return mp_intmap_get(&m->memo_far, idx, &v) ? (uintptr_t)v : 0;
+}
+
+/* Set memo entry idx (val not 0).  0 or MP_ENOMEM. */
+static int memo_set(struct vm *m, uint64_t idx, uintptr_t val)
+{
+	size_t old = m->cap_memo_vec;
+
+	if (idx >= old && idx < 2 * (uint64_t)m->n_memo + 4096) { /* dense: grow the array */
+		if (mp_array_reserve((void **)&m->memo_vec, &m->cap_memo_vec, (size_t)idx + 1,
+		                     sizeof(*m->memo_vec)) < 0)
+			return MP_ENOMEM;
+		memset(m->memo_vec + old, 0, (m->cap_memo_vec - old) * sizeof(*m->memo_vec));
+	}
+	if (!memo_at(m, idx))
+		m->n_memo++;
+	if (idx < m->cap_memo_vec)
+		m->memo_vec[idx] = val;
+	else if (mp_intmap_put(&m->memo_far, idx, val) < 0)
+		return MP_ENOMEM;
+	return 0;
+}
+
 static int memo_put(struct vm *m, uint64_t idx)
 {
 	if (m->n_stack <= fence(m))
 		return bad(m, "memo store from an empty stack");
-	if (mp_intmap_put(&m->memo, idx, (uint64_t)(uintptr_t)top(m)) < 0)
+	if (memo_set(m, idx, (uintptr_t)top(m)) < 0)
 		return oom(m);
+	top(m)->pinned |= PIN_MEMO;
+	top(m)->memo_idx = idx;
 	return 0;
 }
 
 static int memo_get(struct vm *m, uint64_t idx)
 {
-	uint64_t v;
+	uintptr_t v = memo_at(m, idx);
 
-	if (!mp_intmap_get(&m->memo, idx, &v))
+	if (!v)
 		return mp_err(
 		        m->err, MP_EFORMAT,
 		        "invalid pickle '%s' at byte %zu: memo reference %llu was never stored",
 		        m->name, m->op_pos, (unsigned long long)idx);
+	if (v == MEMO_RELEASED)
+		return mp_err(m->err, MP_EFORMAT,
+		              "unsupported pickle '%s' at byte %zu: memo reference %llu names a "
+		              "trace entry already read and released",
+		              m->name, m->op_pos, (unsigned long long)idx);
+	((struct mp_pk *)(uintptr_t)v)->gotten = 1;
 	return push(m, (struct mp_pk *)(uintptr_t)v);
+}
+
+/* Is stack[p] a list right after the string 'device_traces' (a dict's key)? */
+static int is_traces_list(const struct vm *m, size_t p)
+{
+	return p >= 1 && m->stack[p]->type == MP_PK_LIST &&
+	       mp_pk_str_is(m->stack[p - 1], "device_traces");
+}
+
+/*
+ * Is the list at stack position q root['device_traces'][k]?  The stack then
+ * holds the root dict, maybe its mark, ... 'device_traces', the list of
+ * lists, maybe its mark, ..., q (the marks are there when the pickler
+ * batches, not for a single APPEND or SETITEM).  Returns k, or -1.
+ */
+static long stream_index(const struct vm *m, size_t q)
+{
+	size_t nm = m->n_marks, mk = nm ? m->marks[nm - 1] : 0, p;
+	long base = 0;
+
+	if (!m->stream || m->stack[q]->type != MP_PK_LIST || m->stack[q]->n)
+		return -1;
+	if (nm && mk >= 3 && mk <= q && is_traces_list(m, mk - 1)) {
+		p = mk - 1; /* q is in a batch of the list of lists */
+		base = (long)(q - mk);
+		nm--;
+	} else if (q >= 2 && is_traces_list(m, q - 1)) {
+		p = q - 1;
+	} else {
+		return -1;
+	}
+	if (m->stack[0]->type != MP_PK_DICT || (nm ? m->marks[nm - 1] != 1 : p != 2))
+		return -1; /* not the root dict's key */
+	return (long)m->stack[p]->n + base;
+}
+
+/* Release a streamed item: the dict and the scalars and strings only it holds. */
+static void release_item(struct vm *m, struct mp_pk *v)
+{
+	size_t i;
+
+	if (v->type != MP_PK_DICT || (v->pinned & PIN_DUP) || v->gotten)
+		return; /* reachable from elsewhere: kept */
+	if ((v->pinned & PIN_MEMO) && memo_set(m, v->memo_idx, MEMO_RELEASED) < 0)
+		return; /* no tombstone: kept */
+	for (i = 0; i < 2 * v->n; i++) {
+		struct mp_pk *x = v->v.items[i];
+
+		if (!x->pinned && !is_container(x))
+			release_value(m->p, x);
+	}
+	release_value(m->p, v);
+}
+
+/* Hand vals (n items for list k, from item index at) to the hook, releasing each. */
+static int stream_items(struct vm *m, const struct mp_pk *list, long k, struct mp_pk **vals,
+                        size_t n)
+{
+	uint64_t at = 0;
+	size_t i;
+	int rc;
+
+	(void)mp_intmap_get(&m->streamed, (uint64_t)(uintptr_t)list, &at);
+	for (i = 0; i < n; i++) {
+		if ((rc = m->stream->item(m->stream->ctx, (size_t)k, (size_t)at + i, vals[i],
+		                          m->err)) < 0)
+			return rc;
+		release_item(m, vals[i]);
+	}
+	if (mp_intmap_put(&m->streamed, (uint64_t)(uintptr_t)list, at + n) < 0)
+		return oom(m);
+	return 0;
 }
 
 /* Build a container from the values above the mark (or the top n). */
@@ -265,6 +402,7 @@ static int add_to(struct vm *m, size_t first, enum mp_pk_type want, const char *
 	size_t n = m->n_stack - first;
 	struct mp_pk *c;
 	char msg[96];
+	long k;
 
 	if (first <= fence(m))
 		return bad(m, "nothing to add to");
@@ -278,6 +416,12 @@ static int add_to(struct vm *m, size_t first, enum mp_pk_type want, const char *
 	}
 	if (want == MP_PK_DICT && n % 2)
 		return bad(m, "SETITEMS with a key and no value");
+	if (n && want == MP_PK_LIST && (k = stream_index(m, first - 1)) >= 0) {
+		int rc = stream_items(m, c, k, m->stack + first, n);
+
+		m->n_stack = first;
+		return rc;
+	}
 	if (n && append(m, c, m->stack + first, n) < 0)
 		return MP_ENOMEM;
 	m->n_stack = first;
@@ -456,6 +600,8 @@ static int run_structure(struct vm *m, int op)
 		return 0;
 	case '2': /* DUP */
 		v = m->n_stack > fence(m) ? top(m) : NULL;
+		if (v)
+			v->pinned |= PIN_DUP;
 		return v ? push(m, v) : bad(m, "DUP of an empty stack");
 	}
 	return 1; /* not a structure opcode */
@@ -512,7 +658,7 @@ static int run_scalar(struct vm *m, int op)
 	case 'r':
 		return arg(m, 4, &a) < 0 ? MP_EFORMAT : memo_put(m, a); /* LONG_BINPUT */
 	case 0x94:
-		return memo_put(m, m->memo.n); /* MEMOIZE */
+		return memo_put(m, m->n_memo); /* MEMOIZE */
 	case 'h':
 		return arg(m, 1, &a) < 0 ? MP_EFORMAT : memo_get(m, a); /* BINGET */
 	case 'j':
@@ -557,14 +703,18 @@ static int run(struct vm *m)
 	              m->name, m->pos);
 }
 
-static int load(struct mp_pickle *p, const char *name, struct mp_error *err)
+static int load(struct mp_pickle *p, const char *name, struct mp_pickle_stream *s,
+                struct mp_error *err)
 {
-	struct vm m = {.p = p, .name = name, .err = err};
+	struct vm m = {.p = p, .name = name, .err = err, .stream = s && s->item ? s : NULL};
 	int rc;
 
-	mp_intmap_init(&m.memo);
+	mp_intmap_init(&m.memo_far);
+	mp_intmap_init(&m.streamed);
 	rc = run(&m);
-	mp_intmap_free(&m.memo);
+	mp_intmap_free(&m.memo_far);
+	free(m.memo_vec);
+	mp_intmap_free(&m.streamed);
 	free(m.stack);
 	free(m.marks);
 	return rc;
@@ -583,7 +733,7 @@ int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, 
 	}
 	memcpy(p->data, data, len);
 	p->len = len;
-	rc = load(p, name, err);
+	rc = load(p, name, NULL, err);
 	if (rc < 0) {
 		mp_pickle_free(p);
 		return rc;
@@ -605,7 +755,7 @@ static int refused_at_start(const struct mp_pickle *p, const char *name, struct 
 		return 0;
 	first->data = p->data; /* borrowed: its first byte only */
 	first->len = 1;
-	rc = load(first, name, err);
+	rc = load(first, name, NULL, err);
 	first->data = NULL;
 	mp_pickle_free(first);
 	if (rc < 0 && strncmp(err->msg, "truncated", 9) != 0)
@@ -615,6 +765,12 @@ static int refused_at_start(const struct mp_pickle *p, const char *name, struct 
 }
 
 int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp_error *err)
+{
+	return mp_pickle_load_stream(out, in, name, NULL, err);
+}
+
+int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,
+                          struct mp_pickle_stream *s, struct mp_error *err)
 {
 	struct mp_pickle *p = calloc(1, sizeof(*p));
 	size_t cap = 0, k;
@@ -648,7 +804,9 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
 		mp_pickle_free(p);
 		return mp_err(err, MP_EIO, "cannot read '%s': %s", name, strerror(errno));
 	}
-	rc = load(p, name, err);
+	if (s)
+		s->input_bytes = p->len;
+	rc = load(p, name, s, err);
 	if (rc < 0) {
 		mp_pickle_free(p);
 		return rc;
@@ -660,6 +818,16 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
 const struct mp_pk *mp_pickle_root(const struct mp_pickle *p)
 {
 	return p->root;
+}
+
+size_t mp_pickle_n_slots(const struct mp_pickle *p)
+{
+	const struct chunk *c;
+	size_t n = 0;
+
+	for (c = p->chunks; c; c = c->next)
+		n += c->used;
+	return n;
 }
 
 size_t mp_pickle_size(const struct mp_pickle *p)
@@ -674,11 +842,11 @@ void mp_pickle_free(struct mp_pickle *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->n_containers; i++)
-		free(p->containers[i]->v.items);
-	free(p->containers);
 	for (c = p->chunks; c; c = next) {
 		next = c->next;
+		for (i = 0; i < c->used; i++)
+			if (is_container(&c->values[i]))
+				free(c->values[i].v.items);
 		free(c);
 	}
 	free(p->data);
@@ -690,21 +858,39 @@ int mp_pickle_probe(const char *head, size_t n)
 	return n >= 2 && (unsigned char)head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
 }
 
+void mp_pk_clear(struct mp_pk *v)
+{
+	if (v->type != MP_PK_LIST && v->type != MP_PK_TUPLE)
+		return;
+	free(v->v.items);
+	v->v.items = NULL;
+	v->n = v->cap = 0;
+}
+
+static int str_is(const struct mp_pk *s, const char *text, size_t n)
+{
+	return s->type == MP_PK_STR && s->n == n &&
+	       (n == 0 || (s->v.s[0] == text[0] && memcmp(s->v.s, text, n) == 0));
+}
+
 int mp_pk_str_is(const struct mp_pk *s, const char *text)
 {
 	size_t n = strlen(text);
 
-	return s && s->type == MP_PK_STR && s->n == n && memcmp(s->v.s, text, n) == 0;
+	return s && str_is(s, text, n);
 }
 
+/* The key's length is taken once, and a key is compared only when its length and
+ * first byte match: a dict's keys are scanned without a call per key. */
 const struct mp_pk *mp_pk_get(const struct mp_pk *d, const char *key)
 {
-	size_t i;
+	size_t i, n;
 
 	if (!d || d->type != MP_PK_DICT)
 		return NULL;
+	n = strlen(key);
 	for (i = 0; i < d->n; i++)
-		if (mp_pk_str_is(d->v.items[2 * i], key))
+		if (str_is(d->v.items[2 * i], key, n))
 			return d->v.items[2 * i + 1];
 	return NULL;
 }

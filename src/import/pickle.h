@@ -34,15 +34,18 @@ enum mp_pk_type {
  */
 struct mp_pk {
 	enum mp_pk_type type;
-	int is_u64; /* MP_PK_INT: the value is (uint64_t)i, at least 2^63 */
-	size_t n;   /* STR, BYTES: bytes; LIST, TUPLE, SET: items; DICT: pairs */
+	unsigned char is_u64; /* MP_PK_INT: the value is (uint64_t)i, at least 2^63 */
+	unsigned char pinned; /* private: memoized or duplicated (reachable twice) */
+	unsigned char gotten; /* private: pushed again from the memo */
+	size_t n;             /* STR, BYTES: bytes; LIST, TUPLE, SET: items; DICT: pairs */
 	union {
 		int64_t i; /* INT, BOOL */
 		double f;
 		const char *s;        /* STR (UTF-8), BYTES: not NUL-terminated */
 		struct mp_pk **items; /* LIST, TUPLE, SET: n; DICT: key, value, ... (2n) */
 	} v;
-	size_t cap; /* private: allocated slots of items */
+	size_t cap;        /* private: allocated slots of items */
+	uint64_t memo_idx; /* private: the memo index when pinned by the memo */
 };
 
 struct mp_pickle;
@@ -58,10 +61,31 @@ struct mp_pickle;
  * MP_EFORMAT with the byte offset and the opcode, MP_EIO or MP_ENOMEM.
  */
 int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp_error *err);
+/*
+ * Streaming: a hook called for each item appended to the list
+ * root['device_traces'][list] of a root dict, as soon as it is complete,
+ * item = its index in that list.  Once the hook returns, the item (a dict)
+ * and the scalars only it holds are released, and the list stays empty:
+ * memory is bounded by what the rest of the document keeps, not by the
+ * number of items.  A later memo reference to a released item is an
+ * error.  The hook returns 0 or a negative error code (with err set).
+ * input_bytes is the whole input's size, known before the first call.
+ */
+struct mp_pickle_stream {
+	int (*item)(void *ctx, size_t list, size_t item, const struct mp_pk *v,
+	            struct mp_error *err);
+	void *ctx;
+	size_t input_bytes; /* set by mp_pickle_load_stream before the first call */
+};
+/* mp_pickle_load with a stream hook (s may be NULL). */
+int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,
+                          struct mp_pickle_stream *s, struct mp_error *err);
 /* The same from a buffer (copied). */
 int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, const char *name,
                           struct mp_error *err);
 const struct mp_pk *mp_pickle_root(const struct mp_pickle *p);
+/* Value slots carved out so far (released ones are reused, not counted again). */
+size_t mp_pickle_n_slots(const struct mp_pickle *p);
 /* Bytes of input read. */
 size_t mp_pickle_size(const struct mp_pickle *p);
 void mp_pickle_free(struct mp_pickle *p);
@@ -71,6 +95,11 @@ int mp_pickle_probe(const char *head, size_t n);
 
 /* The value of key in dict d, or NULL (also when d is not a dict). */
 const struct mp_pk *mp_pk_get(const struct mp_pk *d, const char *key);
+/*
+ * Free the items of a list or tuple, leaving it empty (a stream hook may do
+ * this to a list it has read: memo references still find the value).
+ */
+void mp_pk_clear(struct mp_pk *v);
 /* Does s (a STR) equal text? */
 int mp_pk_str_is(const struct mp_pk *s, const char *text);
 /* Is v an INT (or BOOL) that fits int64?  Then *out holds it. */

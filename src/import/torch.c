@@ -1,15 +1,18 @@
 /*
  * import/torch.c - the importer of PyTorch CUDA memory snapshots
  * (torch.cuda.memory._dump_snapshot).  Checks the unpickled document and
- * flattens it into tp_device arrays, has torch_window.c find the state at
+ * flattens it into tp_device arrays (the trace entries as the pickle is read,
+ * entry by entry, so the document never holds them), has torch_window.c find the state at
  * the start of the window, then writes segments, blocks, OOMs and
  * annotations as events in time order.  Reads plain data only (pickle.c).
  */
 #include "import/import.h"
 #include "import/torch.h"
+#include "util/array.h"
 #include "util/intmap.h"
 #include "util/limits.h"
 #include "util/slot_pool.h"
+#include "util/strmap.h"
 #include "util/trace_window.h"
 
 #include <cjson/cJSON.h>
@@ -20,9 +23,26 @@
 #define MAX_DEVICES 4096
 #define MAX_SIZE    MP_MAX_SIZE_BYTES /* larger sizes are refused as corrupt */
 
+/* The entries of root['device_traces'][i], checked as the pickle streams them. */
+struct tp_streamed {
+	struct tp_entry *entries;
+	size_t n, cap;
+};
+
+/* A distinct frames list (see local_of). */
+struct tp_stack {
+	const char *frames; /* n frame dict pointers */
+	size_t n;
+	int64_t writer_id; /* 0 until written */
+};
+
 struct torch_import {
 	struct mp_import_ctx *c;
 	struct mp_pickle *doc;
+	struct mp_pickle_stream stream;
+	struct tp_streamed *streamed; /* by list index */
+	size_t n_streamed;
+	int budget_set;
 	struct tp_device *devices;
 	size_t n_devices;
 	struct tp_entry *annotations;
@@ -30,7 +50,10 @@ struct torch_import {
 	int64_t budget; /* items left to look at: memo sharing cannot blow up work */
 	/* writing */
 	int64_t process_id, next_id;
-	struct mp_intmap stacks; /* frames list (pointer) -> stack id */
+	struct mp_intmap stacks; /* frames list (pointer) -> local stack id */
+	struct mp_strmap local;  /* frame dict pointers -> local stack id */
+	struct tp_stack *locals; /* by local stack id - 1 */
+	size_t cap_locals;
 	struct memprof_frame *frames;
 	size_t cap_frames;
 	char *text; /* NUL-terminated copies of frame strings */
@@ -200,6 +223,76 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 	return 0;
 }
 
+static int64_t local_of(struct torch_import *t, const struct mp_pk *frames);
+
+/* The pickle's stream hook: entry item of root['device_traces'][list]. */
+static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk *v,
+                        struct mp_error *err)
+{
+	struct torch_import *t = ctx;
+	struct tp_streamed *l;
+	const struct mp_pk *frames;
+	int64_t local;
+	char where[64];
+
+	(void)err; /* t->c->err is the same */
+	if (!t->budget_set) {
+		t->budget = 8 * (int64_t)t->stream.input_bytes + 1000000;
+		t->budget_set = 1;
+	}
+	if (list >= MAX_DEVICES)
+		return mp_err(t->c->err, MP_EFORMAT,
+		              "invalid PyTorch snapshot '%s': device_traces[%zu] is past the %d "
+		              "devices a snapshot may name",
+		              t->c->path, list, MAX_DEVICES);
+	if (list >= t->n_streamed) {
+		struct tp_streamed *a = realloc(t->streamed, (list + 1) * sizeof(*a));
+
+		if (!a)
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		memset(a + t->n_streamed, 0, (list + 1 - t->n_streamed) * sizeof(*a));
+		t->streamed = a;
+		t->n_streamed = list + 1;
+	}
+	l = &t->streamed[list];
+	if (item != l->n || spend(t, 1) < 0 ||
+	    mp_array_reserve((void **)&l->entries, &l->cap, l->n + 1, sizeof(*l->entries)) < 0)
+		return item != l->n || t->budget < 0
+		               ? MP_EFORMAT
+		               : mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	snprintf(where, sizeof(where), "device_traces[%zu][%zu]", list, item);
+	memset(&l->entries[l->n], 0, sizeof(*l->entries));
+	if (read_entry(t, v, &l->entries[l->n], where, l->n ? l->entries[l->n - 1].ts_ns : 0) < 0)
+		return MP_EFORMAT;
+	frames = l->entries[l->n++].frames;
+	if ((local = local_of(t, frames)) < 0)
+		return (int)local;
+	if (local > 0) /* interned: its items are no longer needed */
+		mp_pk_clear((struct mp_pk *)frames);
+	return 0;
+}
+
+/* Device list i's streamed entries, moved to its device. */
+static int take_streamed(struct torch_import *t, size_t i, const char *where)
+{
+	struct tp_streamed *l = &t->streamed[i];
+	struct tp_device *d;
+	size_t j;
+	int rc;
+
+	if ((rc = device_at(t, (int64_t)i, where, &d)) < 0)
+		return rc;
+	if (d->entries)
+		return bad(t, where, "repeats a device");
+	d->entries = l->entries;
+	d->n_entries = l->n;
+	for (j = 0; j < l->n; j++)
+		d->entries[j].device = d->ordinal;
+	l->entries = NULL;
+	l->n = 0;
+	return 0;
+}
+
 static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 {
 	size_t i, j;
@@ -218,6 +311,11 @@ static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 		snprintf(where, sizeof(where), "device_traces[%zu]", i);
 		if (list->type != MP_PK_LIST && list->type != MP_PK_TUPLE)
 			return bad(t, where, "is not a list");
+		if (list->n == 0 && i < t->n_streamed && t->streamed[i].n) {
+			if ((rc = take_streamed(t, i, where)) < 0)
+				return rc;
+			continue;
+		}
 		if (list->n == 0)
 			continue;
 		if (spend(t, (int64_t)list->n) < 0)
@@ -438,35 +536,80 @@ static const char *copy_str(struct torch_import *t, const struct mp_pk *s, size_
 	return p;
 }
 
-/* The stack of a frames list, interned once per list object. */
-static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
+/*
+ * A frames list as a local stack: its frame dicts (pointers) interned by
+ * content, so that the many lists of a trace with the same frames (one per
+ * allocation) cost one writer stack.  A list is looked up by pointer
+ * first: the streamed entries' lists are emptied once interned.
+ */
+static int64_t local_of(struct torch_import *t, const struct mp_pk *frames)
 {
-	struct memprof_stack stack;
-	size_t i, need = 0, at = 0;
+	struct tp_stack *ls;
+	const char *key;
 	uint64_t id;
-	int64_t sid;
+	int64_t local;
 
-	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE) || !frames->n)
+	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE))
 		return 0;
 	if (mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)frames, &id))
 		return (int64_t)id;
+	if (!frames->n)
+		return 0;
 	if (spend(t, (int64_t)frames->n) < 0)
 		return MP_EFORMAT;
-	for (i = 0; i < frames->n; i++) {
-		const struct mp_pk *n = mp_pk_get(frames->v.items[i], "name"),
-		                   *f = mp_pk_get(frames->v.items[i], "filename");
+	key = (const char *)frames->v.items;
+	if (!mp_strmap_get(&t->local, key, frames->n * sizeof(*frames->v.items), &local)) {
+		if (mp_array_reserve((void **)&t->locals, &t->cap_locals, t->local.n + 1,
+		                     sizeof(*t->locals)) < 0 ||
+		    mp_strmap_put(&t->local, key, frames->n * sizeof(*frames->v.items),
+		                  local = (int64_t)t->local.n + 1, &key) < 0)
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		ls = &t->locals[local - 1];
+		ls->frames = key; /* the map's copy: n pointers, maybe unaligned */
+		ls->n = frames->n;
+		ls->writer_id = 0;
+	}
+	if (mp_intmap_put(&t->stacks, (uint64_t)(uintptr_t)frames, (uint64_t)local) < 0)
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	return local;
+}
 
-		if (spend_dict(t, frames->v.items[i]) < 0)
+static const struct mp_pk *local_frame(const struct tp_stack *ls, size_t i)
+{
+	const struct mp_pk *f;
+
+	memcpy(&f, ls->frames + i * sizeof(f), sizeof(f));
+	return f;
+}
+
+/* The writer's stack of a frames list, written on first use. */
+static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
+{
+	struct memprof_stack stack;
+	struct tp_stack *ls;
+	size_t i, need = 0, at = 0;
+	int64_t sid, local = local_of(t, frames);
+
+	if (local <= 0)
+		return local;
+	ls = &t->locals[local - 1];
+	if (ls->writer_id)
+		return ls->writer_id;
+	for (i = 0; i < ls->n; i++) {
+		const struct mp_pk *fr = local_frame(ls, i), *n = mp_pk_get(fr, "name"),
+		                   *f = mp_pk_get(fr, "filename");
+
+		if (spend_dict(t, fr) < 0)
 			return MP_EFORMAT;
 		need += (n && n->type == MP_PK_STR ? n->n : 0) +
 		        (f && f->type == MP_PK_STR ? f->n : 0) + 2;
 	}
-	if ((frames->n > t->cap_frames &&
-	     !(t->frames = realloc(t->frames, (t->cap_frames = frames->n) * sizeof(*t->frames)))) ||
+	if ((ls->n > t->cap_frames &&
+	     !(t->frames = realloc(t->frames, (t->cap_frames = ls->n) * sizeof(*t->frames)))) ||
 	    (need > t->cap_text && !(t->text = realloc(t->text, t->cap_text = need))))
 		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
-	for (i = 0; i < frames->n; i++) {
-		const struct mp_pk *fr = frames->v.items[i];
+	for (i = 0; i < ls->n; i++) {
+		const struct mp_pk *fr = local_frame(ls, i);
 		int64_t line = 0;
 
 		t->frames[i].name = copy_str(t, mp_pk_get(fr, "name"), &at);
@@ -475,14 +618,12 @@ static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
 			line = 0;
 		t->frames[i].line = line;
 	}
-	stack.n_frames = (uint32_t)frames->n;
+	stack.n_frames = (uint32_t)ls->n;
 	stack.frames = t->frames;
 	sid = mp_writer_stack(t->c->w, &stack);
 	if (sid < 0)
 		return sid;
-	if (mp_intmap_put(&t->stacks, (uint64_t)(uintptr_t)frames, (uint64_t)sid) < 0)
-		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
-	return sid;
+	return ls->writer_id = sid;
 }
 
 static int put(struct torch_import *t, struct memprof_event *ev, const struct mp_pk *frames)
@@ -963,11 +1104,16 @@ static void torch_free(struct torch_import *t)
 		free(t->devices[i].initial_blocks);
 		free(t->devices[i].initial_segments);
 	}
+	for (i = 0; i < t->n_streamed; i++)
+		free(t->streamed[i].entries);
+	free(t->streamed);
 	free(t->devices);
 	free(t->annotations);
 	free(t->frames);
 	free(t->text);
 	mp_intmap_free(&t->stacks);
+	mp_strmap_free(&t->local);
+	free(t->locals);
 	mp_pickle_free(t->doc);
 }
 
@@ -978,10 +1124,16 @@ static int run(struct mp_import_ctx *c)
 	int rc;
 
 	mp_intmap_init(&t.stacks);
-	rc = mp_pickle_load(&t.doc, c->in, c->path, c->err);
-	if (rc < 0)
+	mp_strmap_init(&t.local);
+	t.stream.item = stream_entry;
+	t.stream.ctx = &t;
+	rc = mp_pickle_load_stream(&t.doc, c->in, c->path, &t.stream, c->err);
+	if (rc < 0) {
+		torch_free(&t);
 		return rc;
-	t.budget = 8 * (int64_t)mp_pickle_size(t.doc) + 1000000;
+	}
+	if (!t.budget_set)
+		t.budget = 8 * (int64_t)mp_pickle_size(t.doc) + 1000000;
 	rc = read_document(&t);
 	if (rc == 0 && (t.process_id = mp_writer_process(c->w, &p)) < 0)
 		rc = MP_EIO;

@@ -153,8 +153,8 @@ static int direct_alloc(struct engine *e, const struct mp_replay_alloc *a, struc
 
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
-	b->pb = (struct memprof_pool_block){.addr = r.addr, .size_bytes = r.size_bytes,
-	                                    .handle = r.token};
+	b->pb = (struct memprof_pool_block){
+	        .addr = r.addr, .size_bytes = r.size_bytes, .handle = r.token};
 	b->direct = 1;
 	e->res->n_below_threshold++;
 	return MEMPROF_POOL_OK;
@@ -196,16 +196,18 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 		e->res->lower_bound_bytes = ts->requested_bytes;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	e->allocating = (int64_t)i;
-	t0 = mp_engine_now_ns();
+	t0 = e->untimed ? 0 : mp_engine_now_ns();
 	if (below_threshold(e, a))
 		rc = direct_alloc(e, a, b);
 	else
 		rc = pool->ops.alloc(p, &req, &b->pb);
-	wall = mp_engine_now_ns() - t0;
 	e->allocating = -1;
-	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
-	e->res->host_ns += wall;
-	mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
+	if (!e->untimed) {
+		wall = mp_engine_now_ns() - t0;
+		wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+		e->res->host_ns += wall;
+		mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
+	}
 	e->res->n_allocs++;
 	if (rc == MEMPROF_POOL_ENOMEM && !e->fault) {
 		b->failed = 1;
@@ -287,12 +289,14 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 	if ((rc = unplace_block(e, i)) < 0)
 		return rc;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
-	t0 = mp_engine_now_ns();
+	t0 = e->untimed ? 0 : mp_engine_now_ns();
 	rc = b->direct ? direct_free(e, b) : pool->ops.free(p, &b->pb, a->free_stream);
-	wall = mp_engine_now_ns() - t0;
-	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
-	e->res->host_ns += wall;
-	mp_latency_add(&e->free_lat, wall + e->call_backend_ns);
+	if (!e->untimed) {
+		wall = mp_engine_now_ns() - t0;
+		wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+		e->res->host_ns += wall;
+		mp_latency_add(&e->free_lat, wall + e->call_backend_ns);
+	}
 	e->res->n_frees++;
 	if (rc != MEMPROF_POOL_OK || e->fault)
 		return pool_failed(e, rc, "free", i);
@@ -480,6 +484,7 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	                   .res = res,
 	                   .pool_name = pool->ops.name,
 	                   .with_extents = with_extents,
+	                   .untimed = with_extents && !o->verify, /* the fragmentation pass */
 	                   .cur_op = -1,
 	                   .allocating = -1,
 	                   .peak_op = -1};
@@ -523,7 +528,8 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
  * second replay, with the map, that stops after the op that first reached
  * the peak (on sim it places every block exactly as the first did).  Both
  * passes give the pool the same plan_key, so a pool that plans can reuse
- * its plan rather than plan again.
+ * its plan rather than plan again.  Only its fragmentation is kept, so it
+ * reads no clock around the pool's calls.
  */
 static int measure_frag(const struct mp_replay_input *in, const struct mp_replay_device *d,
                         const struct mp_pool_plugin *pool, const struct mp_replay_options *o,

@@ -51,16 +51,17 @@ struct engine {
 	struct block *blocks; /* by allocation index */
 	size_t n_blocks;
 
-	uint64_t reserved_bytes;     /* reserve: as the driver reserves it (driver_model.h) */
+	uint64_t reserved_bytes;       /* reserve: as the driver reserves it (driver_model.h) */
 	struct mp_driver_model driver; /* the small requests' shared pages */
-	uint64_t set_aside_bytes; /* sizes the pool gave for held blocks */
-	uint64_t snap_peak;       /* the reserved peak the fragmentation snapshot is of */
+	uint64_t set_aside_bytes;      /* sizes the pool gave for held blocks */
+	uint64_t snap_peak;            /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */
 	uint64_t call_backend_wall_ns, call_backend_ns;
 	int64_t cur_seq;    /* the trace event being replayed */
 	int fault;          /* a service failed outside the pool's control */
 	int cleanup;        /* releasing what the pool left: not counted */
 	int with_extents;   /* keep the address map (--verify, or the fragmentation pass) */
+	int untimed;        /* read no clock around pool calls (a pass whose times are dropped) */
 	int64_t cur_op;     /* position in ops[]; -1 before the first */
 	int64_t allocating; /* the block whose alloc is in progress, or -1 */
 	int64_t peak_op;    /* the op after which the reserved peak was first reached */

@@ -15,6 +15,7 @@
 #define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
 #define BATCH_ROWS             128             /* events per multi-row INSERT */
 #define N_OPTIONAL             6 /* phase, stack, api, device_free, thread, duration_ns */
+#define MAX_PREPARED           3 /* batch shapes prepared before the widest is used */
 
 /*
  * What a batch's INSERT binds (see prepare_batch): bit i of SHAPE_OPTIONAL
@@ -46,6 +47,8 @@ struct mp_writer {
 	struct mp_store *s;
 	sqlite3_stmt *st[N_ST];
 	sqlite3_stmt *batch[N_SHAPES]; /* INSERTs of BATCH_ROWS events, by shape; lazily */
+	int n_prepared;                /* of batch */
+	unsigned wide;                 /* the widest shape so far (see shape_for) */
 	struct memprof_event pending[BATCH_ROWS];
 	int n_pending;
 	struct mp_strmap phases, apis, frames, stacks;
@@ -74,20 +77,21 @@ static void param(FILE *f, int *k, int same)
  * about as much per value as storing it, so it binds as few as it can:
  * optional columns no event of the batch uses are literal NULLs, a
  * requested equal to size reuses size's parameter, and a device or process
- * common to the batch is one parameter after the rows.  seq is NULL: the
+ * common to the batch is one parameter before the rows' (?1, ?2: numbered
+ * after them, every parameter of the rows would be a number SQLite has seen
+ * and it would search its list of them, a cost in the square of their
+ * count).  seq is NULL: the
  * events table only grows, in order, so SQLite's next rowid is the writer's
  * next seq, and it finds it without the lookup that an explicit rowid costs.
  */
 static int prepare_batch(struct mp_writer *w, unsigned shape)
 {
-	int per_row = 9 - !!(shape & SHAPE_REQ_IS_SIZE) - !!(shape & SHAPE_ONE_DEVICE) -
-	              !!(shape & SHAPE_ONE_PROCESS) + __builtin_popcount(shape & SHAPE_OPTIONAL);
-	int device = per_row * BATCH_ROWS + 1;
+	int device = 1;
 	int process = device + !!(shape & SHAPE_ONE_DEVICE);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	int i, c, k = 0, size, rc;
+	int i, c, k = process - !(shape & SHAPE_ONE_PROCESS), size, rc;
 
 	if (!f)
 		return -1;
@@ -118,6 +122,7 @@ static int prepare_batch(struct mp_writer *w, unsigned shape)
 	rc = sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT,
 	                        &w->batch[shape], NULL);
 	free(text);
+	w->n_prepared += rc == SQLITE_OK;
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
@@ -398,6 +403,24 @@ static int bind_event(sqlite3_stmt *st, int k, const struct memprof_event *ev, u
 	return k;
 }
 
+/* A shape that binds what both a and b bind. */
+static unsigned widen(unsigned a, unsigned b)
+{
+	return ((a | b) & SHAPE_OPTIONAL) | (a & b & ~(unsigned)SHAPE_OPTIONAL);
+}
+
+/*
+ * The statement for a batch of this shape: its own when prepared, else,
+ * past MAX_PREPARED shapes, the widest shape seen so far (it binds a NULL
+ * where the batch has nothing): preparing a 128-row INSERT costs as much
+ * as storing a few thousand rows, and a mixed trace has many shapes.
+ */
+static unsigned shape_for(struct mp_writer *w, unsigned shape)
+{
+	w->wide = w->n_prepared ? widen(w->wide, shape) : shape;
+	return w->batch[shape] || w->n_prepared < MAX_PREPARED ? shape : w->wide;
+}
+
 /* Insert the pending events: one multi-row INSERT when the batch is full,
  * one row at a time for the remainder at the end. */
 static int flush_pending(struct mp_writer *w)
@@ -407,16 +430,16 @@ static int flush_pending(struct mp_writer *w)
 	int i, k = 0;
 
 	if (w->n_pending == BATCH_ROWS) {
-		shape = batch_shape(w);
+		shape = shape_for(w, batch_shape(w));
 		if (!w->batch[shape] && prepare_batch(w, shape) < 0)
 			return fail(w);
 		st = w->batch[shape];
-		for (i = 0; i < BATCH_ROWS; i++)
-			k = bind_event(st, k, &w->pending[i], shape);
 		if (shape & SHAPE_ONE_DEVICE)
 			sqlite3_bind_int(st, ++k, w->pending[0].device);
 		if (shape & SHAPE_ONE_PROCESS)
 			sqlite3_bind_int64(st, ++k, w->pending[0].process_id);
+		for (i = 0; i < BATCH_ROWS; i++)
+			k = bind_event(st, k, &w->pending[i], shape);
 		if (step(w, st) < 0)
 			return w->s->err.code;
 	} else {

@@ -359,3 +359,68 @@ Test(global2x, bad_options)
 	cr_assert(strstr(fh.last_log, "pair=x"), "%s", fh.last_log);
 	cr_assert_eq(fake_host_live_regions(&fh), 0);
 }
+
+/*
+ * Many buffers of one key, most of them live: each request gets the
+ * smallest free buffer that fits, the earliest reserved among equals, and
+ * a request no free buffer fits replaces the smallest free one (the
+ * earliest among equals).  Checked against a plain scan of every buffer.
+ */
+Test(global2x, best_fit_among_many_buffers_matches_a_scan)
+{
+	enum { N = 300, R = 200 };
+	struct memprof_pool_block blk[N + R]; /* the last view of each buffer */
+	uint64_t size[N + R];                 /* each buffer's size; 0 once released */
+	int is_free[N + R] = {0}, n = 0;
+
+	setup(0, NULL, 0);
+	for (; n < N; n++) {
+		blk[n] = alloc_a(100 * (uint64_t)(1 + (n * 5) % 7));
+		size[n] = 2 * blk[n].size_bytes; /* 200 .. 1400 B */
+	}
+	for (int i = 0; i < N; i += 3) { /* free a third, out of order */
+		int j = (i * 37) % N;
+
+		if (!is_free[j]) {
+			free_b(blk[j]);
+			is_free[j] = 1;
+		}
+	}
+	for (int r = 0; r < R; r++) {
+		uint64_t need = 50 + (uint64_t)(r * 211) % 1500; /* some fit nothing: > 1400 B */
+		int fit = -1, small = -1, j;
+		uint64_t releases = fh.n_release;
+		struct memprof_pool_block b;
+
+		for (j = 0; j < n; j++) { /* the plain scan, buffers in reserve order */
+			if (!is_free[j])
+				continue;
+			if (size[j] >= need && (fit < 0 || size[j] < size[fit]))
+				fit = j;
+			if (small < 0 || size[j] < size[small])
+				small = j;
+		}
+		b = alloc_a(need);
+		if (fit >= 0) {
+			cr_assert_eq(b.addr, blk[fit].addr, "request %d of %llu B", r,
+			             (unsigned long long)need);
+			cr_assert_eq(fh.n_release, releases);
+			j = fit;
+		} else {
+			cr_assert_eq(fh.n_release, releases + (small >= 0), "request %d", r);
+			if (small >= 0) {
+				is_free[small] = 0;
+				size[small] = 0;
+			}
+			j = n++;
+			size[j] = 2 * need;
+		}
+		blk[j] = b;
+		is_free[j] = 0;
+		if (r % 3 != 0) { /* most go back at once */
+			free_b(b);
+			is_free[j] = 1;
+		}
+	}
+	teardown();
+}

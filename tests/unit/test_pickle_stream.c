@@ -1,0 +1,373 @@
+/*
+ * tests/unit/test_pickle_stream.c - src/import/pickle.c's stream hook: the
+ * items of root['device_traces'][i] reach the hook in order whatever the
+ * pickler's batching (APPENDS with marks, a lone APPEND), they are released
+ * (slots reused: memory does not grow with their number), a later memo
+ * reference to one is refused, and lists elsewhere are not streamed.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/pickle.h"
+
+/* A pickle being written by hand. */
+struct buf {
+	unsigned char b[1 << 20];
+	size_t n;
+};
+
+static void op(struct buf *b, int c)
+{
+	b->b[b->n++] = (unsigned char)c;
+}
+
+static void str(struct buf *b, const char *s)
+{
+	op(b, 0x8c); /* SHORT_BINUNICODE */
+	op(b, (int)strlen(s));
+	memcpy(b->b + b->n, s, strlen(s));
+	b->n += strlen(s);
+}
+
+static void u32(struct buf *b, int c, uint32_t v)
+{
+	op(b, c);
+	for (int i = 0; i < 4; i++)
+		op(b, (int)((v >> (8 * i)) & 0xff));
+}
+
+/* {'addr': addr, 'size': 7} memoized with MEMOIZE, keys as fresh strings. */
+static void entry(struct buf *b, uint32_t addr)
+{
+	op(b, '}');
+	op(b, 0x94);
+	op(b, '(');
+	str(b, "addr");
+	u32(b, 'J', addr);
+	str(b, "size");
+	op(b, 'K');
+	op(b, 7);
+	op(b, 'u');
+}
+
+struct seen {
+	size_t n;
+	size_t list[64], item[64];
+	int64_t addr[64];
+	int fail_at; /* return an error at this call (1-based), 0 never */
+};
+
+static int hook(void *ctx, size_t list, size_t item, const struct mp_pk *v, struct mp_error *err)
+{
+	struct seen *s = ctx;
+	int64_t a = -1;
+
+	if (s->fail_at && (int)s->n + 1 == s->fail_at)
+		return mp_err(err, MP_EFORMAT, "hook refused item %zu", item);
+	cr_assert(mp_pk_int(mp_pk_get(v, "addr"), &a));
+	if (s->n < 64) {
+		s->list[s->n] = list;
+		s->item[s->n] = item;
+		s->addr[s->n] = a;
+	}
+	s->n++;
+	return 0;
+}
+
+static int load(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err)
+{
+	struct mp_pickle_stream st = {.item = hook, .ctx = s};
+	FILE *f = fmemopen(b->b, b->n, "rb");
+	int rc;
+
+	cr_assert_not_null(f);
+	memset(err, 0, sizeof(*err));
+	rc = mp_pickle_load_stream(doc, f, "t.pkl", s ? &st : NULL, err);
+	fclose(f);
+	if (s && rc == 0)
+		cr_assert_eq(st.input_bytes, b->n);
+	return rc;
+}
+
+/* PROTO 4, the root dict, its mark, 'segments': []. */
+static void head(struct buf *b)
+{
+	op(b, 0x80);
+	op(b, 4);
+	op(b, '}');
+	op(b, 0x94);
+	op(b, '(');
+	str(b, "segments");
+	op(b, ']');
+	op(b, 0x94);
+	str(b, "device_traces");
+}
+
+static struct buf b;
+
+Test(pickle_stream, batches_with_marks_reach_the_hook_in_order)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	const struct mp_pk *traces;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']'); /* the list of lists, batched: two device lists */
+	op(&b, 0x94);
+	op(&b, '(');
+	op(&b, ']'); /* device 0: two batches */
+	op(&b, 0x94);
+	op(&b, '(');
+	entry(&b, 100);
+	entry(&b, 101);
+	op(&b, 'e');
+	op(&b, '(');
+	entry(&b, 102);
+	op(&b, 'e');
+	op(&b, ']'); /* device 1: a lone APPEND */
+	op(&b, 0x94);
+	entry(&b, 200);
+	op(&b, 'a');
+	op(&b, 'e'); /* the list of lists */
+	op(&b, 'u'); /* the root */
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 4);
+	size_t want_list[] = {0, 0, 0, 1}, want_item[] = {0, 1, 2, 0};
+	int64_t want_addr[] = {100, 101, 102, 200};
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(s.list[i], want_list[i], "call %zu", i);
+		cr_assert_eq(s.item[i], want_item[i], "call %zu", i);
+		cr_assert_eq(s.addr[i], want_addr[i], "call %zu", i);
+	}
+	traces = mp_pk_get(mp_pickle_root(doc), "device_traces");
+	cr_assert_eq(traces->n, 2);
+	cr_assert_eq(traces->v.items[0]->n, 0, "streamed items are not kept");
+	cr_assert_eq(traces->v.items[1]->n, 0);
+	mp_pickle_free(doc);
+
+	/* Without a hook the same bytes give the whole tree. */
+	cr_assert_eq(load(&b, NULL, &doc, &err), 0, "%s", err.msg);
+	traces = mp_pk_get(mp_pickle_root(doc), "device_traces");
+	cr_assert_eq(traces->v.items[0]->n, 3);
+	cr_assert_eq(traces->v.items[1]->n, 1);
+	mp_pickle_free(doc);
+}
+
+/* Python pickles a one-item list with a lone APPEND and no mark. */
+Test(pickle_stream, one_device_without_a_mark)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']');
+	op(&b, 0x94);
+	op(&b, ']');
+	op(&b, 0x94);
+	op(&b, '(');
+	entry(&b, 5);
+	entry(&b, 6);
+	op(&b, 'e');
+	op(&b, 'a'); /* the device list into the list of lists */
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 2);
+	cr_assert_eq(s.addr[1], 6);
+	cr_assert_eq(s.item[1], 1);
+	mp_pickle_free(doc);
+}
+
+Test(pickle_stream, released_slots_are_reused)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	size_t i;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']');
+	op(&b, 0x94);
+	op(&b, ']');
+	op(&b, 0x94);
+	for (i = 0; i < 20000; i++) { /* batches of 1000, as Python writes */
+		if (i % 1000 == 0)
+			op(&b, '(');
+		entry(&b, (uint32_t)i);
+		if (i % 1000 == 999)
+			op(&b, 'e');
+	}
+	op(&b, 'a');
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 20000);
+	/* 20000 dicts of two keys and two ints would be 100000 values */
+	cr_assert_lt(mp_pickle_n_slots(doc), 10000, "%zu slots", mp_pickle_n_slots(doc));
+	mp_pickle_free(doc);
+
+	cr_assert_eq(load(&b, NULL, &doc, &err), 0, "%s", err.msg);
+	cr_assert_geq(mp_pickle_n_slots(doc), 100000);
+	mp_pickle_free(doc);
+}
+
+Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']'); /* memo 2 */
+	op(&b, 0x94);
+	op(&b, ']'); /* memo 3 */
+	op(&b, 0x94);
+	entry(&b, 1); /* memo 4 */
+	op(&b, 'a');
+	op(&b, 'a');
+	str(&b, "again");
+	size_t at = b.n;
+	op(&b, 'h'); /* BINGET 4: the released entry */
+	op(&b, 4);
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), MP_EFORMAT);
+	char want[160];
+	snprintf(want, sizeof(want),
+	         "unsupported pickle 't.pkl' at byte %zu: memo reference 4 names a trace entry "
+	         "already read and released",
+	         at);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_null(doc);
+}
+
+Test(pickle_stream, lists_elsewhere_are_not_streamed)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	const struct mp_pk *inner;
+
+	b.n = 0;
+	op(&b, 0x80);
+	op(&b, 4);
+	op(&b, '}'); /* {'x': {'device_traces': [[entry]]}} */
+	str(&b, "x");
+	op(&b, '}');
+	str(&b, "device_traces");
+	op(&b, ']');
+	op(&b, ']');
+	entry(&b, 9);
+	op(&b, 'a');
+	op(&b, 'a');
+	op(&b, 's');
+	op(&b, 's');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 0);
+	inner = mp_pk_get(mp_pk_get(mp_pickle_root(doc), "x"), "device_traces");
+	cr_assert_eq(inner->v.items[0]->n, 1);
+	mp_pickle_free(doc);
+}
+
+Test(pickle_stream, a_hook_error_stops_the_load)
+{
+	struct seen s = {.fail_at = 2};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']');
+	op(&b, ']');
+	op(&b, '(');
+	entry(&b, 1);
+	entry(&b, 2);
+	op(&b, 'e');
+	op(&b, 'a');
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), MP_EFORMAT);
+	cr_assert_str_eq(err.msg, "hook refused item 1");
+	cr_assert_null(doc);
+}
+
+/* A dense memo is an array, an index far past it a map: both are found. */
+Test(pickle_stream, far_memo_indexes)
+{
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	int64_t v = 0;
+	const struct mp_pk *r;
+
+	b.n = 0;
+	op(&b, 0x80);
+	op(&b, 4);
+	op(&b, '(');
+	op(&b, 'K');
+	op(&b, 42);
+	u32(&b, 'r', 4000000000u); /* LONG_BINPUT far away */
+	op(&b, 'K');
+	op(&b, 43);
+	op(&b, 0x94); /* MEMOIZE: index 1 (one entry so far) */
+	u32(&b, 'j', 4000000000u);
+	op(&b, 'h');
+	op(&b, 1);
+	op(&b, 'l');
+	op(&b, '.');
+	cr_assert_eq(load(&b, NULL, &doc, &err), 0, "%s", err.msg);
+	r = mp_pickle_root(doc);
+	cr_assert_eq(r->n, 4);
+	cr_assert(mp_pk_int(r->v.items[2], &v));
+	cr_assert_eq(v, 42);
+	cr_assert(mp_pk_int(r->v.items[3], &v));
+	cr_assert_eq(v, 43);
+	mp_pickle_free(doc);
+}
+
+/* An entry reachable twice (DUP, or the memo before it is appended) is
+ * handed over each time and never released while reachable. */
+Test(pickle_stream, entries_reachable_twice_are_kept)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']'); /* memo 2 */
+	op(&b, 0x94);
+	op(&b, ']'); /* memo 3 */
+	op(&b, 0x94);
+	op(&b, '(');
+	entry(&b, 1);
+	op(&b, '2');  /* DUP */
+	entry(&b, 2); /* memo 5 (4 is the first entry) */
+	op(&b, 'h');  /* BINGET 5 */
+	op(&b, 5);
+	op(&b, 'e');
+	op(&b, '(');
+	entry(&b, 3);
+	op(&b, 'e');
+	op(&b, 'a');
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 5);
+	int64_t want[] = {1, 1, 2, 2, 3};
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_eq(s.addr[i], want[i], "call %zu", i);
+		cr_assert_eq(s.item[i], i);
+	}
+	mp_pickle_free(doc);
+}
