@@ -167,9 +167,9 @@ d = at["devices"][0]
 f, m = d["fragmentation"], {x["label"]: x for x in page["marks"]}
 want = [("picked", "live", page["picked"], d["attribution"]["live_bytes"]),
         ("peak", "free", m["the live peak"], f["at_peak"]["free_in_reserved_bytes"]),
-        ("peak", "hole", m["the live peak"], f["at_peak"]["largest_free_bytes"]),
+        ("peak", "hole", m["the live peak"], f["at_peak"]["largest_hole_bytes"]),
         ("oom", "free", m["OOM 1"], d["ooms"][0]["free_in_reserved_bytes"]),
-        ("oom", "hole", m["OOM 1"], d["ooms"][0]["largest_free_bytes"]),
+        ("oom", "hole", m["OOM 1"], d["ooms"][0]["largest_hole_bytes"]),
         ("end", "free", m["the end"], f["at_end"]["free_in_reserved_bytes"]),
         ("end", "live", m["the end"], d["end"]["live_bytes"])]
 bad = [f"{w} {k}: page {int(float(p[k]))}, analyze {a}" for w, k, p, a in want if int(float(p[k])) != a]
