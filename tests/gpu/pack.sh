@@ -12,14 +12,19 @@
 # says memprof was built without it).
 # Environment: GPU_PACK_BUILD (the clone, default $TMPDIR/memprof-gpu-pack-UID-HASH, one per
 # checkout; concurrent packs of one checkout take turns),
-# GPU_PACK_SNAPSHOT (a snapshot to carry instead of the shared one; "none" for none).
+# GPU_PACK_SNAPSHOT (a snapshot to carry instead of the shared one; "none" for none),
+# GPU_PACK_QUICK=1 (the dry run in 'make check': built -O0 and without the CUDA samples,
+# in a build directory of its own, so that it costs CI a third of the time; never a pack
+# to carry to a GPU: PACK-INFO says so).
 # Leaves DEST/PACK-INFO (commit, date, size).  Exit 0, or 1 saying what failed.
 set -eu -o pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel 2>/dev/null) ||
 	{ echo "gpu-pack: not in a git checkout: the pack is built from HEAD" >&2; exit 1; }
 dest=${1:-$root/.carry}
 # one clean build per checkout (its path hashed in), reused while HEAD does not change
+quick=${GPU_PACK_QUICK:-0}
 build=${GPU_PACK_BUILD:-${TMPDIR:-/tmp}/memprof-gpu-pack-$(id -u)-$(printf '%s' "$root" | cksum | cut -d' ' -f1)}
+[ "$quick" = 1 ] && build=$build-quick # never reused by a real pack
 head=$(git -C "$root" rev-parse HEAD)
 log=$build.log
 die() { echo "gpu-pack: $*" >&2; exit 1; }
@@ -44,10 +49,11 @@ if [ "$(git -C "$build" rev-parse HEAD 2>/dev/null)" != "$head" ] || [ ! -f "$bu
 	(
 		unset MAKEFLAGS MFLAGS MAKELEVEL
 		ldflags='-Wl,--disable-new-dtags -Wl,-rpath,\$$ORIGIN/gpulib -Wl,-rpath,\$$ORIGIN/../../gpulib'
+		if [ "$quick" = 1 ]; then cflags='-O0 -g0'; samples=; else cflags='-g -O2'; samples=samples-cuda; fi
 		cd "$build" && autoreconf -fi &&
-			./configure --without-mpi --disable-dependency-tracking &&
+			./configure --without-mpi --disable-dependency-tracking CFLAGS="$cflags" &&
 			make -j"$(nproc)" LDFLAGS="$ldflags" &&
-			make -j"$(nproc)" samples-cuda tests/gpu/cuda_backend_run LDFLAGS="$ldflags"
+			make -j"$(nproc)" $samples tests/gpu/cuda_backend_run LDFLAGS="$ldflags"
 	) >"$log" 2>&1 || die "the build failed: $(tail -n 5 "$log")"
 	touch "$build/.pack-built"
 fi
@@ -100,6 +106,7 @@ size=$(du -sb "$dest" | awk '{ print $1 }')
 	echo "commit $head"
 	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
 	echo "configure --without-mpi; RPATH \$ORIGIN/gpulib"
+	[ "$quick" = 1 ] && echo "QUICK dry-run build (-O0, no CUDA samples): not a pack to run on a GPU"
 	echo "bytes $size"
 	(cd "$dest" && find . -type f ! -name PACK-INFO -printf '%s %p\n' | sort -k2)
 } >"$dest/PACK-INFO"
