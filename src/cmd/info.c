@@ -5,6 +5,7 @@
  */
 #include "analysis/memstate.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "report/info.h"
 #include "store/reader.h"
 #include "util/visible.h"
@@ -12,15 +13,22 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+enum { OPT_JSON = 256 }; /* long only */
+
+static const struct mp_cmd_opt options[] = {
+        {OPT_JSON, "json", NULL, "print JSON (layout in memprof-info(1))"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
+
 static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof info [options] TRACE\n\n"
 	             "Describe a trace database: where it came from, how many events and\n"
 	             "allocations it holds, its processes and devices, its time span, its peak\n"
 	             "of live bytes, and whether anything was lost while recording.\n\n"
-	             "options:\n"
-	             "      --json   print JSON (layout in memprof-info(1))\n"
-	             "  -h, --help   show this help\n");
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
 }
 
 static int summarize(struct mp_store *s, struct mp_memstate *sum, struct mp_error *err)
@@ -100,19 +108,16 @@ static int describe(struct mp_store *s, int json, struct mp_error *err)
 
 static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"json", no_argument, NULL, 'j'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
+	struct mp_cmd_getopt g;
 	struct mp_error err = {0};
 	struct mp_store *s;
 	int ch, json = 0, rc;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	mp_cmd_getopt_init(&g, options);
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'j':
+		case OPT_JSON:
 			json = 1;
 			break;
 		case 'h':

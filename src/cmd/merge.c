@@ -5,6 +5,7 @@
  * in the importer 'trace' (src/import/trace_db.c), run by mp_import_files.
  */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "import/merge_plan.h"
 
 #include <getopt.h>
@@ -12,17 +13,22 @@
 #include <string.h>
 #include <unistd.h>
 
+static const struct mp_cmd_opt options[] = {
+        {'o', "output", "JOB", "the trace to write (required; not one of the inputs)"},
+        {'f', "force", NULL, "replace JOB if it exists"},
+        {'q', "quiet", NULL, "print nothing on success but warnings"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
+
 static void help(FILE *out)
 {
+	fprintf(out, "usage: memprof merge [options] TRACE... -o JOB\n\n"
+	             "Combine memprof traces (per rank, per node) into one trace of the job.\n\n"
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
 	fprintf(out,
-	        "usage: memprof merge [options] TRACE... -o JOB\n\n"
-	        "Combine memprof traces (per rank, per node) into one trace of the job.\n\n"
-	        "options:\n"
-	        "  -o, --output=JOB  the trace to write (required; not one of the inputs)\n"
-	        "  -f, --force       replace JOB if it exists\n"
-	        "  -q, --quiet       print nothing on success but warnings\n"
-	        "  -h, --help        show this help\n\n"
-	        "Every process keeps its pid, host, rank, local rank, world size and command.\n"
+	        "\nEvery process keeps its pid, host, rank, local rank, world size and command.\n"
 	        "Devices keep their numbers unless two traces use one number for different\n"
 	        "GPUs; then all are renumbered 0..G-1 in rank order (meta merged_devices has\n"
 	        "the map).  Timestamps are put on one clock when they can be (the same clock,\n"
@@ -88,18 +94,13 @@ static int merge(char **inputs, int n, const char *out, int force, int quiet)
 
 static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
+	struct mp_cmd_getopt g;
 	const char *out = NULL;
 	int ch, force = 0, quiet = 0;
 
+	mp_cmd_getopt_init(&g, options);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			out = optarg;

@@ -96,15 +96,24 @@ struct mp_gate_cells {
 void mp_gate_cells(struct mp_gate_cells *c, const struct mp_gate_report *r, int kind, int64_t b,
                    int64_t h);
 /*
- * The figures of a device in table order (peak live, peak reserved,
- * free share, external fragmentation, leaked bytes and blocks, OOMs), each handed
- * to row with its label and cells; b NULL: no base (check).  Peak reserved
- * modelled from addresses is labelled modelled_label.  Returns whether it was.
+ * The figures of a device as one table (peak live, peak reserved, free
+ * share, external fragmentation, leaked bytes and blocks or, in a window,
+ * what is live at its end, OOMs) in a writer's style: its head, a printf
+ * format for a row (label, BASE, HEAD, change with a base; label, value
+ * without), the label of a peak reserved modelled from addresses and the
+ * note after such a table (NULL: none), and the note after a window's
+ * table: a printf format of which trace ("HEAD", "BASE", "the trace") and
+ * why (NULL: none).  b NULL: no base (check).
  */
-typedef void (*mp_gate_row_fn)(void *ctx, const char *label, const struct mp_gate_cells *c);
-int mp_gate_figure_rows(const struct mp_gate_report *r, const struct mp_gate_device *b,
-                        const struct mp_gate_device *h, const char *modelled_label,
-                        mp_gate_row_fn row, void *ctx);
+struct mp_gate_table {
+	const char *head_diff, *head_check;
+	const char *row_diff, *row_check;
+	const char *modelled_label, *modelled_note;
+	const char *window_note;
+};
+void mp_gate_print_figures(FILE *out, const struct mp_gate_report *r,
+                           const struct mp_gate_device *b, const struct mp_gate_device *h,
+                           const struct mp_gate_table *t);
 /* Bytes with a sign: "+24.0 MiB", "-512 B", "0 B". */
 char *mp_gate_signed_bytes(char *buf, size_t n, int64_t bytes);
 /* A percent change: "+3.1%", "-0.5%", "new" (from 0).  Returns buf. */

@@ -504,18 +504,21 @@ void mp_gate_cells(struct mp_gate_cells *c, const struct mp_gate_report *r, int 
 }
 
 /* One figure of a device as a row: BASE, HEAD and the change. */
-static void figure_row(const struct mp_gate_report *r, int kind, const char *label, int64_t b,
-                       int64_t h, mp_gate_row_fn row, void *ctx)
+static void figure_row(FILE *out, const struct mp_gate_report *r, const struct mp_gate_table *t,
+                       int kind, const char *label, int64_t b, int64_t h)
 {
 	struct mp_gate_cells c;
 
 	mp_gate_cells(&c, r, kind, b, h);
-	row(ctx, label, &c);
+	if (r->base)
+		fprintf(out, t->row_diff, label, c.base, c.head, c.change);
+	else
+		fprintf(out, t->row_check, label, c.head);
 }
 
-int mp_gate_figure_rows(const struct mp_gate_report *r, const struct mp_gate_device *b,
-                        const struct mp_gate_device *h, const char *modelled_label,
-                        mp_gate_row_fn row, void *ctx)
+void mp_gate_print_figures(FILE *out, const struct mp_gate_report *r,
+                           const struct mp_gate_device *b, const struct mp_gate_device *h,
+                           const struct mp_gate_table *t)
 {
 	static const struct mp_gate_device none = {
 	        .peak_reserved_bytes = -1, .free_share_nano = -1, .external_nano = -1};
@@ -526,18 +529,23 @@ int mp_gate_figure_rows(const struct mp_gate_report *r, const struct mp_gate_dev
 	if (!b)
 		b = &none;
 	window = h->window || b->window; /* what is live at the end is then not a leak */
-	figure_row(r, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes, h->peak_live_bytes, row,
-	           ctx);
-	figure_row(r, MP_GATE_CELL_BYTES, modelled ? modelled_label : "peak reserved",
-	           b->peak_reserved_bytes, h->peak_reserved_bytes, row, ctx);
-	figure_row(r, MP_GATE_CELL_RATIO, "free share", b->free_share_nano, h->free_share_nano, row,
-	           ctx);
-	figure_row(r, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
-	           h->external_nano, row, ctx);
-	figure_row(r, MP_GATE_CELL_BYTES, window ? "live at end" : "leaked bytes", b->leaked_bytes,
-	           h->leaked_bytes, row, ctx);
-	figure_row(r, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
-	           b->leaked_blocks, h->leaked_blocks, row, ctx);
-	figure_row(r, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms, row, ctx);
-	return modelled;
+	fputs(r->base ? t->head_diff : t->head_check, out);
+	figure_row(out, r, t, MP_GATE_CELL_BYTES, "peak live", b->peak_live_bytes,
+	           h->peak_live_bytes);
+	figure_row(out, r, t, MP_GATE_CELL_BYTES, modelled ? t->modelled_label : "peak reserved",
+	           b->peak_reserved_bytes, h->peak_reserved_bytes);
+	figure_row(out, r, t, MP_GATE_CELL_RATIO, "free share", b->free_share_nano,
+	           h->free_share_nano);
+	figure_row(out, r, t, MP_GATE_CELL_RATIO, "external fragmentation", b->external_nano,
+	           h->external_nano);
+	figure_row(out, r, t, MP_GATE_CELL_BYTES, window ? "live at end" : "leaked bytes",
+	           b->leaked_bytes, h->leaked_bytes);
+	figure_row(out, r, t, MP_GATE_CELL_COUNT, window ? "blocks live at end" : "leaked blocks",
+	           b->leaked_blocks, h->leaked_blocks);
+	figure_row(out, r, t, MP_GATE_CELL_COUNT, "OOMs", b->n_ooms, h->n_ooms);
+	if (modelled && t->modelled_note)
+		fputs(t->modelled_note, out);
+	if (window && t->window_note)
+		fprintf(out, t->window_note, h->window ? (r->base ? "HEAD" : "the trace") : "BASE",
+		        h->window ? r->head->window : r->base->window);
 }

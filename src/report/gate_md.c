@@ -59,31 +59,18 @@ static void print_results(FILE *out, const struct mp_gate_report *r)
 	}
 }
 
-struct rows {
-	FILE *out;
-	const struct mp_gate_report *r;
-};
-
-static void md_row(void *ctx, const char *label, const struct mp_gate_cells *c)
-{
-	struct rows *t = ctx;
-
-	if (t->r->base)
-		fprintf(t->out, "| %s | %s | %s | %s |\n", label, c->base, c->head, c->change);
-	else
-		fprintf(t->out, "| %s | %s |\n", label, c->head);
-}
-
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
                           const struct mp_gate_device *h)
 {
-	struct rows t = {out, r};
+	static const struct mp_gate_table md = {
+	        .head_diff = "| figure | BASE | HEAD | change |\n|---|---:|---:|---:|\n",
+	        .head_check = "| figure | value |\n|---|---:|\n",
+	        .row_diff = "| %s | %s | %s | %s |\n",
+	        .row_check = "| %s | %s |\n",
+	        .modelled_label = "peak reserved (modelled)",
+	};
 
-	if (r->base)
-		fprintf(out, "| figure | BASE | HEAD | change |\n|---|---:|---:|---:|\n");
-	else
-		fprintf(out, "| figure | value |\n|---|---:|\n");
-	mp_gate_figure_rows(r, b, h, "peak reserved (modelled)", md_row, &t);
+	mp_gate_print_figures(out, r, b, h, &md);
 }
 
 static void print_sites_check(FILE *out, const struct mp_gate_report *r,

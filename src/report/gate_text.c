@@ -23,35 +23,20 @@ static char *bytes(char *buf, size_t n, int64_t v)
 	return buf;
 }
 
-struct rows {
-	FILE *out;
-	const struct mp_gate_report *r;
-};
-
-/* One figure's row: label, BASE (diff), HEAD, change (diff). */
-static void text_row(void *ctx, const char *label, const struct mp_gate_cells *c)
-{
-	struct rows *t = ctx;
-
-	if (t->r->base)
-		fprintf(t->out, "  %-22s %-14s %-14s %s\n", label, c->base, c->head, c->change);
-	else
-		fprintf(t->out, "  %-22s %s\n", label, c->head);
-}
-
 static void print_figures(FILE *out, const struct mp_gate_report *r, const struct mp_gate_device *b,
                           const struct mp_gate_device *h)
 {
-	struct rows t = {out, r};
+	static const struct mp_gate_table text = {
+	        .head_diff = "                         BASE           HEAD           change\n",
+	        .head_check = "",
+	        .row_diff = "  %-22s %-14s %-14s %s\n",
+	        .row_check = "  %-22s %s\n",
+	        .modelled_label = "peak reserved*",
+	        .modelled_note = "  * modelled from block addresses (no segment-level events)\n",
+	        .window_note = "  live at end: not leaks, %s is a window of the program (%s)\n",
+	};
 
-	if (r->base)
-		fprintf(out, "  %-22s %-14s %-14s %s\n", "", "BASE", "HEAD", "change");
-	if (mp_gate_figure_rows(r, b, h, "peak reserved*", text_row, &t))
-		fprintf(out, "  * modelled from block addresses (no segment-level events)\n");
-	if (h->window || (b && b->window))
-		fprintf(out, "  live at end: not leaks, %s is a window of the program (%s)\n",
-		        h->window ? (r->base ? "HEAD" : "the trace") : "BASE",
-		        h->window ? r->head->window : r->base->window);
+	mp_gate_print_figures(out, r, b, h, &text);
 }
 
 static void print_sites_check(FILE *out, const struct mp_gate_report *r,

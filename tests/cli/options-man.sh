@@ -1,0 +1,58 @@
+#!/bin/bash
+# options-man.sh - one source for each command's options: the options a
+# command's --help lists (generated from its option table, cmd/options.h)
+# are the options its man page lists, and the man page's SYNOPSIS names
+# every one of them but --help, and no other.  Commands whose options come
+# from a table: the list below.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+COMMANDS="merge info"
+
+# The options of --help: "-x" and "--name", one a line, sorted.
+help_options() {
+	sed -n 's/^  \(-[A-Za-z0-9]\), \(--[a-z][a-z0-9-]*\).*/\1\n\2/p; s/^      \(--[a-z][a-z0-9-]*\).*/\1/p' "$1" |
+		LC_ALL=C sort -u
+}
+
+# The options of the man page's option list (".It Fl ..." lines), the same way.
+man_options() {
+	grep '^\.It Fl ' "$1" | tr ' ' '\n' | sed -n '/^\.\{0,1\}Fl$/{n;p}' |
+		sed 's/^-\([a-z][a-z0-9-]*\)$/--\1/; t; s/^\([A-Za-z0-9]\)$/-\1/; t; d' | LC_ALL=C sort -u
+}
+
+# The options of the SYNOPSIS: "Fl -name", and "Fl abc" for -a, -b, -c.
+synopsis_options() {
+	sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$1" | tr ' ' '\n' | sed -n '/^\.\{0,1\}Fl$/{n;p}' |
+		while read -r w; do
+			case $w in
+			-*) echo "-$w" ;;
+			*) printf '%s\n' "$w" | sed 's/./-&\n/g' | sed '/^$/d' ;;
+			esac
+		done | LC_ALL=C sort -u
+}
+
+for c in $COMMANDS; do
+	page=$top_srcdir/man/memprof-$c.1
+	step "memprof $c: --help and the man page list the same options"
+	mp "$c" --help
+	expect_status 0
+	help_options "$OUT" >"$TMP/help-$c"
+	man_options "$page" >"$TMP/man-$c"
+	[ -s "$TMP/help-$c" ] || fail "no option found in 'memprof $c --help'"
+	expect_same_file "$TMP/help-$c" "$TMP/man-$c"
+
+	step "memprof $c: the SYNOPSIS names every option but --help, and no other"
+	# an option with a short form is named by it in the SYNOPSIS
+	sed -n 's/^  \(-[A-Za-z0-9]\), --[a-z].*/\1/p; s/^      \(--[a-z][a-z0-9-]*\).*/\1/p' "$OUT" |
+		grep -v -x -e '-h' -e '--help' | LC_ALL=C sort -u >"$TMP/want-$c"
+	synopsis_options "$page" >"$TMP/syn-$c"
+	expect_same_file "$TMP/want-$c" "$TMP/syn-$c"
+done
+
+step "the check can fail: an option missing from a page is found"
+sed '/^\.It Fl q , Fl -quiet/d' "$top_srcdir/man/memprof-merge.1" >"$TMP/broken.1"
+man_options "$TMP/broken.1" >"$TMP/man-broken"
+if cmp -s "$TMP/help-merge" "$TMP/man-broken"; then fail "a missing --quiet went unnoticed"; else pass; fi
+
+finish
