@@ -56,6 +56,9 @@ void mp_html_phase_sentence(struct mp_html_page *pg, const struct mp_html_phase_
 
 /* The charts and tables of one device (report_html_memory.c, ...). */
 void mp_html_memory_chart(struct mp_html_page *pg, int32_t device);
+/* The live peak's marker on a memory chart, its tooltip naming pg->run when set. */
+void mp_html_peak_marker(struct mp_html_page *pg, const struct mp_svg_plot *p,
+                         const struct mp_mem_device *d);
 void mp_html_frag_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_peak_chart(struct mp_html_page *pg, int32_t device);
 void mp_html_groups_tables(struct mp_html_page *pg, int32_t device);

@@ -128,24 +128,6 @@ static int live_row(void *ctx, const struct mp_timeline_point *p)
 	return 0;
 }
 
-static void peak_marker(struct mp_html_page *pg, const struct mp_svg_plot *p,
-                        const struct mp_mem_device *d)
-{
-	char b[64], t[32];
-
-	if (!d || d->live_peak.seq == 0)
-		return;
-	mp_html_text_reset(&pg->tip);
-	mp_html_text_add(&pg->tip, "%s live peak: %s\nat %s, event %lld", pg->run,
-	                 mp_html_bytes(b, sizeof(b), d->live_peak.bytes),
-	                 mp_html_at(pg, t, sizeof(t), d->live_peak.ts_ns),
-	                 (long long)d->live_peak.seq);
-	fprintf(pg->out, "<circle class=\"peak-marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"",
-	        mp_svg_x(p, d->live_peak.ts_ns), mp_svg_y(p, (double)d->live_peak.bytes));
-	mp_html_tip_open(pg, 1);
-	fputs("</circle>\n", pg->out);
-}
-
 /* Live bytes of both runs over time on one axis, each from its first event. */
 static void live_chart(struct mp_html_page *pg, int32_t device, double x1)
 {
@@ -190,7 +172,7 @@ static void live_chart(struct mp_html_page *pg, int32_t device, double x1)
 		mp_svg_path_end(&c.path);
 	}
 	for (k = 0; k < 2; k++)
-		peak_marker(&pg[k], &p[k], mp_memstate_device(pg[k].in->a->ms, device));
+		mp_html_peak_marker(&pg[k], &p[k], mp_memstate_device(pg[k].in->a->ms, device));
 	mp_svg_legend(pg[0].out, 78, 16, cls, lab, 2);
 	mp_svg_close(pg[0].out);
 }

@@ -45,16 +45,16 @@ static void memory_series(struct mp_html_page *pg, const struct mp_svg_plot *plo
 	mp_svg_path_end(&c.path);
 }
 
-static void peak_marker(struct mp_html_page *pg, const struct mp_svg_plot *p,
-                        const struct mp_mem_device *d)
+void mp_html_peak_marker(struct mp_html_page *pg, const struct mp_svg_plot *p,
+                         const struct mp_mem_device *d)
 {
 	char b[64], t[32];
 
-	if (d->live_peak.seq == 0)
+	if (!d || d->live_peak.seq == 0)
 		return;
 	mp_html_text_reset(&pg->tip);
-	mp_html_text_add(&pg->tip, "live peak: %s\nat %s, event %lld",
-	                 mp_html_bytes(b, sizeof(b), d->live_peak.bytes),
+	mp_html_text_add(&pg->tip, "%s%slive peak: %s\nat %s, event %lld", pg->run ? pg->run : "",
+	                 pg->run ? " " : "", mp_html_bytes(b, sizeof(b), d->live_peak.bytes),
 	                 mp_html_at(pg, t, sizeof(t), d->live_peak.ts_ns),
 	                 (long long)d->live_peak.seq);
 	fprintf(pg->out, "<circle class=\"peak-marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"",
@@ -162,7 +162,7 @@ void mp_html_memory_chart(struct mp_html_page *pg, int32_t device)
 		memory_series(pg, &p, s, COL_RESERVED, "reserved");
 	memory_series(pg, &p, s, COL_REQUESTED, "requested");
 	memory_series(pg, &p, s, COL_LIVE, "live");
-	peak_marker(pg, &p, d);
+	mp_html_peak_marker(pg, &p, d);
 	for (i = 0; fd && i < fd->n_ooms; i++)
 		oom_marker(pg, &p, &fd->ooms[i]);
 	memory_legend(pg->out, d, fd ? (int64_t)fd->n_ooms : 0, pc.n_spans);
