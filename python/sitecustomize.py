@@ -2,8 +2,10 @@
 # Python process of a recorded job keeps PyTorch's own allocator history: once torch is imported
 # and CUDA initialised it calls torch.cuda.memory._record_memory_history (unless the program
 # already records it: the program's own settings are never changed or turned off) and writes
-# torch.cuda.memory._snapshot() to $MEMPROF_SPOOL_DIR/torch-PID.pickle at exit, on SIGTERM and
-# when PyTorch reports an out-of-memory error.  memprof merges it with the CUPTI spool of the
+# torch.cuda.memory._snapshot() to $MEMPROF_SPOOL_DIR/torch-PID.pickle at exit, on SIGTERM,
+# when PyTorch reports an out-of-memory error, and at each 'memprof attach PID mark LABEL' (which
+# leaves $MEMPROF_SPOOL_DIR/torch-mark-PID holding LABEL: a daemon thread looks for it four times
+# a second, removes it and writes the snapshot, so a job killed later keeps what it had then).  memprof merges it with the CUPTI spool of the
 # same pid.  It then runs the sitecustomize it hides (the next one on sys.path), if any.
 # Never raises into the program: a failure is written to stderr once, prefixed "memprof:".
 import os
@@ -61,6 +63,7 @@ def _start():
     if _state["started"]:
         return
     _state["started"] = True
+    _start_mark_watcher()
     if _state["user"]:
         return
     try:
@@ -77,6 +80,30 @@ def _start():
         _state["torch"]._C._cuda_attach_out_of_memory_observer(_on_oom)
     except Exception as exc:
         _warn("no out-of-memory observer", exc)
+
+
+def _watch_marks():
+    """'memprof attach PID mark LABEL' leaves torch-mark-PID: a snapshot then, reason 'mark: LABEL'."""
+    import time
+    pid = os.getpid()
+    path = os.path.join(_DIR, "torch-mark-%d" % pid)
+    while os.getpid() == pid:
+        time.sleep(0.25)
+        try:
+            with open(path, "rb") as f:
+                label = f.read(512).decode("utf-8", "replace").strip()
+            os.unlink(path)
+        except OSError:
+            continue
+        _dump("mark: " + label)
+
+
+def _start_mark_watcher():
+    import threading
+    try:
+        threading.Thread(target=_watch_marks, name="memprof-marks", daemon=True).start()
+    except Exception as exc:
+        _warn("no snapshot at marks", exc)
 
 
 def _dump(reason):

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -301,6 +302,42 @@ static int request_line(int argc, char **argv, char *line, size_t n)
 	return 0;
 }
 
+/*
+ * After a mark: leave torch-mark-PID (holding the label) in the directory of
+ * the process's spool, which the spool directory's sitecustomize watches to
+ * write PyTorch's snapshot then (memprof-record(1), PyTorch's own history).
+ * The spool comes from the process's status; 1 when left, 0 when not.
+ */
+static int leave_torch_mark(pid_t pid, long owner, const char *path, const char *label)
+{
+	char reply[MP_CONTROL_MAX_LINE + 1], file[PATH_MAX], *spool, *end, *slash;
+	int fd = connect_to(pid, owner, path), out;
+
+	if (fd < 0)
+		return 0;
+	out = exchange(fd, pid, path, "status\n", reply, sizeof(reply));
+	close(fd);
+	if (out < 0 || !(spool = strstr(reply, " spool=")))
+		return 0;
+	spool += 7;
+	if ((end = strchr(spool, ' ')))
+		*end = '\0';
+	if (!(slash = strrchr(spool, '/')) || slash == spool)
+		return 0;
+	*slash = '\0';
+	if ((size_t)snprintf(file, sizeof(file), "%s/torch-mark-%ld", spool, (long)pid) >=
+	    sizeof(file))
+		return 0;
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return 0;
+	if (write(out, label, strlen(label)) < 0) {
+		close(out);
+		return 0;
+	}
+	return close(out) == 0;
+}
+
 static int drive(pid_t pid, char **req, const char *line)
 {
 	char path[PATH_BYTES], first[PATH_BYTES], reply[MP_CONTROL_MAX_LINE + 1];
@@ -341,6 +378,9 @@ static int drive(pid_t pid, char **req, const char *line)
 		print_status(pid, reply + 2);
 	else
 		print_ok(pid, req[0], req[1], reply[2] ? reply + 3 : "");
+	if (strcmp(req[0], "mark") == 0)
+		leave_torch_mark(pid, owner, path,
+		                 req[1]); /* best effort: no PyTorch, no watcher */
 	return MP_EXIT_OK;
 }
 

@@ -98,6 +98,15 @@ static int is_snapshot_name(const char *name)
 	       strspn(name + lp, "0123456789") == len - lp - ls;
 }
 
+/* torch-mark-PID: left by 'memprof attach PID mark' for the sitecustomize to see. */
+static int is_mark_name(const char *name)
+{
+	size_t lp = strlen("torch-mark-");
+
+	return strncmp(name, "torch-mark-", lp) == 0 && name[lp] &&
+	       strspn(name + lp, "0123456789") == strlen(name + lp);
+}
+
 void mp_record_torch_remove(const char *dir)
 {
 	char path[PATH_MAX];
@@ -107,7 +116,7 @@ void mp_record_torch_remove(const char *dir)
 	if (!dp)
 		return;
 	while ((d = readdir(dp)))
-		if (is_snapshot_name(d->d_name) &&
+		if ((is_snapshot_name(d->d_name) || is_mark_name(d->d_name)) &&
 		    snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) < (int)sizeof(path))
 			unlink(path);
 	closedir(dp);

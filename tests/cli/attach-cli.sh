@@ -37,6 +37,7 @@ step "mark before start"
 mp attach "$server" mark early
 expect_status 1
 expect_one_message "memprof attach: process $server ($sock): not recording: a mark belongs inside a recording window"
+expect_file_absent "$TMP/torch-mark-$server"
 
 step "start"
 mp attach "$server" start
@@ -53,6 +54,8 @@ expect_stdout_line "process $server: mark 'epoch 2 begins' written"
 mp attach "$server" mark -dash
 expect_status 0
 expect_stdout_line "process $server: mark '-dash' written"
+# beside the spool, for PyTorch's sitecustomize (python/sitecustomize.py): the latest label
+expect_eq "$(cat "$TMP/torch-mark-$server" 2>/dev/null)" "-dash" "torch-mark-PID beside the spool"
 mp attach "$server" status
 expect_stdout_line "  mode               recording"
 # WINDOW_START, 3 PREEXISTING, 2 MARK.

@@ -120,6 +120,27 @@ LAST_CMD="memprof record -- python3 term.py, memprof sent SIGTERM"
 expect_eq "$status" 143 "exit status (128 + SIGTERM)"
 expect_eq "$(snapshot_info spool/torch-*.pickle | cut -d' ' -f1)" "reason=sigterm" "dumped on SIGTERM"
 
+step "a mark: torch-mark-PID (left by 'memprof attach PID mark') makes a snapshot then"
+fresh
+cat >mark.py <<'PY'
+import os, sys, time, torch
+torch.cuda.init()
+spool = os.environ["MEMPROF_SPOOL_DIR"]
+with open(os.path.join(spool, "torch-mark-%d" % os.getpid()), "w") as f:
+    f.write("epoch 3")  # what 'memprof attach PID mark "epoch 3"' leaves
+snap = os.path.join(spool, "torch-%d.pickle" % os.getpid())
+for _ in range(200):
+    if os.path.exists(snap):
+        break
+    time.sleep(0.05)
+os._exit(0 if os.path.exists(snap) else 5)  # no atexit: only the mark's snapshot
+PY
+mp record --keep-spool --spool-dir=spool -o out.db -- "$PY" mark.py
+expect_status 0
+expect_eq "$(snapshot_info spool/torch-*.pickle | cut -d' ' -f1-3)" "reason=mark: epoch 3" \
+	"the snapshot at the mark"
+expect_eq "$(ls spool | grep -c '^torch-mark-')" 0 "the mark file is taken"
+
 step "out of memory: the observer dumps before the error propagates"
 fresh
 cat >oom.py <<'PY'
