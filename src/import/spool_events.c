@@ -466,7 +466,15 @@ static int vmm_map(struct conv *v, const struct mp_spool_event *e)
 	ev.address = e->address;
 	if (mp_intmap_put(&v->mapped, e->address, bi + 1) < 0)
 		return nomem(v);
-	return (rc = context(v, &who, &ev)) < 0 ? rc : emit(v, &ev);
+	if ((rc = context(v, &who, &ev)) < 0)
+		return rc;
+	if (v->in->merge && (rc = mp_torch_merge_map_outside(v->in, e, (int64_t)e->bytes,
+	                                                     &v->blocks[bi].api_id)) != 0) {
+		if (rc < 0)
+			return rc;
+		ev.api_id = v->blocks[bi].api_id; /* its unmap carries the same label */
+	}
+	return emit(v, &ev);
 }
 
 static int vmm_unmap(struct conv *v, const struct mp_spool_event *e)
@@ -485,7 +493,11 @@ static int vmm_unmap(struct conv *v, const struct mp_spool_event *e)
 	ev.alloc_id = b->id;
 	ev.size_bytes = ev.requested_bytes = b->size;
 	ev.address = e->address;
-	return (rc = context(v, &who, &ev)) < 0 ? rc : emit(v, &ev);
+	if ((rc = context(v, &who, &ev)) < 0)
+		return rc;
+	if (b->api_id)
+		ev.api_id = b->api_id;
+	return emit(v, &ev);
 }
 
 static int vmm(struct conv *v, const struct mp_spool_event *e)

@@ -176,6 +176,8 @@ static int64_t labelled_api(struct mp_spool_in *in, const struct mp_spool_event 
 	int64_t id;
 
 	mp_spool_text(in, who->kind == MP_SK_API ? who->name : 0, api, sizeof(api));
+	if (who->kind == MP_SK_VMM_MAP)
+		snprintf(api, sizeof(api), "cuMemMap");
 	len = snprintf(text, sizeof(text), "%s (%s)", api[0] ? api : "device memory",
 	               names[origin]);
 	id = mp_writer_api(in->c->w, text, (size_t)len);
@@ -198,6 +200,21 @@ int mp_torch_merge_outside(struct mp_spool_in *in, const struct mp_spool_event *
 		return 0;
 	if (origin < 0)
 		origin = TM_OTHER;
+	m->n_outside[origin]++;
+	m->bytes_outside[origin] += size;
+	if ((*api_id = labelled_api(in, who, origin)) < 0)
+		return (int)*api_id;
+	return 1;
+}
+
+int mp_torch_merge_map_outside(struct mp_spool_in *in, const struct mp_spool_event *who,
+                               int64_t size, int64_t *api_id)
+{
+	struct mp_torch_merge *m = in->merge;
+	int origin = origin_of_stack(in, who->stack);
+
+	if (origin < 0 || origin == TM_TORCH || origin == TM_OTHER)
+		return 0;
 	m->n_outside[origin]++;
 	m->bytes_outside[origin] += size;
 	if ((*api_id = labelled_api(in, who, origin)) < 0)

@@ -60,6 +60,16 @@ int mp_torch_merge_open(struct mp_spool_in *in);
 int mp_torch_merge_outside(struct mp_spool_in *in, const struct mp_spool_event *who,
                            uint64_t address, int32_t device, int64_t size, int64_t *api_id);
 
+/*
+ * A VMM mapping (cuMemMap) who made at size bytes: 1 when its stack names a
+ * library outside PyTorch (NCCL's cuMem buffers, cuBLAS, cuDNN: then *api_id
+ * is "cuMemMap (NCCL)" and the like, counted with the allocations outside
+ * PyTorch), 0 when not known to be (PyTorch's expandable segments map too:
+ * without a stack a mapping keeps no origin), or a negative MP_E* code.
+ */
+int mp_torch_merge_map_outside(struct mp_spool_in *in, const struct mp_spool_event *who,
+                               int64_t size, int64_t *api_id);
+
 /* A trace event the conversion wrote: segments are kept for the check.  0 or MP_ENOMEM. */
 int mp_torch_merge_seen(struct mp_torch_merge *m, const struct memprof_event *ev);
 

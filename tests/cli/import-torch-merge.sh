@@ -23,6 +23,7 @@ START_MONO=1000000000
 START_UNIX=1700000000000000000
 A=$((0x7f6000000000)) B=$((0x7f6100000000)) C=$((0x7f6200000000))
 NCCL=$((0x7f7000000000)) OTHER=$((0x7f7100000000)) NOWHERE=$((0x7f8000000000))
+NCCLVMM=$((0x7f7200000000)) # NCCL's cuMem buffer (NCCL_CUMEM_ENABLE): a mapping
 MIB=1048576
 
 # The spool: segments A (stack through libc10_cuda), B and C (no stack: PyTorch's by the
@@ -36,6 +37,9 @@ event kind=api name=cudaMalloc corr=1 thread=3 ts=1500000000 addr=$C bytes=$((2 
 event kind=api name=cudaMalloc corr=2 thread=3 ts=2000000000 addr=$A bytes=$((20 * MIB)) device=0 stack=0x7f5000000010
 event kind=api name=cudaMalloc corr=3 thread=3 ts=2500000000 addr=$NCCL bytes=$((4 * MIB)) device=0 stack=0x7f5100000010
 event kind=api name=cudaMalloc corr=4 thread=3 ts=2600000000 addr=$OTHER bytes=$MIB device=0
+event kind=vmm_create thread=3 ts=2700000000 extra=0x77 bytes=$((2 * MIB)) device=0 mem_kind=3
+event kind=vmm_map thread=3 ts=2700000100 addr=$NCCLVMM bytes=$((2 * MIB)) extra=0x77 stack=0x7f5100000010
+event kind=vmm_unmap thread=3 ts=8100000000 addr=$NCCLVMM bytes=$((2 * MIB))
 event kind=api name=cudaMalloc corr=5 thread=3 ts=3000000000 addr=$B bytes=$((2 * MIB)) device=0
 event kind=api name=cudaFree corr=6 thread=3 ts=8000000000 addr=$NCCL device=0 flags=4
 event kind=api name=cudaFree corr=7 thread=3 ts=9000000000 addr=$A device=0 flags=4
@@ -94,19 +98,19 @@ expect_eq "$(q merged.db "select e.ts_ns, e.op, e.size, a.name from events e joi
 	"1500000000|4|2097152|cudaMalloc 2000000000|4|20971520|cudaMalloc 3000000000|4|2097152|cudaMalloc 9000000000|5|20971520|cudaFree" \
 	"PyTorch's segments, as CUPTI recorded them"
 expect_eq "$(q merged.db "select e.ts_ns, e.op, e.size, a.name from events e join apis a on a.id = e.api where a.name like '%(%' order by e.ts_ns")" \
-	"2500000000|1|4194304|cudaMalloc (NCCL) 2600000000|1|1048576|cudaMalloc (outside PyTorch) 8000000000|2|4194304|cudaMalloc (NCCL)" \
-	"allocations outside PyTorch's allocator: blocks of their own, labelled by origin"
+	"2500000000|1|4194304|cudaMalloc (NCCL) 2600000000|1|1048576|cudaMalloc (outside PyTorch) 2700000100|6|2097152|cuMemMap (NCCL) 8000000000|2|4194304|cudaMalloc (NCCL) 8100000000|7|2097152|cuMemMap (NCCL)" \
+	"allocations outside PyTorch's allocator: blocks of their own, labelled by origin; NCCL's mapping by its stack"
 expect_eq "$(q merged.db "select count(*) from events where op = 1 and api = (select id from apis where name = 'PyTorch allocator') and stack is null")" \
 	"0" "the allocations keep the snapshot's stacks"
 expect_eq "$(q merged.db "select key || '=' || value from meta where key like 'torch_%' order by key")" \
-	"torch_blocks=5 torch_blocks_outside_segments=2 torch_clock_correction_ns=-5000128000 torch_history=merged torch_history_lost=1 torch_outside_allocations=2" \
+	"torch_blocks=5 torch_blocks_outside_segments=2 torch_clock_correction_ns=-5000128000 torch_history=merged torch_history_lost=1 torch_outside_allocations=3" \
 	"meta"
 expect_eq "$(q merged.db "select count(*) from events e where e.ts_ns < (select max(p.ts_ns) from events p where p.seq < e.seq)")" \
 	"0" "events in time order"
 expect_stderr_contains "PyTorch's own history merged (written at exit): 5 blocks inside the segments CUPTI recorded"
 expect_stderr_contains "torch-6000.pickle': its clock was -5000.128 ms off the spool's (aligned on 2 segments)"
 expect_stderr_contains "torch-6000.pickle': 2 of its 5 blocks are not inside a segment CUPTI saw reserved at that moment: 1 at addresses no recorded segment covers (CUPTI lost the segment, or PyTorch got the memory elsewhere), 1 outside the time their segment was reserved (the clocks disagree by more than 4 us)"
-expect_stderr_contains "'merged.mpt': 2 allocations outside PyTorch's allocator, memory PyTorch cannot see (NCCL 1, cuBLAS workspace 0, cuDNN workspace 0, other 1): 'analyze --by=api' lists them"
+expect_stderr_contains "'merged.mpt': 3 allocations outside PyTorch's allocator, memory PyTorch cannot see (NCCL 2, cuBLAS workspace 0, cuDNN workspace 0, other 1): 'analyze --by=api' lists them"
 expect_stderr_contains "PyTorch's history ring buffer was full (max_entries=13, device 0)"
 expect_stderr_not_contains "the trace holds its segments, not tensors"
 
@@ -171,7 +175,7 @@ mp import -o alone.db alone/merged.mpt
 expect_status 0
 expect_stderr_contains "the trace holds its segments, not tensors"
 expect_eq "$(q alone.db "select count(*) from meta where key like 'torch_%'")" "0" "no torch_ meta"
-expect_eq "$(q alone.db "select group_concat(op) from events")" "4,4,4,4,4,5,5" "every cudaMalloc a segment"
+expect_eq "$(q alone.db "select group_concat(op) from events")" "4,4,4,4,6,4,5,7,5" "every cudaMalloc a segment (and the mapping a mapping)"
 
 step "a snapshot that cannot be read: a note, the spool is imported"
 mkdir bad && cp merged.mpt bad/ && printf '\200\004not a pickle' >bad/torch-6000.pickle
