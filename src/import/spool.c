@@ -284,17 +284,6 @@ static int meta_alloc_conf(struct mp_spool_in *in)
 	return rc;
 }
 
-/* key += delta in the trace's meta table (several spools add up). */
-static int meta_add(struct mp_store *s, const char *key, int64_t delta)
-{
-	char *had = mp_store_get_meta(s, key), buf[24];
-	long long sum = (had ? strtoll(had, NULL, 10) : 0) + delta;
-
-	free(had);
-	snprintf(buf, sizeof(buf), "%lld", sum);
-	return delta || !had ? mp_store_set_meta(s, key, buf) : 0;
-}
-
 /* record_disabled: each spool's reason, "; " between. */
 static int meta_disabled(struct mp_spool_in *in)
 {
@@ -363,13 +352,14 @@ static int write_meta(struct mp_spool_in *in)
 	                       cupti_clock
 	                               ? "cupti_ns (CUPTI's own clock: it refused CLOCK_MONOTONIC)"
 	                               : "monotonic_ns") < 0 ||
-	     meta_add(s, "host_records_skipped", in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
-	     meta_add(s, "host_buffers", in->n_host_buffers) < 0 || meta_numa(in) < 0 ||
+	     mp_store_add_meta(s, "host_records_skipped",
+	                       in->c->st->n_warnings[MP_WARN_SKIPPED_HOST]) < 0 ||
+	     mp_store_add_meta(s, "host_buffers", in->n_host_buffers) < 0 || meta_numa(in) < 0 ||
 	     meta_cupti(in) < 0 || meta_alloc_conf(in) < 0 ||
-	     meta_add(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
-	     meta_add(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
-	     meta_add(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
-	     meta_add(s, "vmm_release_calls", in->n_vmm_release) < 0 ||
+	     mp_store_add_meta(s, "vmm_reserve_calls", in->n_vmm_reserve) < 0 ||
+	     mp_store_add_meta(s, "vmm_address_free_calls", in->n_vmm_address_free) < 0 ||
+	     mp_store_add_meta(s, "vmm_create_calls", in->n_vmm_create) < 0 ||
+	     mp_store_add_meta(s, "vmm_release_calls", in->n_vmm_release) < 0 ||
 	     (in->torch_segments && mp_store_set_meta(s, "pytorch_caching_allocator", "1") < 0) ||
 	     (in->disabled_why && meta_disabled(in) < 0) ||
 	     ((in->windowed || (mp_spool_reader_header(in->r)->flags & MP_SPOOL_F_DORMANT)) &&

@@ -1070,15 +1070,10 @@ static int write_meta(struct torch_import *t)
 	if ((t->n_timed == 0 || t->first_time_us == t->last_time_us) &&
 	    mp_store_set_meta(s, "timestamps", "none") < 0)
 		return MP_EIO;
-	if (t->n_modelled_granted > 0) { /* several snapshots in one trace add up */
-		char *had = mp_store_get_meta(s, "modelled_granted_blocks"), buf[24];
-
-		snprintf(buf, sizeof(buf), "%lld",
-		         (long long)(t->n_modelled_granted + (had ? strtoll(had, NULL, 10) : 0)));
-		free(had);
-		if (mp_store_set_meta(s, "modelled_granted_blocks", buf) < 0)
-			return MP_EIO;
-	}
+	/* several snapshots in one trace add up */
+	if (t->n_modelled_granted > 0 &&
+	    mp_store_add_meta(s, "modelled_granted_blocks", t->n_modelled_granted) < 0)
+		return MP_EIO;
 	if (settings) {
 		int64_t left = 10000;
 		cJSON *j = to_json(settings, 0, &left);

@@ -372,17 +372,6 @@ static int write_device(struct tm_write *tw, const struct tp_device *d)
 
 /* --- what was found ------------------------------------------------------------------ */
 
-/* key += delta in the trace's meta (several processes add up). */
-static int meta_add(struct mp_store *s, const char *key, int64_t delta)
-{
-	char *had = mp_store_get_meta(s, key), buf[24];
-	long long sum = (had ? strtoll(had, NULL, 10) : 0) + delta;
-
-	free(had);
-	snprintf(buf, sizeof(buf), "%lld", sum);
-	return mp_store_set_meta(s, key, buf);
-}
-
 /* The device whose ring buffer was full (its history lost), or NULL. */
 static const struct tp_device *lost(const struct mp_torch_merge *m)
 {
@@ -481,13 +470,13 @@ static int write_meta(const struct tm_write *tw, int64_t correction, int64_t spr
 	snprintf(buf, sizeof(buf), "%" PRId64, correction);
 	rc = mp_store_set_meta(s, "torch_history", "merged") < 0 ||
 	     mp_store_set_meta(s, "torch_clock_correction_ns", buf) < 0 ||
-	     meta_add(s, "torch_blocks", tw->n_blocks_written) < 0 ||
-	     meta_add(s, "torch_blocks_outside_segments",
-	              tw->n_outside_address + tw->n_outside_time) < 0 ||
-	     meta_add(s, "torch_outside_allocations",
-	              m->n_outside[TM_NCCL] + m->n_outside[TM_CUBLAS] + m->n_outside[TM_CUDNN] +
-	                      m->n_outside[TM_OTHER]) < 0 ||
-	     (lost(m) && meta_add(s, "torch_history_lost", 1) < 0) || window_meta(s) < 0;
+	     mp_store_add_meta(s, "torch_blocks", tw->n_blocks_written) < 0 ||
+	     mp_store_add_meta(s, "torch_blocks_outside_segments",
+	                       tw->n_outside_address + tw->n_outside_time) < 0 ||
+	     mp_store_add_meta(s, "torch_outside_allocations",
+	                       m->n_outside[TM_NCCL] + m->n_outside[TM_CUBLAS] +
+	                               m->n_outside[TM_CUDNN] + m->n_outside[TM_OTHER]) < 0 ||
+	     (lost(m) && mp_store_add_meta(s, "torch_history_lost", 1) < 0) || window_meta(s) < 0;
 	(void)spread;
 	return rc ? mp_err(tw->in->c->err, MP_EIO, "cannot write the trace's metadata") : 0;
 }

@@ -473,6 +473,17 @@ int mp_store_set_meta(struct mp_store *s, const char *key, const char *value)
 	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(s, "cannot write trace");
 }
 
+int mp_store_add_meta(struct mp_store *s, const char *key, int64_t delta)
+{
+	char *had = mp_store_get_meta(s, key), buf[24];
+	long long sum = (had ? strtoll(had, NULL, 10) : 0) + delta;
+	int absent = had == NULL;
+
+	free(had);
+	snprintf(buf, sizeof(buf), "%lld", sum);
+	return delta || absent ? mp_store_set_meta(s, key, buf) : 0;
+}
+
 static char *dup_column(sqlite3_stmt *st, int col)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);

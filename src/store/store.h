@@ -63,6 +63,9 @@ const char *mp_store_temp_path(const struct mp_store *s);
 /* Metadata (the meta table).  get returns a malloc'd copy, or NULL if absent. */
 int mp_store_set_meta(struct mp_store *s, const char *key, const char *value);
 char *mp_store_get_meta(struct mp_store *s, const char *key);
+/* A counter in meta: key += delta, the key written when absent (several
+ * spools or snapshots of one trace add up).  0 or a negative MP_E*. */
+int mp_store_add_meta(struct mp_store *s, const char *key, int64_t delta);
 /* Calls fn for every key in key order; stops and returns fn's value if non-zero. */
 int mp_store_each_meta(struct mp_store *s, int (*fn)(void *ctx, const char *k, const char *v),
                        void *ctx);
