@@ -101,6 +101,17 @@ static const char script[] =
         "  document.addEventListener('focusout', function () { tip.hidden = true; });\n"
         "})();\n";
 
+void mp_html_page_times(struct mp_html_page *pg, const struct mp_memstate *ms)
+{
+	pg->t0_ns = ms->n_events ? ms->first_ts_ns : 0;
+	if (ms->n_events && ms->last_ts_ns > pg->t0_ns)
+		pg->t1_ns = ms->last_ts_ns;
+	else if (pg->t0_ns < INT64_MAX)
+		pg->t1_ns = pg->t0_ns + 1;
+	else
+		pg->t1_ns = pg->t0_ns--;
+}
+
 void mp_html_page_open(FILE *out, const char *title, const char *title2)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -315,9 +326,7 @@ int mp_report_write_html(FILE *out, const struct mp_report_input *in)
 		return MP_ENOMEM;
 	pg->out = out;
 	pg->in = in;
-	pg->t0_ns = a->ms->n_events ? a->ms->first_ts_ns : 0;
-	pg->t1_ns = a->ms->n_events && a->ms->last_ts_ns > pg->t0_ns ? a->ms->last_ts_ns
-	                                                             : pg->t0_ns + 1;
+	mp_html_page_times(pg, a->ms);
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++)
 		if (shown(&a->ms->devices[order[i]]))

@@ -14,6 +14,8 @@
 #include "report/report_doc.h"
 #include "report/svg.h"
 
+struct mp_memstate;
+
 #define MP_HTML_CHART_WIDTH 960
 
 struct mp_html_page {
@@ -28,6 +30,9 @@ struct mp_html_page {
 
 /* The page's head (CSP, style) and <body>, titled after one trace or two;
  * then its end: the tooltip, the one script, </html>. */
+/* Set pg's time range from the trace: first to last event, at least 1 ns wide
+ * (t1 > t0 even for one event, or one at INT64_MAX). */
+void mp_html_page_times(struct mp_html_page *pg, const struct mp_memstate *ms);
 void mp_html_page_open(FILE *out, const char *title, const char *title2);
 void mp_html_page_close(FILE *out);
 /* "+1.23 ms": a timestamp from the trace's first event. */

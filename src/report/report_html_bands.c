@@ -366,7 +366,7 @@ static int view(struct view *v, const struct mp_mem_device *md, const struct mp_
 	FILE *out = v->pg->out;
 
 	v->time = !v->pg->in->a->no_timestamps;
-	v->x1 = v->time ? (double)(v->pg->t1_ns - v->pg->t0_ns) : (double)bs->last_seq;
+	v->x1 = v->time ? (double)v->pg->t1_ns - (double)v->pg->t0_ns : (double)bs->last_seq;
 	if (v->pg->x1_shared > 0)
 		v->x1 = v->pg->x1_shared;
 	if (select_blocks(v) < 0)

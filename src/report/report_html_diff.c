@@ -18,8 +18,7 @@ static void page_init(struct mp_html_page *pg, FILE *out, const struct mp_report
 
 	pg->out = out;
 	pg->in = in;
-	pg->t0_ns = ms->n_events ? ms->first_ts_ns : 0;
-	pg->t1_ns = ms->n_events && ms->last_ts_ns > pg->t0_ns ? ms->last_ts_ns : pg->t0_ns + 1;
+	mp_html_page_times(pg, ms);
 }
 
 static double axis_len(const struct mp_html_page *pg)
@@ -158,7 +157,7 @@ static void live_chart(struct mp_html_page *pg, int32_t device, double x1)
 		                            .width = MP_HTML_CHART_WIDTH - 108,
 		                            .height = 260 - 76,
 		                            .t0_ns = pg[k].t0_ns,
-		                            .t1_ns = pg[k].t0_ns + (int64_t)x1,
+		                            .t1_ns = mp_sat_add(pg[k].t0_ns, mp_sat_i64_of_double(x1)),
 		                            .y_max = mp_svg_bytes_top(top)};
 	mp_svg_open(pg[0].out, "memory", device, MP_HTML_CHART_WIDTH, 260,
 	            "live bytes of BASE and HEAD over time");

@@ -3,7 +3,8 @@
 # item 9): once signed overflows (UBSan) or wrong figures ("time span -1 ns").
 #   spool header start times whose difference overflows (import/spool.c)
 #   a device ordinal of 2^31-1 through merge (import/merge_devices.c)
-#   timestamps at the int64 limits: info, analyze (report/info.c, analysis/frag.c)
+#   timestamps at the int64 limits: info, analyze, report and report BASE HEAD
+#   (report/info.c, analysis/frag.c, report/report_html*.c)
 #   merging such a trace onto another clock (import/merge_clock.c)
 #   a stored replay metric of 1e308 (util/format.c, after a cast to int64)
 # Run under the sanitizer build too: there each of these was a crash.
@@ -46,10 +47,13 @@ expect_status 0
 expect_stdout_match '^time span +9223372036\.855 s'
 expect_stdout_not_contains "span    -"
 expect_stdout_contains "(-9223372036854775808 ns to 9223372036854775807 ns)"
-for c in analyze "analyze --json" "report -o $W/limits.html"; do
-	step "$c on timestamps at the int64 limits"
+edit at-max.db "UPDATE events SET ts_ns = 9223372036854775807;"
+for c in "analyze limits.db" "analyze --json limits.db" "report -o $W/limits.html limits.db" \
+	"report -o $W/diff.html limits.db good.db" "report -o $W/at-max.html at-max.db" \
+	"report -o $W/diff2.html at-max.db limits.db"; do
+	step "$c: timestamps at the int64 limits"
 	# shellcheck disable=SC2086
-	mp $c limits.db
+	mp $c
 	expect_status 0
 done
 
