@@ -89,7 +89,7 @@ grep -q '^smoke: ok 2 - memprof replay --list-pools' "$out/results.txt" || fail 
 if python3 "$top_srcdir/tests/gpu/have_gpu.py" >/dev/null 2>&1; then
 	echo "# a GPU is here: the GPU parts ran instead of skipping"
 else
-	for p in backend replay-real alone record-samples record-torch record-overhead nccl live-numa; do
+	for p in backend replay-real alone record-samples record-torch tune record-overhead nccl live-numa; do
 		grep -qE "^== $p +exit  77 .*skip: .*(driver|GPU|device)" "$out/summary.txt" &&
 			pass "$p skips with its reason" || fail "$p: $(grep "== $p " "$out/summary.txt")"
 	done

@@ -25,8 +25,8 @@ T0=$(date +%s)
 KILL_GRACE=3   # seconds 'timeout -k' waits after TERM
 PACK_RESERVE=20
 # name:limit (seconds at BUDGET=480) and what each proves (tests/gpu/README.md)
-ALL_PARTS="smoke:15 backend:40 replay-real:70 alone:20 record-samples:70 record-torch:55
-record-overhead:55 nccl:35 live-numa:40"
+ALL_PARTS="smoke:15 backend:40 replay-real:57 alone:20 record-samples:65 record-torch:55 tune:50
+record-overhead:30 nccl:30 live-numa:35"
 PROBE_LIMIT=30
 PARTS=${PARTS:-$(for p in $ALL_PARTS; do printf '%s ' "${p%%:*}"; done)}
 
@@ -133,6 +133,7 @@ for r in site.getsitepackages() + [site.getusersitepackages()]:
 }
 part_record_samples() { MEMPROF_LIBNCCL=$(samples_nccl) "$C/tests/gpu/record-samples.sh"; }
 part_record_torch() { TORCH_STEPS=${TORCH_STEPS:-5} "$C/tests/gpu/record-torch.sh"; }
+part_tune() { TORCH_STEPS=${TORCH_STEPS:-5} "$C/tests/gpu/tune-check.sh"; }
 part_record_overhead() { # sized to end within its limit; the .times files are written as it goes
 	OUT_DIR=$GPU_OUT/record-overhead REPS=${REPS:-2} LOOP=${LOOP:-20000} TORCH_REPS=${TORCH_REPS:-1} \
 		TORCH_STEPS=${TORCH_STEPS:-5} "$C/bench/record-overhead.sh"
