@@ -68,7 +68,7 @@ BEGIN {
 	why["util"] = "util/ depends on no other layer"
 	why["store"] = "store/ depends on util/ only"
 	why["spool"] = "spool/ is a file format: util/ only"
-	why["sys"] = "sys/ runs the system (a launched command, NVML): util/ only"
+	why["sys"] = "sys/ runs the system (a launched command, /proc, NVML): util/ only"
 	why["capture"] = "capture/ runs inside the workload: spool/ and util/ only"
 	why["import"] = "import/ writes through store/, reads spools through spool/, uses util/"
 	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"
