@@ -12,7 +12,7 @@
 #   util      nothing else
 #   store     nothing else
 #   spool     nothing else (the spool file and the control socket: a format)
-#   sys       nothing else (launching the recorded command, NVML)
+#   sys       nothing else (record's launch and its preparation, /proc, NVML)
 #   capture   spool (it runs inside the workload)
 #   import    store, spool
 #   analysis  of store only the reader (store/reader.h, store/store.h)

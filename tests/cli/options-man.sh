@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 COMMANDS="merge info"
-COMMANDS="$COMMANDS replay attach watch"
+COMMANDS="$COMMANDS replay record attach watch"
 
 # The options of --help: "-x" and "--name", one a line, sorted.
 help_options() {
