@@ -12,7 +12,7 @@
 #   util      nothing else
 #   store     nothing else
 #   spool     nothing else (the spool file and the control socket: a format)
-#   sys       nothing else (launching the recorded command, NVML)
+#   sys       nothing else (record's launch and its preparation, /proc, NVML)
 #   capture   spool (it runs inside the workload)
 #   import    store, spool
 #   analysis  of store only the reader (store/reader.h, store/store.h)
@@ -68,7 +68,7 @@ BEGIN {
 	why["util"] = "util/ depends on no other layer"
 	why["store"] = "store/ depends on util/ only"
 	why["spool"] = "spool/ is a file format: util/ only"
-	why["sys"] = "sys/ runs the system (a launched command, NVML): util/ only"
+	why["sys"] = "sys/ runs the system (a launched command, /proc, NVML): util/ only"
 	why["capture"] = "capture/ runs inside the workload: spool/ and util/ only"
 	why["import"] = "import/ writes through store/, reads spools through spool/, uses util/"
 	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"

@@ -1,8 +1,9 @@
 /*
- * cmd/record.c - 'memprof record': check the output can be written, run the
- * command with the injected library in its environment (sys/launch.c),
- * then turn the spools its processes wrote into one trace (the importer
- * 'spool').  Exits with the command's own status.
+ * cmd/record.c - 'memprof record': check the output can be written and
+ * prepare the launch (sys/record.h), run the command with the injected
+ * library in its environment (sys/launch.c), then turn the spools its
+ * processes wrote into one trace (the importer 'spool').  Exits with the
+ * command's own status.  Options: cmd/record_args.c.
  */
 #include "cmd/cmd.h"
 #include "sys/launch.h"
@@ -12,158 +13,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static void help(FILE *out)
-{
-	fprintf(out,
-	        "usage: memprof record [options] -- CMD [ARGS...]\n\n"
-	        "Run CMD with every GPU allocation of each of its processes recorded through\n"
-	        "CUPTI, then write one trace database.  Exits with CMD's exit status.\n\n"
-	        "options:\n"
-	        "  -o, --output=TRACE       the database to write (default:\n"
-	        "                           memprof-NAME-YYYYMMDD-HHMMSS.db here)\n"
-	        "  -f, --force              replace TRACE if it exists\n"
-	        "      --stacks=MODE        host call stacks: off, sampled or all (default all)\n"
-	        "      --stack-sample=N     sampled: one allocation call in N (default 16)\n"
-	        "      --stack-depth=D      frames kept per stack, 1 to 128 (default 32)\n"
-	        "      --dormant            record nothing until 'memprof attach PID start'\n"
-	        "      --no-framework-cache make PyTorch, JAX and TensorFlow send each tensor to\n"
-	        "                           CUDA (changes the workload's memory behaviour)\n"
-	        "      --history-entries=N  PyTorch's own allocator history keeps N events\n"
-	        "                           (its ring buffer; default 100000)\n"
-	        "      --no-torch-history   do not turn PyTorch's allocator history on (the\n"
-	        "                           trace then holds its segments, not its tensors)\n"
-	        "      --keep-spool         keep the raw spools after converting them\n"
-	        "      --spool-dir=DIR      where the spools go (default: a new directory in\n"
-	        "                           $TMPDIR)\n"
-	        "      --inject=PATH        the injected library (libmemprof-inject.so)\n"
-	        "      --cupti=PATH         the CUPTI library (libcupti.so.13)\n"
-	        "      --live               show live figures while CMD runs: a view that\n"
-	        "                           refreshes every second on a terminal ('q' closes\n"
-	        "                           it), else a line a second on stderr\n"
-	        "      --live-log=FILE      CMD's output goes to FILE (with the view: default\n"
-	        "                           TRACE with .log for .db)\n"
-	        "      --metrics=[ADDR:]PORT  serve the live figures for Prometheus at\n"
-	        "                           http://ADDR:PORT/metrics (ADDR 127.0.0.1 unless\n"
-	        "                           given; PORT 0: any free port, printed)\n"
-	        "  -q, --quiet              print nothing but problems\n"
-	        "  -h, --help               show this help\n\n"
-	        "See memprof-record(1).\n");
-}
-
-/* Numbers: 0 = unset.  Returns -1 to go on, else the exit status. */
-static int parse(int argc, char **argv, struct mp_record_opts *o)
-{
-	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"stacks", required_argument, NULL, 'S'},
-	        {"stack-sample", required_argument, NULL, 'N'},
-	        {"stack-depth", required_argument, NULL, 'D'},
-	        {"dormant", no_argument, NULL, 'd'},
-	        {"no-framework-cache", no_argument, NULL, 'n'},
-	        {"history-entries", required_argument, NULL, 'E'},
-	        {"no-torch-history", no_argument, NULL, 'T'},
-	        {"keep-spool", no_argument, NULL, 'k'},
-	        {"spool-dir", required_argument, NULL, 's'},
-	        {"inject", required_argument, NULL, 'I'},
-	        {"cupti", required_argument, NULL, 'C'},
-	        {"live", no_argument, NULL, 'L'},
-	        {"live-log", required_argument, NULL, 'G'},
-	        {"metrics", required_argument, NULL, 'M'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	int ch;
-
-	opterr = 0;
-	/* '+': options end at the command's name, '--' or not */
-	while ((ch = getopt_long(argc, argv, "+:o:fqh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'S':
-			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") &&
-			    strcmp(optarg, "all"))
-				return mp_cmd_usage(&mp_cmd_record,
-				                    "bad --stacks '%s': use off, sampled or all",
-				                    optarg);
-			o->stacks = optarg;
-			break;
-		case 'N':
-		case 'D':
-			if (mp_record_number(optarg, ch == 'D' ? 128 : 1000000000,
-			                     ch == 'D' ? &o->stack_depth : &o->stack_sample) < 0)
-				return mp_cmd_usage(
-				        &mp_cmd_record, "bad --%s '%s': %s",
-				        ch == 'D' ? "stack-depth" : "stack-sample", optarg,
-				        ch == 'D' ? "a number of frames from 1 to 128"
-				                  : "a whole number of calls, 1 or more");
-			break;
-		case 'd':
-			o->dormant = 1;
-			break;
-		case 'n':
-			o->no_cache = 1;
-			break;
-		case 'E':
-			if (mp_record_number(optarg, 1000000000, &o->history_entries) < 0)
-				return mp_cmd_usage(&mp_cmd_record,
-				                    "bad --history-entries '%s': a whole number of "
-				                    "events, 1 or more",
-				                    optarg);
-			break;
-		case 'T':
-			o->no_torch_history = 1;
-			break;
-		case 'k':
-			o->keep_spool = 1;
-			break;
-		case 's':
-			o->spool_dir = optarg;
-			break;
-		case 'I':
-			o->inject = optarg;
-			break;
-		case 'C':
-			o->cupti = optarg;
-			break;
-		case 'L':
-			o->live = 1;
-			break;
-		case 'G':
-			o->live_log = optarg;
-			break;
-		case 'M':
-			o->metrics = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return MP_EXIT_OK;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_record, argv, ch);
-		}
-	}
-	if (optind == argc)
-		return mp_cmd_usage(&mp_cmd_record,
-		                    "no command given: memprof record [options] -- CMD");
-	o->cmd = argv + optind;
-	return -1;
-}
 
 /* "memprof record: 'CMD' was killed by signal 15 (Terminated)"; the status to exit with. */
 static int command_status(const struct mp_record_opts *o, int ws)
@@ -282,6 +137,24 @@ static void notices(const struct mp_record_opts *o)
 		                "attach PID start'; 'memprof attach list' shows the processes\n");
 }
 
+/* What the launch needs (sys/record.h); 0, or MP_EXIT_ERROR said. */
+static int prepare(struct mp_record_opts *o, struct mp_record_spools *sp)
+{
+	struct mp_error err = {0};
+	const char *hint;
+	char why[PATH_MAX + 128];
+
+	if (mp_record_prepare(o, sp, &hint, &err) < 0) {
+		mp_cmd_fail(&mp_cmd_record, &err);
+		if (hint)
+			fprintf(stderr, "hint: %s\n", hint);
+		return MP_EXIT_ERROR;
+	}
+	if (mp_record_torch_prepare(o, why, sizeof(why)) && !o->quiet)
+		fprintf(stderr, "memprof record: warning: %s\n", why);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct mp_record_opts o = {0};
@@ -291,9 +164,9 @@ static int run(int argc, char **argv)
 	char **env = NULL;
 	int rc, ws = 0, err_no = 0, exec_failed = 0;
 
-	if ((rc = parse(argc, argv, &o)) >= 0)
+	if ((rc = mp_record_args_parse(argc, argv, &o)) >= 0)
 		return rc;
-	if ((rc = mp_record_prepare(&o, &sp)) != 0)
+	if ((rc = prepare(&o, &sp)) != 0)
 		return rc;
 	if ((rc = mp_record_live_prepare(&live, &o, &sp)) != 0) {
 		mp_record_live_free(live);
@@ -330,6 +203,6 @@ const struct mp_cmd mp_cmd_record = {
         .name = "record",
         .summary = "run a command and record every GPU allocation it makes (CUPTI)",
         .usage = "memprof record [options] -- CMD [ARGS...]",
-        .help = help,
+        .help = mp_record_args_help,
         .run = run,
 };

@@ -1,74 +1,20 @@
 /*
- * cmd/record.h - the parts of 'memprof record' (internal to cmd/record*.c):
- * record.c words the command (options, messages, exit status);
- * record_setup.c checks and prepares what the launch needs (output, the
- * injected library, CUPTI, the spool directory, the environment) and finds
- * the spools afterwards; record_live.c follows the spools while the
- * command runs (--live, --metrics).
+ * cmd/record.h - the parts of 'memprof record' in cmd/ (internal to
+ * cmd/record*.c): record_args.c its options and --help, record.c the
+ * command (messages, exit status), record_live.c what runs beside the
+ * command (--live, --metrics).  What the launch needs is prepared by
+ * sys/record.h.
  */
 #ifndef MP_CMD_RECORD_H
 #define MP_CMD_RECORD_H
 
-#include <stddef.h>
+#include <stdio.h>
 
-struct mp_record_opts {
-	const char *output; /* -o, else the default name (output_owned) */
-	int force, dormant, no_cache, keep_spool, quiet;
-	const char *stacks;                            /* NULL: the library's default (all) */
-	long stack_sample, stack_depth;                /* 0: the library's default */
-	const char *spool_dir, *inject, *cupti;        /* as given, NULL when not */
-	char **cmd;                                    /* the command and its arguments */
-	int live;                      /* --live */
-	const char *live_log, *metrics; /* --live-log, --metrics ([ADDR:]PORT), NULL when not */
-	/* PyTorch's own history (record_torch.c): --history-entries (0: the default),
-	 * --no-torch-history, the sitecustomize directory (malloc'd; NULL: none) */
-	long history_entries;
-	int no_torch_history;
-	char *torch_site;
-	char *output_owned, *inject_path, *cupti_path; /* resolved, malloc'd */
-};
+#include "sys/record.h"
 
-struct mp_record_spools {
-	char *dir;     /* absolute */
-	int created;   /* memprof made dir (removed with the spools) */
-	char **before; /* .mpt names already in dir before the run (not ours) */
-	size_t n_before;
-	char **paths; /* this run's spools, sorted */
-	size_t n;
-};
-
-/* "N" in [1, max] into *out; returns 0 or -1. */
-int mp_record_number(const char *s, long max, long *out);
-
-/*
- * Everything checked before the command runs: the output (default name,
- * not existing unless --force, its directory writable), the injected
- * library, CUPTI, the spool directory (made).  Returns 0, or the exit
- * status having printed why (nothing was run, nothing left behind).
- */
-int mp_record_prepare(struct mp_record_opts *o, struct mp_record_spools *sp);
-
-/* The directory of the running memprof binary into dir; 0, or -1. */
-int mp_record_exe_dir(char *dir, size_t size);
-
-/* The variables to add to the command's environment ("NAME=VALUE", NULL-terminated). */
-char **mp_record_env(const struct mp_record_opts *o, const char *spool_dir);
-
-/* The run's spools (sp->paths).  Returns 0, or -1 with errno. */
-int mp_record_list_spools(struct mp_record_spools *sp);
-/* Delete the run's spools (when spools is set) and the directory if memprof made it. */
-void mp_record_remove_spools(struct mp_record_spools *sp, int spools);
-
-/* --- record_torch.c: PyTorch's own allocator history (sitecustomize) ----------- */
-
-/* Find the sitecustomize directory (o->torch_site) unless the history is off; a
- * missing one is a warning, never an error.  Returns 0, or MP_EXIT_ERROR (out of memory). */
-int mp_record_torch_prepare(struct mp_record_opts *o);
-/* Add the history's variables to env (which has room) from *n on; 0, or -1 out of memory. */
-int mp_record_torch_env(const struct mp_record_opts *o, char **env, int *n);
-/* Delete the snapshots (torch-PID.pickle) the run left in dir. */
-void mp_record_torch_remove(const char *dir);
-
-void mp_record_free(struct mp_record_opts *o, struct mp_record_spools *sp, char **env);
+/* Parse argv into o (zeroed by the caller); -1 to go on, else the exit status
+ * (0 after --help). */
+int mp_record_args_parse(int argc, char **argv, struct mp_record_opts *o);
+void mp_record_args_help(FILE *out);
 
 #endif

@@ -1,103 +1,37 @@
 /*
  * cmd/record_live.c - the live side of 'memprof record': the command's log,
- * the metrics socket, the follower thread (spools -> live state every
- * 250 ms; the view, drawn with plain ANSI sequences, or a summary line,
- * every second; the 'q' key) and the metrics thread.  The figures and their
- * text come from src/live; this file owns threads, the terminal and stderr.
+ * the metrics socket, and what the follower thread of live/feed.c shows
+ * (the view or a summary line every second; the 'q' key).  The threads,
+ * the figures, their text and the terminal's sequences are src/live's;
+ * this file owns the messages and what goes to stderr.
  */
 #include "cmd/cmd.h"
 #include "cmd/record_live.h"
-#include "live/expo.h"
-#include "live/follow.h"
+#include "live/feed.h"
 #include "live/http.h"
-#include "live/state.h"
+#include "live/term.h"
 #include "live/view.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <termios.h>
-#include <time.h>
 #include <unistd.h>
-
-#define ROUND_MS     250
-#define INTERVAL_NS  1000000000LL
-#define LOG_TAIL     8192
-#define ENTER_SCREEN "\033[?1049h\033[?25l"
-#define LEAVE_SCREEN "\033[?25h\033[?1049l"
 
 struct mp_record_live {
 	int view, lines;     /* draw the view / print a line per interval */
-	int view_open;       /* the view is on the screen */
 	int log_fd, null_fd; /* the command's output and input, -1 none */
 	char *log_path;
-	int tty_fd, tty_saved; /* keys: /dev/tty, its settings saved */
-	struct termios saved;
+	struct mp_live_term term; /* the view's screen and keys */
 	struct mp_live_http *http;
-	struct mp_live_follow *follow;
-	struct mp_live_state st;
-	pthread_mutex_t lock; /* st and follow */
-	pthread_t follower, server;
-	int threads;  /* started */
-	int finished; /* mp_record_live_finish ran */
-	int wake[2];  /* the follower's stop pipe */
+	struct mp_live_feed feed; /* the state, the follower and metrics threads */
+	int finished;             /* mp_record_live_finish ran */
 	struct mp_live_text text;
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Write all of p to fd (stderr: the view), ignoring errors. */
-static void put(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
 /* --- before the command ------------------------------------------------------------------- */
-
-/* "[ADDR:]PORT" -> addr (malloc'd, NULL: default) and port; -1 when bad. */
-static int parse_metrics(const char *s, char **addr, int *port)
-{
-	const char *colon = strrchr(s, ':'), *p = colon ? colon + 1 : s;
-	char *end;
-	long v;
-
-	*addr = NULL;
-	errno = 0;
-	v = strtol(p, &end, 10);
-	if (!*p || *end || errno || v < 0 || v > 65535)
-		return -1;
-	*port = (int)v;
-	if (!colon)
-		return 0;
-	if (colon == s)
-		return -1;
-	if (s[0] == '[' && colon[-1] == ']')
-		*addr = strndup(s + 1, (size_t)(colon - s - 2));
-	else
-		*addr = strndup(s, (size_t)(colon - s));
-	return *addr && **addr ? 0 : -1;
-}
 
 /* trace.db -> trace.log; other names get ".log" added. */
 static char *default_log(const char *output)
@@ -137,7 +71,7 @@ static int open_metrics(struct mp_record_live *lv, const struct mp_record_opts *
 	int port = 0;
 	const char *a;
 
-	if (parse_metrics(o->metrics, &addr, &port) < 0) {
+	if (mp_live_http_parse_addr(o->metrics, &addr, &port) < 0) {
 		free(addr);
 		return mp_cmd_usage(&mp_cmd_record,
 		                    "bad --metrics '%s': [ADDR:]PORT, PORT from 0 to 65535",
@@ -168,9 +102,8 @@ int mp_record_live_prepare(struct mp_record_live **out, const struct mp_record_o
 		return o->live_log ? mp_cmd_usage(&mp_cmd_record, "--live-log needs --live") : 0;
 	if (!(lv = calloc(1, sizeof(*lv))))
 		return mp_cmd_error(&mp_cmd_record, "out of memory");
-	lv->log_fd = lv->null_fd = lv->tty_fd = lv->wake[0] = lv->wake[1] = -1;
-	pthread_mutex_init(&lv->lock, NULL);
-	mp_live_state_init(&lv->st, now_ns());
+	lv->log_fd = lv->null_fd = lv->term.tty_fd = -1;
+	mp_live_feed_init(&lv->feed);
 	lv->view = o->live && isatty(STDERR_FILENO);
 	lv->lines = o->live && !lv->view;
 	*out = lv;
@@ -178,8 +111,7 @@ int mp_record_live_prepare(struct mp_record_live **out, const struct mp_record_o
 		return rc;
 	if ((lv->view || o->live_log) && (rc = open_log(lv, o)) != 0)
 		return rc;
-	if (pipe2(lv->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    !(lv->follow = mp_live_follow_new(sp->dir, sp->before, sp->n_before)))
+	if (mp_live_feed_follow(&lv->feed, sp->dir, sp->before, sp->n_before) < 0)
 		return mp_cmd_error(&mp_cmd_record, "cannot follow the spools: %s",
 		                    strerror(errno ? errno : ENOMEM));
 	return 0;
@@ -187,136 +119,82 @@ int mp_record_live_prepare(struct mp_record_live **out, const struct mp_record_o
 
 /* --- the terminal ------------------------------------------------------------------------- */
 
-static void open_view(struct mp_record_live *lv)
-{
-	struct termios t;
-
-	lv->tty_fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (lv->tty_fd >= 0 && tcgetattr(lv->tty_fd, &lv->saved) == 0) {
-		t = lv->saved;
-		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys one by one; ISIG stays: Ctrl-C */
-		t.c_cc[VMIN] = 1;
-		t.c_cc[VTIME] = 0;
-		lv->tty_saved = tcsetattr(lv->tty_fd, TCSANOW, &t) == 0;
-	}
-	put(STDERR_FILENO, ENTER_SCREEN, strlen(ENTER_SCREEN));
-	lv->view_open = 1;
-}
-
-static void close_view(struct mp_record_live *lv)
-{
-	if (!lv->view_open)
-		return;
-	put(STDERR_FILENO, LEAVE_SCREEN, strlen(LEAVE_SCREEN));
-	if (lv->tty_saved)
-		tcsetattr(lv->tty_fd, TCSANOW, &lv->saved);
-	if (lv->tty_fd >= 0)
-		close(lv->tty_fd);
-	lv->tty_fd = -1;
-	lv->tty_saved = lv->view_open = 0;
-}
-
-/* The last lines of the command's log, into buf (pointers in lines). */
-static size_t log_tail(struct mp_record_live *lv, char *buf, const char **lines, size_t n)
-{
-	struct stat st;
-	off_t from;
-	ssize_t k;
-
-	if (lv->log_fd < 0 || fstat(lv->log_fd, &st) < 0)
-		return 0;
-	from = st.st_size > LOG_TAIL ? st.st_size - LOG_TAIL : 0;
-	k = pread(lv->log_fd, buf, LOG_TAIL, from);
-	return k > 0 ? mp_live_log_lines(buf, (size_t)k, from == 0, lines, n) : 0;
-}
-
-/* One frame: home, each line then clear-to-end-of-line (no newline after
- * the last: it would scroll), clear below. */
+/* One frame of the view, its log's tail below the figures. */
 static void draw(struct mp_record_live *lv)
 {
-	static char buf[LOG_TAIL + 1];
+	static char buf[MP_LIVE_LOG_TAIL + 1];
 	const char *lines[128];
 	struct winsize ws = {0};
 	struct mp_live_view_opts o = {0};
 	struct mp_live_text frame = {0};
-	size_t i, k = 0;
 
 	ioctl(STDERR_FILENO, TIOCGWINSZ, &ws);
 	o.width = ws.ws_col ? ws.ws_col : 80;
 	o.height = ws.ws_row ? ws.ws_row : 24;
 	o.log_path = lv->log_path;
 	o.log_lines = lines;
-	o.n_log_lines = log_tail(lv, buf, lines, o.height < 128 ? (size_t)o.height : 128);
+	o.n_log_lines =
+	        mp_live_log_tail(lv->log_fd, buf, lines, o.height < 128 ? (size_t)o.height : 128);
 	mp_live_text_clear(&lv->text);
-	if (mp_live_render_view(&lv->st, &o, &lv->text) < 0)
+	if (mp_live_render_view(&lv->feed.st, &o, &lv->text) < 0)
 		return;
-	mp_live_append(&frame, "\033[H", 3);
-	for (i = 0; i < lv->text.n; i++) {
-		if (lv->text.p[i] != '\n')
-			continue;
-		mp_live_append(&frame, lv->text.p + k, i - k);
-		mp_live_append(&frame, i + 1 < lv->text.n ? "\033[K\r\n" : "\033[K",
-		               i + 1 < lv->text.n ? 5 : 3);
-		k = i + 1;
-	}
-	mp_live_append(&frame, "\033[J", 3);
+	mp_live_term_frame(&lv->text, &frame);
 	if (!frame.failed)
-		put(STDERR_FILENO, frame.p, frame.n);
+		mp_live_write_all(STDERR_FILENO, frame.p, frame.n);
 	mp_live_text_free(&frame);
 }
 
-/* --- the threads -------------------------------------------------------------------------- */
+/* --- on the follower thread (live/feed.c) ------------------------------------------------ */
 
-static void block_signals(void)
+static void show(void *arg, struct mp_live_feed *f, int64_t t)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
-	sigset_t set;
-	size_t i;
+	struct mp_record_live *lv = arg;
 
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&set, sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &set, NULL); /* they go to the thread that waits */
-}
-
-/* Read the spools until nothing new comes (rounds is a bound). */
-static void read_spools(struct mp_record_live *lv, int rounds)
-{
-	pthread_mutex_lock(&lv->lock);
-	while (rounds-- > 0 && mp_live_follow_poll(lv->follow, mp_live_state_item, &lv->st) > 0)
-		;
-	mp_live_state_notes(&lv->st, lv->follow);
-	pthread_mutex_unlock(&lv->lock);
-}
-
-static void show(struct mp_record_live *lv, int64_t t)
-{
 	/* Labelling may read large binaries with libdw: outside the lock, which
 	 * the metrics thread takes (it reads no site; only this thread writes). */
-	if (lv->view_open)
-		mp_live_state_label_sites(&lv->st, MP_LIVE_TOP_SITES);
-	pthread_mutex_lock(&lv->lock);
-	mp_live_state_tick(&lv->st, t);
-	if (lv->view_open) {
+	if (lv->term.open)
+		mp_live_state_label_sites(&f->st, MP_LIVE_TOP_SITES);
+	mp_live_feed_lock(f);
+	mp_live_state_tick(&f->st, t);
+	if (lv->term.open) {
 		draw(lv);
 	} else if (lv->lines) {
 		mp_live_text_clear(&lv->text);
-		if (mp_live_render_line(&lv->st, &lv->text) == 0) {
+		if (mp_live_render_line(&f->st, &lv->text) == 0) {
 			mp_live_append(&lv->text, "\n", 1);
-			put(STDERR_FILENO, lv->text.p, lv->text.n);
+			mp_live_write_all(STDERR_FILENO, lv->text.p, lv->text.n);
 		}
 	}
-	pthread_mutex_unlock(&lv->lock);
+	mp_live_feed_unlock(f);
+}
+
+static void open_view(void *arg)
+{
+	struct mp_record_live *lv = arg;
+
+	if (lv->view)
+		mp_live_term_open(&lv->term, STDERR_FILENO);
+}
+
+static void close_view(void *arg)
+{
+	mp_live_term_close(&((struct mp_record_live *)arg)->term);
+}
+
+static int key_fd(void *arg)
+{
+	struct mp_record_live *lv = arg;
+
+	return lv->term.open ? lv->term.tty_fd : -1;
 }
 
 /* A key on the terminal: 'q' closes the view. */
-static void key(struct mp_record_live *lv)
+static void key(void *arg)
 {
-	char c[16];
-	ssize_t k = read(lv->tty_fd, c, sizeof(c));
+	struct mp_record_live *lv = arg;
 
-	if (k > 0 && (memchr(c, 'q', (size_t)k) || memchr(c, 'Q', (size_t)k))) {
-		close_view(lv);
+	if (mp_live_term_quit_key(&lv->term)) {
+		mp_live_term_close(&lv->term);
 		fprintf(stderr,
 		        "memprof record: live view closed; recording goes on (the "
 		        "command's output is in '%s')\n",
@@ -324,69 +202,22 @@ static void key(struct mp_record_live *lv)
 	}
 }
 
-static void *follower_main(void *arg)
-{
-	struct mp_record_live *lv = arg;
-	int64_t next = now_ns() + (lv->view ? 0 : INTERVAL_NS); /* the view at once */
-
-	block_signals();
-	if (lv->view)
-		open_view(lv);
-	for (;;) {
-		struct pollfd p[2] = {{lv->wake[0], POLLIN, 0}, {lv->tty_fd, POLLIN, 0}};
-		int n = poll(p, lv->view_open && lv->tty_fd >= 0 ? 2 : 1, ROUND_MS);
-
-		if (n > 0 && p[0].revents)
-			break;
-		if (n > 0 && lv->view_open && p[1].revents)
-			key(lv);
-		read_spools(lv, 1);
-		if (now_ns() >= next) {
-			show(lv, now_ns());
-			next += INTERVAL_NS;
-			if (next < now_ns())
-				next = now_ns() + INTERVAL_NS;
-		}
-	}
-	read_spools(lv, 64);
-	pthread_mutex_lock(&lv->lock);
-	mp_live_state_tick(&lv->st, now_ns());
-	pthread_mutex_unlock(&lv->lock);
-	close_view(lv);
-	return NULL;
-}
-
-static int metrics_body(void *arg, struct mp_live_text *body)
-{
-	struct mp_record_live *lv = arg;
-	int rc;
-
-	pthread_mutex_lock(&lv->lock);
-	rc = mp_live_render_metrics(&lv->st, body);
-	pthread_mutex_unlock(&lv->lock);
-	return rc;
-}
-
-static void *server_main(void *arg)
-{
-	struct mp_record_live *lv = arg;
-
-	block_signals();
-	mp_live_http_serve(lv->http, metrics_body, lv);
-	return NULL;
-}
-
+/* Once the command runs: the threads. */
 static void start(void *arg)
 {
 	struct mp_record_live *lv = arg;
 
-	if (pthread_create(&lv->follower, NULL, follower_main, lv) == 0)
-		lv->threads |= 1;
-	else
+	lv->feed.http = lv->http;
+	lv->feed.ctx = lv;
+	lv->feed.ops = (struct mp_live_feed_ops){.begin = open_view,
+	                                         .key_fd = key_fd,
+	                                         .key = key,
+	                                         .show = show,
+	                                         .end = close_view,
+	                                         .show_at_once = lv->view};
+	if (mp_live_feed_start(&lv->feed) < 0)
 		fprintf(stderr, "memprof record: warning: no live figures: cannot start a "
 		                "thread\n");
-	if (lv->http && pthread_create(&lv->server, NULL, server_main, lv) == 0)
-		lv->threads |= 2;
 }
 
 void mp_record_live_hooks(struct mp_record_live *lv, struct mp_launch_hooks *hooks)
@@ -404,18 +235,10 @@ void mp_record_live_finish(struct mp_record_live *lv, int ran)
 	if (!lv || lv->finished)
 		return;
 	lv->finished = 1;
-	if (lv->threads & 1) {
-		put(lv->wake[1], "x", 1);
-		pthread_join(lv->follower, NULL);
-	}
-	if (lv->threads & 2) {
-		mp_live_http_stop(lv->http);
-		pthread_join(lv->server, NULL);
-	}
-	lv->threads = 0;
+	mp_live_feed_stop(&lv->feed);
 	if (lv->lines && ran) {
 		mp_live_text_clear(&lv->text);
-		if (mp_live_render_line(&lv->st, &lv->text) == 0)
+		if (mp_live_render_line(&lv->feed.st, &lv->text) == 0)
 			fprintf(stderr, "%s\n", lv->text.p);
 	}
 	if (lv->log_path && ran)
@@ -429,19 +252,13 @@ void mp_record_live_free(struct mp_record_live *lv)
 	if (!lv)
 		return;
 	mp_record_live_finish(lv, 0);
-	mp_live_follow_free(lv->follow);
-	mp_live_state_free(&lv->st);
+	mp_live_feed_free(&lv->feed);
 	mp_live_http_close(lv->http);
 	mp_live_text_free(&lv->text);
 	if (lv->log_fd >= 0)
 		close(lv->log_fd);
 	if (lv->null_fd >= 0)
 		close(lv->null_fd);
-	if (lv->wake[0] >= 0) {
-		close(lv->wake[0]);
-		close(lv->wake[1]);
-	}
-	pthread_mutex_destroy(&lv->lock);
 	free(lv->log_path);
 	free(lv);
 }

@@ -5,6 +5,7 @@
  * pools that declare NAME; cmd/replay.c refuses one that no pool declares).
  */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "cmd/replay_args.h"
 #include "util/parse.h"
 
@@ -12,23 +13,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct option longopts[] = {
-        {"pool", required_argument, NULL, 'p'},
-        {"baseline", required_argument, NULL, 'B'},
-        {"backend", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'd'},
-        {"capacity", required_argument, NULL, 'c'},
-        {"pool-threshold", required_argument, NULL, 'T'},
-        {"verify", no_argument, NULL, 'V'},
-        {"repeat", required_argument, NULL, 'R'},
-        {"json", no_argument, NULL, 'j'},
-        {"no-save", no_argument, NULL, 'n'},
-        {"plugin-dir", required_argument, NULL, 'P'},
-        {"pool-opt", required_argument, NULL, 'o'},
-        {"list-pools", no_argument, NULL, 'l'},
-        {"mpi", no_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+enum { /* long only */
+       OPT_POOL = 256,
+       OPT_BASELINE,
+       OPT_BACKEND,
+       OPT_DEVICE,
+       OPT_CAPACITY,
+       OPT_THRESHOLD,
+       OPT_VERIFY,
+       OPT_REPEAT,
+       OPT_JSON,
+       OPT_NO_SAVE,
+       OPT_PLUGIN_DIR,
+       OPT_POOL_OPT,
+       OPT_LIST_POOLS,
+       OPT_MPI,
+};
+
+static const struct mp_cmd_opt options[] = {
+        {OPT_POOL, "pool", "LIST",
+         "pools to replay: names, 'all' (default), or a\npath to a plugin .so"},
+        {OPT_BASELINE, "baseline", "NAME", "compare with this pool (default caching)"},
+        {OPT_BACKEND, "backend", "NAME", "auto (default), sim, host or cuda"},
+        {OPT_DEVICE, "device", "N", "only device N of the trace"},
+        {OPT_CAPACITY, "capacity", "BYTES",
+         "the backend refuses beyond this: OOMs show\nwhere a smaller GPU would fail"},
+        {OPT_THRESHOLD, "pool-threshold", "BYTES",
+         "requests smaller than BYTES go straight to\nthe backend, not to the pool (the "
+         "baseline\nkeeps every request)"},
+        {OPT_VERIFY, "verify", NULL, "check no two live allocations overlap"},
+        {OPT_REPEAT, "repeat", "N",
+         "run each pool N times (1 to 100, default 1):\nmeasured times are shown with their "
+         "median\nand spread, and left out after one run"},
+        {OPT_JSON, "json", NULL, "print JSON (keys in memprof-replay(1))"},
+        {OPT_NO_SAVE, "no-save", NULL, "do not store the results in the trace"},
+        {OPT_PLUGIN_DIR, "plugin-dir", "DIR", "look for pools in DIR first"},
+        {OPT_POOL_OPT, "pool-opt", "NAME=VAL",
+         "an option for the pools that declare NAME;\n--NAME=VAL does the same"},
+        {OPT_LIST_POOLS, "list-pools", NULL, "list the pools found, with their options"},
+        {OPT_MPI, "mpi", NULL,
+         "one rank of 'mpirun -np N memprof replay --mpi':\nMPI rank i replays trace rank i, "
+         "rank 0 prints\nand stores every rank's results and the job's"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
 };
 
 void mp_replay_args_help(FILE *out)
@@ -37,39 +64,15 @@ void mp_replay_args_help(FILE *out)
 	             "Replay the trace's allocations against pool allocators and report the\n"
 	             "bytes and time each saves against the baseline and the lower bound.\n"
 	             "Figures and pools: memprof-replay(1), memprof-plugin(7).\n\n"
-	             "options:\n"
-	             "      --pool=LIST          pools to replay: names, 'all' (default), or a\n"
-	             "                           path to a plugin .so\n"
-	             "      --baseline=NAME      compare with this pool (default caching)\n"
-	             "      --backend=NAME       auto (default), sim, host or cuda\n"
-	             "      --device=N           only device N of the trace\n"
-	             "      --capacity=BYTES     the backend refuses beyond this: OOMs show\n"
-	             "                           where a smaller GPU would fail\n"
-	             "      --pool-threshold=BYTES\n"
-	             "                           requests smaller than BYTES go straight to\n"
-	             "                           the backend, not to the pool (the baseline\n"
-	             "                           keeps every request)\n"
-	             "      --verify             check no two live allocations overlap\n"
-	             "      --repeat=N           run each pool N times (1 to 100, default 1):\n"
-	             "                           measured times are shown with their median\n"
-	             "                           and spread, and left out after one run\n"
-	             "      --json               print JSON (keys in memprof-replay(1))\n"
-	             "      --no-save            do not store the results in the trace\n"
-	             "      --plugin-dir=DIR     look for pools in DIR first\n"
-	             "      --pool-opt=NAME=VAL  an option for the pools that declare NAME;\n"
-	             "                           --NAME=VAL does the same\n"
-	             "      --list-pools         list the pools found, with their options\n"
-	             "      --mpi                one rank of 'mpirun -np N memprof replay --mpi':\n"
-	             "                           MPI rank i replays trace rank i, rank 0 prints\n"
-	             "                           and stores every rank's results and the job's\n"
-	             "  -h, --help               show this help\n");
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
 }
 
 static int known_long(const char *arg)
 {
 	size_t len = strcspn(arg + 2, "=");
 
-	for (const struct option *o = longopts; o->name; o++)
+	for (const struct mp_cmd_opt *o = options; o->name; o++)
 		if (strlen(o->name) == len && strncmp(o->name, arg + 2, len) == 0)
 			return 1;
 	return 0;
@@ -79,7 +82,7 @@ static int add_pool_opt(struct replay_args *a, const char *text)
 {
 	char *copy, *eq;
 
-	if (a->n_pool_opts == MP_REPLAY_MAX_POOL_OPTS)
+	if (a->s.n_pool_opts == MP_REPLAY_MAX_POOL_OPTS)
 		return mp_cmd_usage(&mp_cmd_replay, "too many pool options (at most %d)",
 		                    MP_REPLAY_MAX_POOL_OPTS);
 	eq = strchr(text, '=');
@@ -88,9 +91,9 @@ static int add_pool_opt(struct replay_args *a, const char *text)
 	if (!(copy = strdup(text)))
 		return mp_cmd_error(&mp_cmd_replay, "out of memory");
 	copy[eq - text] = '\0';
-	a->opt_storage[a->n_pool_opts] = copy;
-	a->pool_opts[a->n_pool_opts].name = copy;
-	a->pool_opts[a->n_pool_opts++].value = copy + (eq - text) + 1;
+	a->opt_storage[a->s.n_pool_opts] = copy;
+	a->s.pool_opts[a->s.n_pool_opts].name = copy;
+	a->s.pool_opts[a->s.n_pool_opts++].value = copy + (eq - text) + 1;
 	return 0;
 }
 
@@ -121,15 +124,15 @@ static void note_options(struct replay_args *a, int argc, char **argv)
 	size_t len = 0;
 
 	for (int i = 1; i < argc && len + 2 < sizeof a->options_text; i++) {
-		if (argv[i] == a->trace)
+		if (argv[i] == a->s.trace)
 			continue;
 		len += (size_t)snprintf(a->options_text + len, sizeof a->options_text - len, "%s%s",
 		                        len ? " " : "", argv[i]);
 	}
-	for (size_t k = 0; k < a->n_pool_opts && len + 2 < sizeof a->options_text; k++)
+	for (size_t k = 0; k < a->s.n_pool_opts && len + 2 < sizeof a->options_text; k++)
 		len += (size_t)snprintf(a->options_text + len, sizeof a->options_text - len,
-		                        "%s--pool-opt=%s=%s", len ? " " : "", a->pool_opts[k].name,
-		                        a->pool_opts[k].value);
+		                        "%s--pool-opt=%s=%s", len ? " " : "",
+		                        a->s.pool_opts[k].name, a->s.pool_opts[k].value);
 	if (len >= sizeof a->options_text)
 		a->options_text[sizeof a->options_text - 1] = '\0';
 }
@@ -139,43 +142,43 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 	int64_t n;
 
 	switch (ch) {
-	case 'p':
-		a->pools = v;
+	case OPT_POOL:
+		a->s.pools = v;
 		return 0;
-	case 'B':
-		a->baseline = v;
+	case OPT_BASELINE:
+		a->s.baseline = v;
 		return 0;
-	case 'b':
+	case OPT_BACKEND:
 		a->backend = v;
 		return 0;
-	case 'P':
-		a->plugin_dir = v;
+	case OPT_PLUGIN_DIR:
+		a->s.plugin_dir = v;
 		return 0;
-	case 'o':
+	case OPT_POOL_OPT:
 		return add_pool_opt(a, v);
-	case 'd':
+	case OPT_DEVICE:
 		if (mp_parse_count(v, 0, INT32_MAX, &n) < 0)
 			return mp_cmd_usage(&mp_cmd_replay, "invalid device '%s'", v);
-		a->device = (int)n;
+		a->s.device = (int)n;
 		return 0;
-	case 'c':
+	case OPT_CAPACITY:
 		if (mp_parse_bytes(v, &n) < 0 || n <= 0)
 			return mp_cmd_usage(&mp_cmd_replay,
 			                    "invalid capacity '%s': give bytes, e.g. 40GiB", v);
-		a->capacity_bytes = (uint64_t)n;
+		a->s.capacity_bytes = (uint64_t)n;
 		return 0;
-	case 'R':
+	case OPT_REPEAT:
 		if (mp_parse_count(v, 1, 100, &n) < 0)
 			return mp_cmd_usage(&mp_cmd_replay, "invalid --repeat '%s': give 1 to 100",
 			                    v);
-		a->repeat = (int)n;
+		a->s.repeat = (int)n;
 		return 0;
-	case 'T':
+	case OPT_THRESHOLD:
 		if (mp_parse_bytes(v, &n) < 0 || n < 0)
 			return mp_cmd_usage(&mp_cmd_replay,
 			                    "invalid pool threshold '%s': give bytes, e.g. 1MiB",
 			                    v);
-		a->pool_threshold_bytes = (uint64_t)n;
+		a->s.pool_threshold_bytes = (uint64_t)n;
 		return 0;
 	default:
 		return mp_cmd_usage(&mp_cmd_replay, "invalid option");
@@ -184,34 +187,36 @@ static int parse_value(struct replay_args *a, int ch, const char *v)
 
 int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 {
+	struct mp_cmd_getopt g;
 	int ch, rc = 0;
 
 	memset(a, 0, sizeof *a);
-	a->pools = "all";
-	a->baseline = "caching";
+	a->s.pools = "all";
+	a->s.baseline = "caching";
 	a->backend = "auto";
-	a->device = -1;
+	a->s.device = -1;
 	a->save = 1;
-	a->repeat = 1;
+	a->s.repeat = 1;
 	argc = take_pool_opts(a, argc, argv, &rc);
 	if (rc)
 		return rc;
+	mp_cmd_getopt_init(&g, options);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'V':
-			a->verify = 1;
+		case OPT_VERIFY:
+			a->s.verify = 1;
 			break;
-		case 'j':
+		case OPT_JSON:
 			a->json = 1;
 			break;
-		case 'n':
+		case OPT_NO_SAVE:
 			a->save = 0;
 			break;
-		case 'l':
+		case OPT_LIST_POOLS:
 			a->list_pools = 1;
 			break;
-		case 'm':
+		case OPT_MPI:
 			a->mpi = 1;
 			break;
 		case 'h':
@@ -230,9 +235,9 @@ int mp_replay_args_parse(struct replay_args *a, int argc, char **argv)
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_replay,
 		                    optind == argc ? "no trace given" : "more than one trace");
-	if (a->mpi && a->repeat > 1)
+	if (a->mpi && a->s.repeat > 1)
 		return mp_cmd_usage(&mp_cmd_replay, "--repeat is not supported with --mpi");
-	a->trace = argv[optind];
+	a->s.trace = argv[optind];
 	note_options(a, argc, argv);
 	return 0;
 }
@@ -250,6 +255,6 @@ int mp_replay_args_add_pool_opt(struct replay_args *a, const char *text)
 
 void mp_replay_args_free(struct replay_args *a)
 {
-	for (size_t i = 0; i < a->n_pool_opts; i++)
+	for (size_t i = 0; i < a->s.n_pool_opts; i++)
 		free(a->opt_storage[i]);
 }

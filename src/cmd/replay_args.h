@@ -1,31 +1,22 @@
 /*
  * cmd/replay_args.h - the options of 'memprof replay', parsed by
- * cmd/replay_args.c and used by cmd/replay.c.
+ * cmd/replay_args.c and used by cmd/replay.c; what the library needs of
+ * them is the session's settings (replay/session.h).
  */
 #ifndef MP_CMD_REPLAY_ARGS_H
 #define MP_CMD_REPLAY_ARGS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "memprof/pool.h"
-
-#define MP_REPLAY_MAX_POOL_OPTS 64
+#include "replay/session.h"
 
 struct replay_args {
-	const char *trace;
-	const char *pools; /* comma list, "all", or a path */
-	const char *baseline;
+	struct mp_replay_settings s; /* trace, pools, baseline, device, pool options... */
 	const char *backend;
-	const char *plugin_dir;
-	int device; /* -1: every device */
-	uint64_t capacity_bytes;
-	uint64_t pool_threshold_bytes; /* 0: every request to the pool */
-	int verify, json, save, list_pools;
-	int mpi;    /* --mpi: this process is one MPI rank of the replay */
-	int repeat; /* --repeat: runs of each pool, for the spread of measured times */
-	struct memprof_pool_option pool_opts[MP_REPLAY_MAX_POOL_OPTS];
-	size_t n_pool_opts;
+	int json, save, list_pools;
+	int mpi; /* --mpi: this process is one MPI rank of the replay */
 	char *opt_storage[MP_REPLAY_MAX_POOL_OPTS]; /* strdup'd "NAME=VALUE" texts */
 	char options_text[1024];                    /* the options as given, for stored runs */
 };

@@ -4,25 +4,17 @@
  * failed of their own, rank 0 shows what they wrote, each distinct text
  * once, prefixed with the ranks that wrote it; statuses
  * and option hashes agreed by allreduce; results and notes packed into
- * bytes, gathered to rank 0 and unpacked there.
+ * bytes (replay/pack.c), gathered to rank 0 and unpacked there.
  */
 #include "cmd/cmd.h"
 #include "cmd/replay_job.h"
 #include "cmd/replay_mpi.h"
+#include "replay/pack.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-uint64_t mp_replay_job_hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* Ranks > 0: stdout to /dev/null, stderr to a temporary file. */
 static void quiet(struct mp_replay_job *j)
@@ -116,109 +108,21 @@ int mp_replay_job_same(struct mp_replay_job *j, uint64_t h)
 	return MP_EXIT_USAGE;
 }
 
-/* [n_results, n_notes] int32, the results (backend NULL), the notes each NUL-ended. */
-static unsigned char *pack(const struct mp_replay_result *res, size_t n_res, char *const *notes,
-                           size_t n_notes, size_t *size)
-{
-	size_t n = 8 + n_res * sizeof *res, at;
-	int32_t head[2] = {(int32_t)n_res, (int32_t)n_notes};
-	unsigned char *buf;
-
-	for (size_t i = 0; i < n_notes; i++)
-		n += strlen(notes[i]) + 1;
-	if (!(buf = malloc(n)))
-		return NULL;
-	memcpy(buf, head, 8);
-	at = 8;
-	for (size_t i = 0; i < n_res; i++, at += sizeof *res) {
-		struct mp_replay_result r = res[i];
-		r.backend = NULL; /* a pointer: meaningless in another process */
-		memcpy(buf + at, &r, sizeof r);
-	}
-	for (size_t i = 0; i < n_notes; i++) {
-		size_t len = strlen(notes[i]) + 1;
-		memcpy(buf + at, notes[i], len);
-		at += len;
-	}
-	*size = n;
-	return buf;
-}
-
-struct unpacked {
-	struct mp_replay_result *results;
-	int *ranks;
-	size_t n_results;
-	char **notes;
-	size_t n_notes, max_notes;
-};
-
-/* Appends rank r's len bytes at p to u; -1 when they are not a packed rank. */
-static int unpack(struct unpacked *u, int r, const unsigned char *p, size_t len,
-                  const char *backend)
-{
-	int32_t head[2];
-	size_t at = 8;
-
-	if (len < 8)
-		return -1;
-	memcpy(head, p, 8);
-	if (head[0] < 0 || head[1] < 0 || (size_t)head[0] > (len - 8) / sizeof *u->results)
-		return -1;
-	for (int32_t i = 0; i < head[0]; i++, at += sizeof *u->results) {
-		memcpy(&u->results[u->n_results], p + at, sizeof *u->results);
-		u->results[u->n_results].backend = backend;
-		u->ranks[u->n_results++] = r;
-	}
-	for (int32_t i = 0; i < head[1]; i++) {
-		const char *s = (const char *)p + at;
-		size_t n = strnlen(s, len - at);
-		char *note;
-
-		if (at + n >= len)
-			return -1;
-		at += n + 1;
-		if (u->n_notes < u->max_notes && (note = malloc(n + 32))) {
-			snprintf(note, n + 32, "rank %d: %s", r, s);
-			u->notes[u->n_notes++] = note;
-		}
-	}
-	return 0;
-}
-
-/* Rank 0: the job's arrays from the gathered bytes; 0 or -1. */
-static int unpack_all(struct mp_replay_job *j, const unsigned char *all, const size_t *lens,
-                      struct unpacked *u, const char *backend)
-{
-	size_t max_results = 0, at = 0;
-	int rc = 0;
-
-	for (int r = 0; r < j->g.size; r++)
-		max_results += lens[r] / sizeof *u->results + 1;
-	u->results = calloc(max_results, sizeof *u->results);
-	u->ranks = calloc(max_results, sizeof *u->ranks);
-	if (!u->results || !u->ranks)
-		return -1;
-	for (int r = 0; r < j->g.size && rc == 0; r++) {
-		rc = unpack(u, r, all + at, lens[r], backend);
-		at += lens[r];
-	}
-	return rc;
-}
-
 int mp_replay_job_gather(struct mp_replay_job *j, struct mp_replay_result **results,
                          size_t *n_results, int **ranks, char **notes, size_t *n_notes,
                          size_t max_notes, const char *backend)
 {
 	size_t size = 0, *lens = calloc((size_t)j->g.size, sizeof *lens);
-	unsigned char *mine = pack(*results, *n_results, notes, *n_notes, &size), *all = NULL;
-	struct unpacked u = {.notes = calloc(max_notes + 1, sizeof(char *)),
-	                     .max_notes = max_notes};
+	unsigned char *mine = mp_replay_pack(*results, *n_results, notes, *n_notes, &size),
+	              *all = NULL;
+	struct mp_replay_unpacked u = {.notes = calloc(max_notes + 1, sizeof(char *)),
+	                               .max_notes = max_notes};
 	int64_t ok = mine && lens && u.notes ? 0 : 1;
 	int rc = -1;
 
 	/* Every rank goes to the gather only when every rank could pack. */
 	if (mp_replay_job_max(j, ok) == 0 && mp_mpi_gather(&j->g, mine, size, &all, lens) == 0)
-		rc = j->g.rank == 0 ? unpack_all(j, all, lens, &u, backend) : 0;
+		rc = j->g.rank == 0 ? mp_replay_unpack(all, lens, j->g.size, backend, &u) : 0;
 	if (rc == 0 && j->g.rank == 0) {
 		free(*results);
 		free(*ranks);

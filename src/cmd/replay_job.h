@@ -2,9 +2,10 @@
  * cmd/replay_job.h - the ranks of 'memprof replay --mpi' as one job, for
  * cmd/replay.c: who may speak (rank 0 prints; the others keep their
  * stderr, and rank 0 shows it, each line prefixed "rank N: ", only when
- * they failed themselves), one exit status for every rank, the check that every rank
- * was given the same replay, and the gather of every rank's results and
- * notes to rank 0.  MPI itself is in cmd/replay_mpi.c.  Not thread-safe.
+ * they failed themselves), one exit status for every rank, the check that
+ * every rank was given the same replay, and the gather of every rank's
+ * results and notes to rank 0 (packed by replay/pack.c).  MPI itself is in
+ * cmd/replay_mpi.c.  Not thread-safe.
  */
 #ifndef MP_CMD_REPLAY_JOB_H
 #define MP_CMD_REPLAY_JOB_H
@@ -60,9 +61,5 @@ int mp_replay_job_gather(struct mp_replay_job *j, struct mp_replay_result **resu
  * "ranks 1, 2: "); then MPI stops.
  */
 void mp_replay_job_end(struct mp_replay_job *j);
-
-/* 64-bit FNV-1a over n bytes, chained from h (start with MP_REPLAY_JOB_HASH0). */
-#define MP_REPLAY_JOB_HASH0 0xcbf29ce484222325ull
-uint64_t mp_replay_job_hash(uint64_t h, const void *p, size_t n);
 
 #endif

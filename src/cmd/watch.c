@@ -3,10 +3,12 @@
  * process started without memprof, sampled every interval until it exits,
  * --count samples were taken, or SIGINT.  A coarse curve only (no
  * allocations, addresses or stacks; the CUDA context included), and the
- * output says so.  NVML through cmd/nvml.
+ * output says so.  NVML through sys/nvml, the process through sys/proc.
  */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "sys/nvml.h"
+#include "sys/proc.h"
 #include "util/duration.h"
 #include "util/parse.h"
 
@@ -36,6 +38,19 @@ struct watch {
 
 static volatile sig_atomic_t stop_signal;
 
+enum { OPT_FORMAT = 256 }; /* long only */
+
+static const struct mp_cmd_opt options[] = {
+        {'p', "pid", "PID", "the process to watch (required)"},
+        {'i', "interval", "DURATION",
+         "time between samples, with its unit: 10ms to 1h\n(default 500ms)"},
+        {'n', "count", "N", "stop after N samples"},
+        {OPT_FORMAT, "format", "text|csv", "output format (default text)"},
+        {'o', "output", "FILE", "write to FILE instead of standard output"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
+
 static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof watch --pid PID [options]\n\n"
@@ -45,14 +60,8 @@ static void help(FILE *out)
 	             "One line per device per sample: time_s device pid_bytes device_used_bytes\n"
 	             "device_total_bytes.  Stops when the process exits, after --count samples,\n"
 	             "or on SIGINT.  Needs the NVIDIA driver's libnvidia-ml.so.1.\n\n"
-	             "options:\n"
-	             "  -p, --pid=PID          the process to watch (required)\n"
-	             "  -i, --interval=DUR     time between samples, with its unit: 10ms to 1h\n"
-	             "                         (default 500ms)\n"
-	             "  -n, --count=N          stop after N samples\n"
-	             "      --format=text|csv  output format (default text)\n"
-	             "  -o, --output=FILE      write to FILE instead of standard output\n"
-	             "  -h, --help             show this help\n");
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
 }
 
 static void on_stop(int sig)
@@ -60,43 +69,10 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
-/*
- * Read /proc/PID/status: 1 when the process is alive (not a zombie), 0 when
- * it is gone; its NSpid values (the same process in nested pid namespaces)
- * go to w->pids after the pid itself.
- */
+/* 1 when the process is alive; its NSpid values go to w->pids (sys/proc). */
 static int process_alive(struct watch *w)
 {
-	char path[64], line[256];
-	FILE *f;
-	int alive = 1;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", w->pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char state;
-
-		if (sscanf(line, "State: %c", &state) == 1 && (state == 'Z' || state == 'X'))
-			alive = 0;
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *p = line + 6, *end;
-
-			w->n_pids = 1;
-			while (w->n_pids < WATCH_MAX_NSPIDS) {
-				unsigned long v = strtoul(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (v != (unsigned long)w->pid)
-					w->pids[w->n_pids++] = (unsigned)v;
-				p = end;
-			}
-		}
-	}
-	fclose(f);
-	return alive;
+	return mp_proc_alive(w->pid, w->pids, WATCH_MAX_NSPIDS, &w->n_pids);
 }
 
 static void print_header(struct watch *w, struct mp_nvml *nv)
@@ -234,20 +210,13 @@ static int parse_interval(const char *text, int64_t *ms)
 
 static int parse_args(struct watch *w, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"pid", required_argument, NULL, 'p'},
-	        {"interval", required_argument, NULL, 'i'},
-	        {"count", required_argument, NULL, 'n'},
-	        {"format", required_argument, NULL, 'f'},
-	        {"output", required_argument, NULL, 'o'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
+	struct mp_cmd_getopt g;
 	int64_t v;
 	int ch;
 
+	mp_cmd_getopt_init(&g, options);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":p:i:n:o:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
 			if (mp_parse_count(optarg, 1, INT_MAX, &v) < 0)
@@ -262,7 +231,7 @@ static int parse_args(struct watch *w, int argc, char **argv)
 			if (mp_parse_count(optarg, 1, INT64_MAX, &w->count) < 0)
 				return mp_cmd_usage(&mp_cmd_watch, "invalid count '%s'", optarg);
 			break;
-		case 'f':
+		case OPT_FORMAT:
 			if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
 				return mp_cmd_usage(&mp_cmd_watch,
 				                    "unknown format '%s' (text or csv)", optarg);
@@ -322,8 +291,7 @@ static int run(int argc, char **argv)
 const struct mp_cmd mp_cmd_watch = {
         .name = "watch",
         .summary = "sample a process's GPU memory through NVML (no memprof inside it)",
-        .usage = "memprof watch --pid PID [--interval=DURATION] [--count=N] [--format=text|csv] "
-                 "[-o FILE]",
+        .usage = "memprof watch -p PID [-i DURATION] [-n N] [--format=text|csv] [-o FILE]",
         .help = help,
         .run = run,
 };

@@ -215,3 +215,26 @@ void mp_live_http_close(struct mp_live_http *h)
 	close(h->stop_pipe[1]);
 	free(h);
 }
+
+int mp_live_http_parse_addr(const char *s, char **addr, int *port)
+{
+	const char *colon = strrchr(s, ':'), *p = colon ? colon + 1 : s;
+	char *end;
+	long v;
+
+	*addr = NULL;
+	errno = 0;
+	v = strtol(p, &end, 10);
+	if (!*p || *end || errno || v < 0 || v > 65535)
+		return -1;
+	*port = (int)v;
+	if (!colon)
+		return 0;
+	if (colon == s)
+		return -1;
+	if (s[0] == '[' && colon[-1] == ']')
+		*addr = strndup(s + 1, (size_t)(colon - s - 2));
+	else
+		*addr = strndup(s, (size_t)(colon - s));
+	return *addr && **addr ? 0 : -1;
+}

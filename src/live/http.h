@@ -23,6 +23,10 @@ struct mp_live_http;
 /* The body of a 200 answer, appended to body.  0, or a negative code (500). */
 typedef int (*mp_live_body_fn)(void *arg, struct mp_live_text *body);
 
+/* "[ADDR:]PORT" (an IPv6 ADDR in brackets) -> addr (malloc'd, NULL: the
+ * default) and port; 0, or -1 when it is not that (free *addr either way). */
+int mp_live_http_parse_addr(const char *s, char **addr, int *port);
+
 /*
  * Listen on addr (numeric IPv4 or IPv6, or a host name; NULL: 127.0.0.1)
  * and port (0: an ephemeral one).  Returns 0, or MP_EIO / MP_ENOMEM with

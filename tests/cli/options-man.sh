@@ -8,6 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 COMMANDS="merge info"
+COMMANDS="$COMMANDS replay record attach watch"
 
 # The options of --help: "-x" and "--name", one a line, sorted.
 help_options() {
@@ -26,6 +27,7 @@ synopsis_options() {
 	sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$1" | tr ' ' '\n' | sed -n '/^\.\{0,1\}Fl$/{n;p}' |
 		while read -r w; do
 			case $w in
+			-) ;; # "Fl -" alone: the end of options, or --NAME for any NAME
 			-*) echo "-$w" ;;
 			*) printf '%s\n' "$w" | sed 's/./-&\n/g' | sed '/^$/d' ;;
 			esac
