@@ -11,7 +11,7 @@
 #   - a 10^6-event trace: no series draws more points than --points, and
 #     the file stays under 150 KB + 60 bytes per point and series (5 series
 #     per device, each point at most "H123.4V123.4") + 100 bytes per block of
-#     the active memory timeline (--blocks) + its merged series (2048 doubles
+#     the active memory timeline (--blocks) + its merged series (4097 doubles
 #     in base64 per device), so its size follows --points and --blocks, not
 #     the trace;
 #   - exit statuses (missing trace 1, bad option 2) and output written whole
@@ -196,7 +196,7 @@ for points in 2000 100; do
 	expect_eq "$(grep -c '' series.txt)" 9 "series drawn (5 per device, but no reserved on device 1) with --points=$points"
 	expect_eq "$(grep -vc '^ok$' series.txt)" 0 "series over $points points"
 	size=$(stat -c %s big$points.html)
-	limit=$((150000 + 60 * 5 * points + 100 * points + 2 * 8 * 2048 * 4 / 3))
+	limit=$((150000 + 60 * 5 * points + 100 * points + 2 * 8 * 4097 * 4 / 3))
 	if [ "$size" -lt "$limit" ]; then pass; else fail "big$points.html is $size bytes, over $limit"; fi
 	expect_eq "$(grep -c 'class="oom-marker"' big$points.html)" 4 "every OOM marked (4)"
 	expect_eq "$(charts big$points.html | awk '$2 == 0' | wc -l)" 0 "empty charts"
