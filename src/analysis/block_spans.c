@@ -386,8 +386,9 @@ static int on_end(void *ctx)
 	int i;
 
 	for (i = 0; s->max_blocks != SIZE_MAX && i < s->n_devices; i++)
-		qsort(s->devices[i].blocks, s->devices[i].n_blocks, sizeof(*s->devices[i].blocks),
-		      by_ordinal);
+		if (s->devices[i].n_blocks) /* else blocks is NULL */
+			qsort(s->devices[i].blocks, s->devices[i].n_blocks,
+			      sizeof(*s->devices[i].blocks), by_ordinal);
 	return 0;
 }
 

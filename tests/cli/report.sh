@@ -208,6 +208,51 @@ else
 fi
 if [ "$(grep -c '<rect class="phase p' big2000.html)" -le 600 ]; then pass; else fail "over 600 phase spans drawn"; fi
 
+step "--blocks=1: the others merged into one series of their highest per bucket"
+# A (100 B, 10..40) is kept first, pushed out at 20 by B (5000 B, 20..30),
+# so merged after the fact; C (300 B from 50) is merged as it comes; D
+# (4000 B) is smaller than B: merged as it comes.
+cat >merge.csv <<'EOF'
+ts_ns,op,id,size,address,device,stream,pid,phase,stack
+1000,reserve,1,1048576,0x100000,0,0,1,,
+1010,alloc,1,100,0x100000,0,0,1,,main@a.py:1
+1020,alloc,2,5000,0x101000,0,0,1,,main@b.py:2
+1030,free,2,5000,0x101000,0,0,1,,
+1040,free,1,100,0x100000,0,0,1,,
+1050,alloc,3,300,0x102000,0,0,1,,main@c.py:3
+1060,alloc,4,4000,0x103000,0,0,1,,main@d.py:4
+EOF
+mp import -q -o merge.db merge.csv
+expect_status 0
+mp report --blocks=1 -o merge.html merge.db
+expect_status 0
+cat >small.py <<'PY'
+import base64, re, struct, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+x0 = float(re.search(r'data-small-x0="([^"]*)"', page).group(1))
+dx = float(re.search(r'data-small-dx="([^"]*)"', page).group(1))
+raw = base64.b64decode(re.search(r' data-small="([^"]*)"', page).group(1))
+v = struct.unpack("<%dd" % (len(raw) // 8), raw)
+at = lambda t: v[min(len(v) - 1, int((t - x0) // dx))]
+got = [x0, dx, at(5), at(15), at(35), at(45), at(55), at(65), v[-1]]
+want = [0, 1, 0, 100, 100, 0, 300, 4300, 4300]
+print(got, want)
+sys.exit(0 if got == want else 1)
+PY
+if python3 small.py merge.html >small.out 2>&1; then pass; else fail "merged series: $(cat small.out)"; fi
+if grep -q 'the 1 largest of the device.s 4 blocks; the other 3 are merged into the grey band' merge.html; then
+	pass
+else
+	fail "merge.html does not say what was merged"
+fi
+mp report --blocks=0 -o merge0.html merge.db # every block merged, none kept
+expect_status 0
+if grep -q 'the 0 largest of the device.s 4 blocks; the other 4 are merged' merge0.html; then
+	pass
+else
+	fail "merge0.html does not say that every block was merged"
+fi
+
 step "--device and --top"
 mp report big.db --device=1 --top=1 -o dev1.html
 expect_status 0
