@@ -6,13 +6,15 @@
 # screenshot, tests/browser/open-time.mjs) against a blank page.  When
 # MEMORY_VIZ names PyTorch's torch/cuda/_memory_viz.py (not part of memprof,
 # never fetched), its 'trace_plot' runs on the same file, killed after
-# VIZ_LIMIT seconds (default 600); else that row says it was skipped.
+# VIZ_LIMIT seconds (default 600), its address space capped at VIZ_MEM_KIB
+# KiB when set (it holds the whole pickle, then its base64, in memory);
+# else that row says it was skipped.
 # Run from the build directory ('make bench-report-snapshot'); writes only
 # under bench-out/.  Exits non-zero only when a memprof command fails.
 #
 # usage: report-snapshot.sh [N]   (default: 200000)
 # environment: MEMPROF (default ./memprof), PYTHON (default python3),
-# MEMORY_VIZ, VIZ_LIMIT, KEEP=1 keeps the files in bench-out/.
+# MEMORY_VIZ, VIZ_LIMIT, VIZ_MEM_KIB, KEEP=1 keeps the files in bench-out/.
 
 set -u
 BENCH_NAME=report-snapshot
@@ -74,12 +76,14 @@ fi
 
 if [ -n "${MEMORY_VIZ:-}" ] && [ -f "$MEMORY_VIZ" ]; then
 	: >"$OUT/snap-viz.log"
-	if "$MEASURE" -o "$OUT/snap-viz.log" -- timeout "${VIZ_LIMIT:-600}" "$PYTHON" "$MEMORY_VIZ" \
-		trace_plot "$snap" -o "$OUT/snapshot-viz-$n.html"; then
+	if (if [ -n "${VIZ_MEM_KIB:-}" ]; then ulimit -v "$VIZ_MEM_KIB" || exit 1; fi
+		exec "$MEASURE" -o "$OUT/snap-viz.log" -- timeout "${VIZ_LIMIT:-600}" "$PYTHON" "$MEMORY_VIZ" \
+			trace_plot "$snap" -o "$OUT/snapshot-viz-$n.html"); then
 		row "_memory_viz.py trace_plot" "$OUT/snap-viz.log" \
 			"$(wc -c <"$OUT/snapshot-viz-$n.html") bytes of HTML (loads its script from the network)"
 	else
-		echo "  _memory_viz.py trace_plot: did not finish within ${VIZ_LIMIT:-600} s (or failed)"
+		echo "  _memory_viz.py trace_plot: did not finish within ${VIZ_LIMIT:-600} s" \
+			"${VIZ_MEM_KIB:+or ${VIZ_MEM_KIB} KiB of address space }(or failed)"
 	fi
 else
 	echo "  _memory_viz.py trace_plot: skipped (set MEMORY_VIZ to PyTorch's torch/cuda/_memory_viz.py)"

@@ -55,6 +55,7 @@ static int analyze(struct mp_report_trace *st, struct mp_error *err)
 
 	mp_phase_spans_init(&st->phases, 0);
 	mp_block_spans_init(&st->spans);
+	mp_block_spans_limit(&st->spans, (size_t)st->o->blocks);
 	mp_pass_opts_default(&po);
 	po.timeline_points = st->o->points;
 	po.kinds |= 1u << MP_ATTR_API;

@@ -4,7 +4,8 @@
  * active memory timeline (every block a band over time) and the allocator
  * state at a moment (segments and blocks by address).  Writes at most
  * --blocks blocks per device (about 75 bytes of page each), the largest;
- * the rest are merged into one series per column, and the page says so.  Computes nothing but that.
+ * the rest are merged into one series (analysis/span_merged, at most
+ * 4097 doubles), and the page says so.  Computes nothing but that.
  */
 #include "report/html_data.h"
 #include "report/report_html.h"
@@ -15,9 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_SMALL    2048 /* columns of the merged series */
-#define MAX_FRAMES 40   /* per stack in a tooltip */
-#define MAX_MARKS  22   /* the peak, 20 OOMs, the end */
+#define MAX_FRAMES 40 /* per stack in a tooltip */
+#define MAX_MARKS  22 /* the peak, 20 OOMs, the end */
 
 struct view {
 	struct mp_html_page *pg;
@@ -25,6 +25,7 @@ struct view {
 	int time; /* the axis is time; else event order */
 	double x1;
 	size_t *sel, n_sel; /* blocks in the page, in order of allocation */
+	size_t n_buckets;   /* of the merged series */
 	struct mp_intmap stack_ix;
 	const struct memprof_stack **stacks;
 	size_t n_stacks;
@@ -138,66 +139,72 @@ static int write_segments(struct view *v)
 	return 0;
 }
 
-struct step {
-	double x, bytes;
-};
-
-static int by_x(const void *pa, const void *pb)
+/* The series of the merged blocks on the page's axis: block_spans' own,
+ * plus the kept blocks the page leaves out (when --blocks is below the
+ * spans' limit), added after the fact.  *own: the caller frees it. */
+static const struct mp_span_merged *merged(struct view *v, struct mp_span_merged **own)
 {
-	const struct step *a = pa, *b = pb;
+	const struct mp_span_merged *src = v->time ? v->d->by_time : v->d->by_seq;
+	const struct mp_block_spans *bs = v->pg->in->spans;
+	size_t i, n = v->d->n_blocks - v->n_sel;
+	char *in;
 
-	return (a->x > b->x) - (a->x < b->x);
-}
-
-static size_t column(const struct view *v, double x)
-{
-	double c = v->x1 > 0 ? x / v->x1 * N_SMALL : 0;
-
-	return c < 0 ? 0 : c >= N_SMALL ? N_SMALL - 1 : (size_t)c;
-}
-
-/* The blocks left out of the page: their highest live bytes per column. */
-static int write_small(struct view *v)
-{
-	size_t n = v->d->n_blocks - v->n_sel, i, k = 0, j, c, last = 0;
-	struct step *st = malloc((n ? n : 1) * 2 * sizeof(*st));
-	double *col = calloc(N_SMALL, sizeof(*col)), level = 0;
-	char *in = calloc(v->d->n_blocks ? v->d->n_blocks : 1, 1);
-
-	if (!st || !col || !in) {
-		free(st), free(col), free(in);
-		return -1;
+	*own = NULL;
+	if (!n)
+		return src;
+	if (!(*own = malloc(sizeof(**own))) || !(in = calloc(v->d->n_blocks, 1))) {
+		free(*own);
+		*own = NULL;
+		return NULL;
+	}
+	if (src)
+		**own = *src;
+	else {
+		mp_span_merged_init(*own);
+		mp_span_merged_advance(*own, v->time ? bs->first_ts_ns : bs->first_seq);
 	}
 	for (i = 0; i < v->n_sel; i++)
 		in[v->sel[i]] = 1;
 	for (i = 0; i < v->d->n_blocks; i++) {
 		const struct mp_block_span *b = &v->d->blocks[i];
+		int open = b->free_seq == MP_SPAN_OPEN;
 
 		if (in[i] || b->never_live)
 			continue;
-		st[k++] =
-		        (struct step){xof(v, b->alloc_ts_ns, b->alloc_seq), (double)b->size_bytes};
-		if (b->free_seq != MP_SPAN_OPEN)
-			st[k++] = (struct step){xof(v, b->free_ts_ns, b->free_seq),
-			                        -(double)b->size_bytes};
+		mp_span_merged_add_life(*own, v->time ? b->alloc_ts_ns : b->alloc_seq,
+		                        open ? (v->time ? bs->last_ts_ns : bs->last_seq)
+		                             : (v->time ? b->free_ts_ns : b->free_seq),
+		                        (double)b->size_bytes);
+		(*own)->level += open ? (double)b->size_bytes : 0;
 	}
-	qsort(st, k, sizeof(*st), by_x);
-	for (i = 0; i < k; i++) {
-		c = column(v, st[i].x);
-		for (j = last + 1; j <= c && i; j++) /* the level held through those columns */
-			col[j] = col[j] > level ? col[j] : level;
-		level += st[i].bytes;
-		col[c] = col[c] > level ? col[c] : level;
-		last = c;
+	free(in);
+	return *own;
+}
+
+/* The merged blocks' highest live bytes per bucket of the axis, then the
+ * level at the end; where bucket 0 starts and the buckets' width. */
+static int write_small(struct view *v)
+{
+	struct mp_span_merged *own;
+	const struct mp_span_merged *m = merged(v, &own);
+	double *x;
+	size_t n;
+
+	if (!m)
+		return v->d->n_blocks > v->n_sel ? -1 : 0;
+	if (!(x = malloc((MP_SPAN_BUCKETS + 1) * sizeof(*x)))) {
+		free(own);
+		return -1;
 	}
-	for (j = last + 1; j < N_SMALL; j++)
-		col[j] = level;
-	if (k) {
-		fputs(" data-small=\"", v->pg->out);
-		mp_html_b64_doubles(v->pg->out, col, N_SMALL);
-		fputc('"', v->pg->out);
-	}
-	free(st), free(col), free(in);
+	n = mp_span_merged_values(m, x);
+	v->n_buckets = m->n;
+	fprintf(v->pg->out, " data-small-x0=\"%.17g\" data-small-dx=\"%.17g\" data-small=\"",
+	        v->time ? (double)m->origin - (double)v->pg->t0_ns : (double)m->origin,
+	        (double)m->width);
+	mp_html_b64_doubles(v->pg->out, x, n);
+	fputc('"', v->pg->out);
+	free(x);
+	free(own);
 	return 0;
 }
 
@@ -302,7 +309,7 @@ static void controls(struct view *v)
 			fprintf(out, "<option value=\"%d\">the %d largest</option>", whole[i],
 			        whole[i]);
 	fputs("</select></label> <button type=\"button\" class=\"reset\">reset zoom</button>", out);
-	if (v->n_sel == v->d->n_blocks && v->d->n_segments) {
+	if (v->n_sel == v->d->n_total && v->d->n_segments) {
 		fputs(" <label>allocator state at: <select class=\"moment\">", out);
 		for (k = 0; k < v->n_marks; k++)
 			fprintf(out, "<option value=\"%d\">%s</option>", k, v->mark_label[k]);
@@ -322,11 +329,14 @@ static void timeline_sentence(struct view *v)
 	      out);
 	if (!v->time)
 		fputs("The trace has no timestamps: the axis is the order of its events. ", out);
-	if (v->n_sel < v->d->n_blocks)
+	if (v->n_sel < v->d->n_total)
 		fprintf(out,
 		        "The page holds the %zu largest of the device's %zu blocks; the other %zu "
-		        "are merged into the grey band at their highest per 1/%d of the axis. ",
-		        v->n_sel, v->d->n_blocks, v->d->n_blocks - v->n_sel, N_SMALL);
+		        "are merged into the grey band, at their highest within each of %zu equal "
+		        "stretches of the trace (one merged only after it ended, when larger "
+		        "blocks "
+		        "pushed it out, counts over the whole stretches at its two ends). ",
+		        v->n_sel, v->d->n_total, v->d->n_total - v->n_sel, v->n_buckets);
 	fputs("</p>\n", out);
 }
 
@@ -341,12 +351,12 @@ static void state_frame(struct view *v)
 		      out);
 		return;
 	}
-	if (v->n_sel < v->d->n_blocks) {
+	if (v->n_sel < v->d->n_total) {
 		fprintf(out,
 		        "<p>Not drawn: the device has %zu blocks, more than the %zu the page holds "
 		        "(--blocks); <code>memprof analyze --at=WHEN</code> gives the figures at "
 		        "any moment.</p>\n",
-		        v->d->n_blocks, v->n_sel);
+		        v->d->n_total, v->n_sel);
 		return;
 	}
 	fputs("<p class=\"sub state-figures\"></p>\n<canvas class=\"state\" width=\"960\" "
@@ -405,7 +415,7 @@ void mp_html_bands_view(struct mp_html_page *pg, int32_t device)
 
 	if (!pg->run)
 		fputs("<h3>Active memory over time</h3>\n", pg->out);
-	if (!bs || !(v.d = mp_block_spans_device(bs, device)) || !v.d->n_blocks) {
+	if (!bs || !(v.d = mp_block_spans_device(bs, device)) || !v.d->n_total) {
 		fputs("<p>No blocks on this device.</p>\n", pg->out);
 		return;
 	}

@@ -53,6 +53,8 @@
     d.n = d.B.length / NB;
     d.S = f64(root.getAttribute('data-segments'));
     d.small = f64(root.getAttribute('data-small'));
+    d.smallX0 = +root.getAttribute('data-small-x0') || 0;
+    d.smallDx = +root.getAttribute('data-small-dx') || 1;
     d.stacks = JSON.parse(root.getAttribute('data-stacks') || '[]');
     d.marks = JSON.parse(root.getAttribute('data-marks') || '[]');
     d.x1 = +root.getAttribute('data-x1');
@@ -113,10 +115,12 @@
     s.sort(function (a, b) { return b - a; });
     return s[this.whole] + 1e-9;
   };
+  // The merged blocks' bytes at m: their highest in m's bucket; past the
+  // last bucket, the level at the end (the series' last value).
   Device.prototype.smallAt = function (m) {
     var s = this.small;
     if (!s.length) return 0;
-    var c = Math.floor(m / (this.x1 || 1) * s.length);
+    var c = Math.floor((m - this.smallX0) / this.smallDx);
     return s[Math.max(0, Math.min(s.length - 1, c))];
   };
   // Per column: the moment, the merged bytes and the bands bottom up.  The
@@ -142,10 +146,22 @@
     this.top = top * 1.05;
   };
 
+  // Draw this timeline and those of its group (two runs on one axis) on
+  // one byte scale: the highest column of any of them sets the top.
   Device.prototype.draw = function () {
+    var vs = this.group(), top = 1, k;
+    for (k = 0; k < vs.length; k++) {
+      vs[k].layout(vs[k].root.querySelector('canvas.bands').width - PAD_L);
+      top = Math.max(top, vs[k].top);
+    }
+    for (k = 0; k < vs.length; k++) {
+      vs[k].top = top;
+      vs[k].paint();
+    }
+  };
+  Device.prototype.paint = function () {
     var cv = this.root.querySelector('canvas.bands'), g = cv.getContext('2d');
     var W = cv.width - PAD_L, H = cv.height - PAD_B - PAD_T;
-    this.layout(W);
     g.clearRect(0, 0, cv.width, cv.height);
     g.fillStyle = '#fff';
     g.fillRect(0, 0, cv.width, cv.height);
@@ -159,6 +175,15 @@
       (paths[colour] || (paths[colour] = new Path2D())).rect(PAD_L + x0[i], ys[i] - h, w, h);
       if (h >= 4) edges.rect(PAD_L + x0[i], ys[i] - h, w, 1); // an edge between bands
     }
+    // Bands thinner than a pixel cannot be told apart: a run of them is one
+    // rectangle per pixel of height, in the colour of its largest band.
+    var thinH = 0, thinTop = 0, thinBig = -1;
+    function thinFlush(c) {
+      var st = self.B[thinBig * NB + 6], colour = st >= 0 ? self.colours[st] : '#7a8fa6';
+      (paths[colour] || (paths[colour] = new Path2D())).rect(PAD_L + c, thinTop, 1, thinH);
+      thinH = 0;
+      thinBig = -1;
+    }
     var grey = new Path2D();
     for (var c = 0; c < W; c++) {
       var col = this.cols[c], y = H + PAD_T;
@@ -167,15 +192,25 @@
         y -= col.merged * px;
       }
       for (var j = 0; j < col.bands.length; j++) {
-        var i = col.bands[j];
+        var i = col.bands[j], bh = this.B[i * NB + 3] * px;
+        if (bh < 1) {
+          if (thinBig < 0 || this.B[i * NB + 3] > this.B[thinBig * NB + 3]) thinBig = i;
+          thinH += bh;
+          y -= bh;
+          thinTop = y;
+          if (thinH >= 1) thinFlush(c);
+          continue;
+        }
+        if (thinBig >= 0) thinFlush(c);
         if (last[i] !== c - 1 || Math.abs(ys[i] - y) > 0.01) {
           if (last[i] >= 0) flush(i);
           x0[i] = c;
           ys[i] = y;
         }
         last[i] = c;
-        y -= this.B[i * NB + 3] * px;
+        y -= bh;
       }
+      if (thinBig >= 0) thinFlush(c);
     }
     for (var k = 0; k < this.n; k++) if (last[k] >= 0) flush(k);
     g.fillStyle = '#b8b8b8';
@@ -270,16 +305,21 @@
       showTip(this.blockText(h.block, ''), e.clientX, e.clientY);
   };
 
-  // Zoom to view, and the timelines of the same group with it (two runs on one axis).
+  // This timeline and those of its group, in page order.
   var views = [];
-  Device.prototype.zoom = function (view) {
-    var g = this.root.getAttribute('data-group');
+  Device.prototype.group = function () {
+    var g = this.root.getAttribute('data-group'), out = [];
     for (var k = 0; k < views.length; k++) {
       var o = views[k];
-      if (o !== this && !(g && o.root.getAttribute('data-group') === g)) continue;
-      o.view = view.slice();
-      o.draw();
+      if (o === this || (g && o.root.getAttribute('data-group') === g)) out.push(o);
     }
+    return out.length ? out : [this];
+  };
+  // Zoom to view, and the timelines of the same group with it.
+  Device.prototype.zoom = function (view) {
+    var vs = this.group();
+    for (var k = 0; k < vs.length; k++) vs[k].view = view.slice();
+    this.draw();
   };
   // Brushing zooms; a click picks the moment of its column.
   Device.prototype.wire = function () {
@@ -436,13 +476,13 @@
     tip.hidden = true;
   };
 
-  var roots = document.querySelectorAll('div.bands-view');
-  for (var i = 0; i < roots.length; i++) {
-    var d = new Device(roots[i]);
-    views.push(d);
+  var roots = document.querySelectorAll('div.bands-view'), i, d;
+  for (i = 0; i < roots.length; i++) views.push(new Device(roots[i]));
+  for (i = 0; i < roots.length; i++) {
+    d = views[i];
     roots[i].hidden = false;
     d.wire();
-    d.draw();
+    if (!d.cols) d.draw(); // a group is drawn once, with its first view
     if (d.marks.length && roots[i].querySelector('canvas.state')) d.pick(d.marks[0][1], d.marks[0][0]);
   }
 })();

@@ -3,8 +3,8 @@
 // drawn, hovering a band shows its stack, brushing zooms and the reset
 // button undoes it, a click picks a moment whose allocator state is drawn
 // (its figures written out for the shell to compare with 'memprof analyze
-// --at'), and with hostile strings every band's tooltip shows its stack
-// literally.  The page's own view objects (root.mpView) are read only to
+// --at'), the timelines of two runs share one byte scale, and with hostile
+// strings every band's tooltip shows its stack literally.  The page's own view objects (root.mpView) are read only to
 // find where to aim; every check goes through the real mouse and #tooltip.
 import fs from 'node:fs';
 
@@ -52,11 +52,23 @@ async function hoverBand(t, page, roots, want, label) {
 	return text;
 }
 
+/* The timelines of a group (two runs on one axis) share one byte scale:
+ * the same top, at least the highest column of each. */
+async function checkOneScale(t, page, group, when) {
+	const tops = await page.$$eval(`div.bands-view[data-group="${group}"]`, (rs) =>
+		rs.map((r) => [r.mpView.top, Math.max(...r.mpView.cols.map((c) => c.total))]));
+	t.ok(tops.length > 1 && tops.every((x) => x[0] === tops[0][0] && x[0] >= x[1]) &&
+		tops.some((x) => x[1] * 1.05 === x[0]),
+		`${when}, every timeline of group ${group} has one byte scale, set by the highest of them`, tops);
+}
+
 async function checkBrush(t, page, root) {
 	const cv = await root.$('canvas.bands');
 	await cv.scrollIntoViewIfNeeded();
 	const box = await cv.boundingBox();
 	const before = await root.evaluate((r) => [r.mpView.view[0], r.mpView.view[1], r.mpView.x1]);
+	if (await root.getAttribute('data-group'))
+		await checkOneScale(t, page, await root.getAttribute('data-group'), 'as first drawn');
 	const y = box.y + box.height * 0.5;
 	await page.mouse.move(box.x + box.width * 0.30, y);
 	await page.mouse.down();
@@ -67,6 +79,8 @@ async function checkBrush(t, page, root) {
 	t.ok(after[0] > before[0] && after[1] < before[1] && span > 0.2 && span < 0.45,
 		'brushing across 30% of the timeline zooms into that range', { before, after, span });
 	const group = await root.getAttribute('data-group');
+	if (group)
+		await checkOneScale(t, page, group, 'zoomed');
 	if (group) {
 		const others = await page.$$eval(`div.bands-view[data-group="${group}"]`, (rs) => rs.map((r) => r.mpView.view));
 		t.ok(others.length > 1 && others.every((v) => v[0] === after[0] && v[1] === after[1]),

@@ -11,7 +11,7 @@
 #   - a 10^6-event trace: no series draws more points than --points, and
 #     the file stays under 150 KB + 60 bytes per point and series (5 series
 #     per device, each point at most "H123.4V123.4") + 100 bytes per block of
-#     the active memory timeline (--blocks) + its merged series (2048 doubles
+#     the active memory timeline (--blocks) + its merged series (4097 doubles
 #     in base64 per device), so its size follows --points and --blocks, not
 #     the trace;
 #   - exit statuses (missing trace 1, bad option 2) and output written whole
@@ -196,7 +196,7 @@ for points in 2000 100; do
 	expect_eq "$(grep -c '' series.txt)" 9 "series drawn (5 per device, but no reserved on device 1) with --points=$points"
 	expect_eq "$(grep -vc '^ok$' series.txt)" 0 "series over $points points"
 	size=$(stat -c %s big$points.html)
-	limit=$((150000 + 60 * 5 * points + 100 * points + 2 * 8 * 2048 * 4 / 3))
+	limit=$((150000 + 60 * 5 * points + 100 * points + 2 * 8 * 4097 * 4 / 3))
 	if [ "$size" -lt "$limit" ]; then pass; else fail "big$points.html is $size bytes, over $limit"; fi
 	expect_eq "$(grep -c 'class="oom-marker"' big$points.html)" 4 "every OOM marked (4)"
 	expect_eq "$(charts big$points.html | awk '$2 == 0' | wc -l)" 0 "empty charts"
@@ -207,6 +207,51 @@ else
 	fail "the sentence on merged phase spans"
 fi
 if [ "$(grep -c '<rect class="phase p' big2000.html)" -le 600 ]; then pass; else fail "over 600 phase spans drawn"; fi
+
+step "--blocks=1: the others merged into one series of their highest per bucket"
+# A (100 B, 10..40) is kept first, pushed out at 20 by B (5000 B, 20..30),
+# so merged after the fact; C (300 B from 50) is merged as it comes; D
+# (4000 B) is smaller than B: merged as it comes.
+cat >merge.csv <<'EOF'
+ts_ns,op,id,size,address,device,stream,pid,phase,stack
+1000,reserve,1,1048576,0x100000,0,0,1,,
+1010,alloc,1,100,0x100000,0,0,1,,main@a.py:1
+1020,alloc,2,5000,0x101000,0,0,1,,main@b.py:2
+1030,free,2,5000,0x101000,0,0,1,,
+1040,free,1,100,0x100000,0,0,1,,
+1050,alloc,3,300,0x102000,0,0,1,,main@c.py:3
+1060,alloc,4,4000,0x103000,0,0,1,,main@d.py:4
+EOF
+mp import -q -o merge.db merge.csv
+expect_status 0
+mp report --blocks=1 -o merge.html merge.db
+expect_status 0
+cat >small.py <<'PY'
+import base64, re, struct, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+x0 = float(re.search(r'data-small-x0="([^"]*)"', page).group(1))
+dx = float(re.search(r'data-small-dx="([^"]*)"', page).group(1))
+raw = base64.b64decode(re.search(r' data-small="([^"]*)"', page).group(1))
+v = struct.unpack("<%dd" % (len(raw) // 8), raw)
+at = lambda t: v[min(len(v) - 1, int((t - x0) // dx))]
+got = [x0, dx, at(5), at(15), at(35), at(45), at(55), at(65), v[-1]]
+want = [0, 1, 0, 100, 100, 0, 300, 4300, 4300]
+print(got, want)
+sys.exit(0 if got == want else 1)
+PY
+if python3 small.py merge.html >small.out 2>&1; then pass; else fail "merged series: $(cat small.out)"; fi
+if grep -q 'the 1 largest of the device.s 4 blocks; the other 3 are merged into the grey band' merge.html; then
+	pass
+else
+	fail "merge.html does not say what was merged"
+fi
+mp report --blocks=0 -o merge0.html merge.db # every block merged, none kept
+expect_status 0
+if grep -q 'the 0 largest of the device.s 4 blocks; the other 4 are merged' merge0.html; then
+	pass
+else
+	fail "merge0.html does not say that every block was merged"
+fi
 
 step "--device and --top"
 mp report big.db --device=1 --top=1 -o dev1.html
