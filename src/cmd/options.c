@@ -13,12 +13,19 @@ static int has_short(int val)
 
 void mp_cmd_getopt_init(struct mp_cmd_getopt *g, const struct mp_cmd_opt *t)
 {
-	size_t i, k = 0;
-
 	memset(g, 0, sizeof(*g));
-	g->shortopts[k++] = ':';
-	for (i = 0; t[i].name && i < MP_CMD_MAX_OPTS; i++) {
-		g->longopts[i] = (struct option){
+	g->shortopts[0] = ':';
+	mp_cmd_getopt_add(g, t);
+}
+
+void mp_cmd_getopt_add(struct mp_cmd_getopt *g, const struct mp_cmd_opt *t)
+{
+	size_t i, n = 0, k = strlen(g->shortopts);
+
+	while (g->longopts[n].name)
+		n++;
+	for (i = 0; t[i].name && n < MP_CMD_MAX_OPTS; i++, n++) {
+		g->longopts[n] = (struct option){
 		        t[i].name, t[i].arg ? required_argument : no_argument, NULL, t[i].val};
 		if (!has_short(t[i].val))
 			continue;
@@ -26,6 +33,19 @@ void mp_cmd_getopt_init(struct mp_cmd_getopt *g, const struct mp_cmd_opt *t)
 		if (t[i].arg)
 			g->shortopts[k++] = ':';
 	}
+}
+
+const char *mp_cmd_getopt_abbreviated(char **argv, const struct option *longopts, int idx)
+{
+	const char *arg = argv[optind - 1], *name = longopts[idx].name;
+	size_t len = strlen(name);
+
+	if (strncmp(arg, "--", 2) != 0 && optind >= 2)
+		arg = argv[optind - 2]; /* "--md FILE": the value was the next word */
+	if (strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, len) == 0 &&
+	    (arg[2 + len] == '\0' || arg[2 + len] == '='))
+		return NULL;
+	return arg;
 }
 
 /* "-o, --output=JOB" or "    --json" into buf; returns its length. */
@@ -45,11 +65,13 @@ void mp_cmd_opts_help(FILE *out, const struct mp_cmd_opt *t)
 	size_t i;
 
 	for (i = 0; t[i].name; i++)
-		if ((len = left(buf, sizeof(buf), &t[i])) > width)
+		if (t[i].help && (len = left(buf, sizeof(buf), &t[i])) > width)
 			width = len;
 	for (i = 0; t[i].name; i++) {
 		const char *h = t[i].help;
 
+		if (!h)
+			continue; /* an alias: its option's help names it */
 		left(buf, sizeof(buf), &t[i]);
 		fprintf(out, "  %-*s  ", width, buf);
 		for (;;) {

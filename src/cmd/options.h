@@ -17,7 +17,10 @@ struct mp_cmd_opt {
 	int val;          /* what getopt returns; a letter is also the short option */
 	const char *name; /* the long option */
 	const char *arg;  /* its argument's name ("JOB"), NULL: takes none */
-	const char *help; /* its help: lines joined by '\n', indented to one column */
+	/* its help: lines joined by '\n', indented to one column; NULL for an
+	 * alias of the option before it, which --help does not list (the
+	 * option's help and its man page name it) */
+	const char *help;
 };
 
 /* getopt_long's strings of a table (ends with an entry of name NULL). */
@@ -28,6 +31,14 @@ struct mp_cmd_getopt {
 
 /* Fill g from t: shortopts starts with ':' (mp_cmd_bad_option tells ':' from '?'). */
 void mp_cmd_getopt_init(struct mp_cmd_getopt *g, const struct mp_cmd_opt *t);
+
+/* Add another table's options to g: a command whose --help shows its
+ * options in two tables (diff's thresholds, then the shared options). */
+void mp_cmd_getopt_add(struct mp_cmd_getopt *g, const struct mp_cmd_opt *t);
+/* After getopt_long returned longopts[idx]: NULL when its name was written
+ * out in full, else the abbreviation (argv[optind - 1], or the word before
+ * it for "--md FILE").  For commands that take no abbreviation. */
+const char *mp_cmd_getopt_abbreviated(char **argv, const struct option *longopts, int idx);
 
 /* The table as the options part of --help: "  -o, --output=JOB  text", aligned. */
 void mp_cmd_opts_help(FILE *out, const struct mp_cmd_opt *t);
