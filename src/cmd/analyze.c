@@ -85,13 +85,20 @@ static void help(FILE *out)
 	mp_cmd_opts_help(out, options);
 }
 
-static int parse_value(struct analyze_opts *o, int ch, const char *arg)
+static int parse_value(void *ctx, int ch, const char *arg)
 {
+	struct analyze_opts *o = ctx;
 	int64_t v;
 	int rc;
 	char why[128];
 
 	switch (ch) {
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case 'f':
+		o->force = 1;
+		return 0;
 	case OPT_DEVICE:
 		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid device '%s'", arg);
@@ -169,30 +176,10 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 
 static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 {
-	struct mp_cmd_getopt g;
-	int ch, rc;
+	int rc = mp_cmd_parse(&mp_cmd_analyze, argc, argv, options, parse_value, o);
 
-	mp_cmd_getopt_init(&g, options);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (ch) {
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return -1;
-		case '?':
-		case ':':
-			return mp_cmd_bad_option(&mp_cmd_analyze, argv, ch);
-		default:
-			if ((rc = parse_value(o, ch, optarg)) != 0)
-				return rc;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_analyze,
 		                    optind == argc ? "no trace given" : "more than one trace");

@@ -172,11 +172,10 @@ static int parse_opts(int argc, char **argv, struct export_opts *x, const char *
 {
 	struct mp_cmd_getopt g;
 	int64_t v;
-	int ch;
+	int ch, st;
 
 	mp_cmd_getopt_init(&g, options);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_export, argc, argv, &g, &st)) > 0) {
 		switch (ch) {
 		case 'o':
 			*out = optarg;
@@ -205,13 +204,10 @@ static int parse_opts(int argc, char **argv, struct export_opts *x, const char *
 		case 'f':
 			*force = 1;
 			break;
-		case 'h':
-			help(stdout);
-			return -1;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_export, argv, ch);
 		}
 	}
+	if (ch < 0)
+		return st ? st : -1;
 	if (check_opts(x))
 		return MP_EXIT_USAGE;
 	if (optind != argc - 1)

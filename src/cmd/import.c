@@ -109,12 +109,11 @@ static int run(int argc, char **argv)
 	const char *out = NULL;
 	char *out_default = NULL;
 	struct mp_cmd_getopt g;
-	int ch, quiet = 0, rc;
+	int ch, quiet = 0, rc, status;
 
 	mp_cmd_import_opts(&o);
 	mp_cmd_getopt_init(&g, options);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_import, argc, argv, &g, &status)) > 0) {
 		switch (ch) {
 		case 'o':
 			out = optarg;
@@ -149,13 +148,10 @@ static int run(int argc, char **argv)
 			labels.host = optarg;
 			labelled = 1;
 			break;
-		case 'h':
-			help(stdout);
-			return MP_EXIT_OK;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_import, argv, ch);
 		}
 	}
+	if (ch < 0)
+		return status;
 	if (optind == argc)
 		return mp_cmd_usage(&mp_cmd_import, "no input file given");
 	if (labelled && check_labels(&labels) != 0)

@@ -3,6 +3,7 @@
  * getopt_long's strings and into the options part of its --help.
  */
 #include "cmd/options.h"
+#include "cmd/cmd.h"
 
 #include <string.h>
 
@@ -46,6 +47,40 @@ const char *mp_cmd_getopt_abbreviated(char **argv, const struct option *longopts
 	    (arg[2 + len] == '\0' || arg[2 + len] == '='))
 		return NULL;
 	return arg;
+}
+
+int mp_cmd_getopt_next(const struct mp_cmd *c, int argc, char **argv, const struct mp_cmd_getopt *g,
+                       int *status)
+{
+	int ch;
+
+	opterr = 0;
+	ch = getopt_long(argc, argv, g->shortopts, g->longopts, NULL);
+	if (ch == -1)
+		return 0;
+	if (ch == 'h') {
+		c->help(stdout);
+		*status = MP_EXIT_OK;
+		return -1;
+	}
+	if (ch == '?' || ch == ':') {
+		*status = mp_cmd_bad_option(c, argv, ch);
+		return -1;
+	}
+	return ch;
+}
+
+int mp_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct mp_cmd_opt *t,
+                 int (*take)(void *ctx, int ch, const char *arg), void *ctx)
+{
+	struct mp_cmd_getopt g;
+	int ch, rc, status = 0;
+
+	mp_cmd_getopt_init(&g, t);
+	while ((ch = mp_cmd_getopt_next(c, argc, argv, &g, &status)) > 0)
+		if ((rc = take(ctx, ch, optarg)) != 0)
+			return rc;
+	return ch < 0 && status == MP_EXIT_OK ? -1 : status;
 }
 
 /* "-o, --output=JOB" or "    --json" into buf; returns its length. */

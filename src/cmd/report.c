@@ -52,11 +52,15 @@ static void help(FILE *out)
 	mp_cmd_opts_help(out, options);
 }
 
-static int parse_value(struct mp_report_opts *o, int ch, const char *arg)
+static int parse_value(void *ctx, int ch, const char *arg)
 {
+	struct mp_report_opts *o = ctx;
 	int64_t v;
 
 	switch (ch) {
+	case 'f':
+		o->force = 1;
+		return 0;
 	case 'o':
 		o->output = arg;
 		return 0;
@@ -93,27 +97,10 @@ static int parse_value(struct mp_report_opts *o, int ch, const char *arg)
 
 static int parse_opts(int argc, char **argv, struct mp_report_opts *o)
 {
-	struct mp_cmd_getopt g;
-	int ch, rc;
+	int rc = mp_cmd_parse(&mp_cmd_report, argc, argv, options, parse_value, o);
 
-	mp_cmd_getopt_init(&g, options);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			help(stdout);
-			return -1;
-		case 'f':
-			o->force = 1;
-			break;
-		case '?':
-		case ':':
-			return mp_cmd_bad_option(&mp_cmd_report, argv, ch);
-		default:
-			if ((rc = parse_value(o, ch, optarg)) != 0)
-				return rc;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (optind == argc || argc - optind > 2)
 		return mp_cmd_usage(&mp_cmd_report,
 		                    optind == argc ? "no trace given" : "more than two traces");

@@ -198,13 +198,7 @@ static int parse(int argc, char **argv, struct args *a)
 	*a = (struct args){.o = {.device = -1, .n_best = 5}, .save = 1};
 	mp_cmd_getopt_init(&g, options);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		if (ch == 'h') {
-			help(stdout);
-			return -1;
-		}
-		if (ch == '?' || ch == ':')
-			return mp_cmd_bad_option(&mp_cmd_tune, argv, ch);
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_tune, argc, argv, &g, &rc)) > 0) {
 		if (ch == OPT_JSON)
 			a->json = 1;
 		else if (ch == OPT_NO_SAVE)
@@ -212,6 +206,8 @@ static int parse(int argc, char **argv, struct args *a)
 		else if ((rc = parse_value(a, ch, optarg)) != 0)
 			return rc;
 	}
+	if (ch < 0)
+		return rc ? rc : -1;
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_tune,
 		                    optind < argc ? "one trace at a time" : "no trace given");
