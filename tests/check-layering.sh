@@ -7,7 +7,7 @@
 # per violation, 99 when there is nothing to check.
 #
 # A file's layer is its first directory under src/ (util, store, spool, sys,
-# import, analysis, replay, report, capture, live, cmd); files directly in src/
+# import, analysis, replay, report, load, capture, live, cmd); files directly in src/
 # (main.c) are 'main'.  A layer may include its own headers, util/'s and:
 #   util      nothing else
 #   store     nothing else
@@ -18,6 +18,7 @@
 #   analysis  of store only the reader (store/reader.h, store/store.h)
 #   replay    analysis, and of store only the reader
 #   report    analysis, replay (never store: reports receive results)
+#   load      analysis, report, and of store only the reader and the results
 #   live      analysis, spool, and of import only import/symbols.h
 #   cmd       anything
 #   main      cmd
@@ -58,11 +59,13 @@ BEGIN {
 	may["analysis"] = "store"
 	may["replay"] = "store analysis"
 	may["report"] = "analysis replay"
+	may["load"] = "store analysis report"
 	may["live"] = "analysis spool import"
 	may["main"] = "cmd"
 	# only[L, T]: of layer T, L may include these headers alone.
 	only["analysis", "store"] = "store/reader.h store/store.h"
 	only["replay", "store"] = "store/reader.h store/store.h"
+	only["load", "store"] = "store/reader.h store/store.h store/results.h"
 	only["live", "import"] = "import/symbols.h"
 	# why[L]: what L is allowed, said in a violation.
 	why["util"] = "util/ depends on no other layer"
@@ -74,6 +77,7 @@ BEGIN {
 	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"
 	why["replay"] = "replay/ uses the reader, analysis/ and util/ only"
 	why["report"] = "report/ receives results: analysis/, replay/ and util/ only, never database handles"
+	why["load"] = "load/ reads a trace for the writers: the reader, store/results.h, analysis/, report/ and util/ only"
 	why["live"] = "live/ uses util/, analysis/, spool/ and import/symbols.h only"
 	why["main"] = "main.c dispatches to cmd/ and uses util/ only"
 }

@@ -5,16 +5,15 @@
  * and its listeners; printed by report/analyze, the timeline written by
  * report/timeline_csv.
  */
-#include "analysis/numa.h"
 #include "analysis/pass.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "load/analysis_load.h"
 #include "report/analyze_out.h"
 #include "report/timeline_csv.h"
-#include "store/reader.h"
 #include "util/outfile.h"
 #include "util/duration.h"
 #include "util/parse.h"
-#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <getopt.h>
@@ -28,123 +27,105 @@ struct analyze_opts {
 	const char *trace;
 	int force;
 	int64_t points;
-	const char *at_text;
 	const char *step_name; /* --step */
+};
+
+enum {
+	OPT_JSON = 256,
+	OPT_DEVICE,
+	OPT_TOP,
+	OPT_STACK_DEPTH,
+	OPT_BY,
+	OPT_AT,
+	OPT_GRANULARITY,
+	OPT_CHURN_WINDOW,
+	OPT_IDLE_SHARE,
+	OPT_TIMELINE,
+	OPT_POINTS,
+	OPT_STEP
+};
+
+static const struct mp_cmd_opt options[] = {
+        {OPT_DEVICE, "device", "N", "only device N"},
+        {OPT_TOP, "top", "N", "groups and findings listed per table (default 10)"},
+        {OPT_STACK_DEPTH, "stack-depth", "N",
+         "frames shown per call stack (default 3): the call\n"
+         "site, then source frames toward the caller"},
+        {OPT_BY, "by", "LIST",
+         "group by stack,phase,stream,size,api or all\n(default stack,phase,stream,size)"},
+        {OPT_AT, "at", "WHEN",
+         "attribute at 'peak' (default), 'oom' (the first OOM),\n"
+         "a timestamp in ns, or +DURATION from the first event"},
+        {OPT_GRANULARITY, "granularity", "SIZE", "address-space model granule (default 2MiB)"},
+        {OPT_CHURN_WINDOW, "churn-window", "DUR",
+         "a block freed this soon is churn (default 1ms; DUR\n"
+         "takes a unit: ns, us, ms, s, min, h)"},
+        {OPT_IDLE_SHARE, "idle-share", "R", "least share of the trace an idle block lives (0.5)"},
+        {OPT_TIMELINE, "timeline", "FILE", "write live/requested/reserved bytes over time as CSV"},
+        {'f', "force", NULL, "replace the --timeline FILE if it exists"},
+        {OPT_POINTS, "points", "N", "at most N timeline rows per device (default 2000)"},
+        {OPT_STEP, "step", "NAME",
+         "each begin of phase NAME starts a training step (plan\n"
+         "metrics; default: from phase names or the period)"},
+        {OPT_JSON, "json", NULL, "print JSON (layout in memprof-analyze(1))"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
 };
 
 static void help(FILE *out)
 {
-	fprintf(out,
-	        "usage: memprof analyze [options] TRACE\n\n"
-	        "Where a trace's memory goes: peaks of live, requested and reserved bytes,\n"
-	        "internal and external fragmentation, what is live at the peak grouped by\n"
-	        "call stack, phase, stream and size, and lifetime patterns (leaks, churn,\n"
-	        "reuse candidates, blocks idle until the end); for a trace of several ranks\n"
-	        "(or processes), each rank's peaks, their spread and the call sites that\n"
-	        "differ between ranks.  Definitions: memprof-analyze(1).\n\n"
-	        "options:\n"
-	        "      --device=N          only device N\n"
-	        "      --top=N             groups and findings listed per table (default 10)\n"
-	        "      --stack-depth=N     frames shown per call stack (default 3): the call\n"
-	        "                          site, then source frames toward the caller\n"
-	        "      --by=LIST           group by stack,phase,stream,size,api or all\n"
-	        "                          (default stack,phase,stream,size)\n"
-	        "      --at=WHEN           attribute at 'peak' (default), 'oom' (the first OOM),\n"
-	        "                          a timestamp in ns, or +DURATION from the first event\n"
-	        "      --granularity=SIZE  address-space model granule (default 2MiB)\n"
-	        "      --churn-window=DUR  a block freed this soon is churn (default 1ms; DUR\n"
-	        "                          takes a unit: ns, us, ms, s, min, h)\n"
-	        "      --idle-share=R      least share of the trace an idle block lives (0.5)\n"
-	        "      --timeline=FILE     write live/requested/reserved bytes over time as CSV\n"
-	        "  -f, --force             replace the --timeline FILE if it exists\n"
-	        "      --points=N          at most N timeline rows per device (default 2000)\n"
-	        "      --step=NAME         each begin of phase NAME starts a training step (plan\n"
-	        "                          metrics; default: from phase names or the period)\n"
-	        "      --json              print JSON (layout in memprof-analyze(1))\n"
-	        "  -h, --help              show this help\n");
+	fprintf(out, "usage: memprof analyze [options] TRACE\n\n"
+	             "Where a trace's memory goes: peaks of live, requested and reserved bytes,\n"
+	             "internal and external fragmentation, what is live at the peak grouped by\n"
+	             "call stack, phase, stream and size, and lifetime patterns (leaks, churn,\n"
+	             "reuse candidates, blocks idle until the end); for a trace of several ranks\n"
+	             "(or processes), each rank's peaks, their spread and the call sites that\n"
+	             "differ between ranks.  Definitions: memprof-analyze(1).\n\n"
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
 }
 
-static int parse_by(const char *text, unsigned *kinds)
+static int parse_value(void *ctx, int ch, const char *arg)
 {
-	char *copy = strdup(text), *save = NULL, *tok;
-	int k, rc = 0;
-
-	*kinds = 0;
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "all") == 0) {
-			*kinds = (1u << MP_ATTR_KINDS) - 1;
-			continue;
-		}
-		for (k = 0; k < MP_ATTR_KINDS && strcmp(tok, mp_attr_kind_names[k]) != 0; k++)
-			;
-		if (k == MP_ATTR_KINDS)
-			rc = -1;
-		else
-			*kinds |= 1u << k;
-	}
-	free(copy);
-	return rc == 0 && *kinds ? 0 : -1;
-}
-
-/* --at: peak, oom, a timestamp (ns), or +DURATION (resolved after the run
- * starts: the first timestamp is only known then). */
-static int parse_at(struct analyze_opts *o, const char *text)
-{
-	int64_t v;
-	int bare = 0;
-
-	o->at_text = text;
-	if (strcmp(text, "peak") == 0)
-		o->a.opts.at = MP_ATTR_AT_PEAK;
-	else if (strcmp(text, "oom") == 0)
-		o->a.opts.at = MP_ATTR_AT_OOM;
-	else if (text[0] == '+' && mp_parse_duration_unit(text + 1, &v, &bare) == 0)
-		o->a.opts.at = MP_ATTR_AT_TIME, o->a.opts.at_ts_ns = v;
-	else if (text[0] == '+')
-		return bare ? -2 : -1;
-	else if (mp_parse_count(text, INT64_MIN, INT64_MAX, &v) == 0)
-		o->a.opts.at = MP_ATTR_AT_TIME, o->a.opts.at_ts_ns = v;
-	else
-		return -1;
-	return 0;
-}
-
-static int parse_value(struct analyze_opts *o, int ch, const char *arg)
-{
+	struct analyze_opts *o = ctx;
 	int64_t v;
 	int rc;
 	char why[128];
 
 	switch (ch) {
-	case 'd':
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case 'f':
+		o->force = 1;
+		return 0;
+	case OPT_DEVICE:
 		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid device '%s'", arg);
 		o->a.device = (int)v;
 		return 0;
-	case 't':
+	case OPT_TOP:
 		if (mp_parse_count(arg, 1, 1000000, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze,
 			                    "invalid --top '%s': give 1 to 1000000", arg);
 		o->a.top = (int)v;
 		return 0;
-	case 'D':
+	case OPT_STACK_DEPTH:
 		if (mp_parse_count(arg, 1, 1000, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze,
 			                    "invalid --stack-depth '%s': give 1 to 1000", arg);
 		o->a.stack_depth = (int)v;
 		return 0;
-	case 'b':
-		if (parse_by(arg, &o->a.opts.kinds) < 0)
+	case OPT_BY:
+		if (mp_analyze_parse_by(arg, &o->a.opts.kinds) < 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
 			        "invalid --by '%s': give stack, phase, stream, size, api or "
 			        "all, separated by commas",
 			        arg);
 		return 0;
-	case 'a':
-		if ((rc = parse_at(o, arg)) == -2)
+	case OPT_AT:
+		if ((rc = mp_analyze_parse_at(arg, &o->a.opts)) == -2)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --at '%s': %s", arg,
 			                    mp_duration_problem(why, sizeof(why), arg, 1, "ns"));
 		if (rc < 0)
@@ -154,7 +135,7 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        "+DURATION",
 			        arg);
 		return 0;
-	case 'g':
+	case OPT_GRANULARITY:
 		if (mp_parse_bytes(arg, &v) < 0 || v < 1 || (v & (v - 1)) != 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
@@ -162,12 +143,12 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        arg);
 		o->a.opts.granularity = (uint64_t)v;
 		return 0;
-	case 'c':
+	case OPT_CHURN_WINDOW:
 		if (mp_parse_duration_unit(arg, &o->a.opts.life.churn_window_ns, &rc) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --churn-window '%s': %s", arg,
 			                    mp_duration_problem(why, sizeof(why), arg, rc, "ns"));
 		return 0;
-	case 'i':
+	case OPT_IDLE_SHARE:
 		if (mp_parse_ratio(arg, 0, 1, &o->a.opts.life.idle_min_share) < 0)
 			return mp_cmd_usage(
 			        &mp_cmd_analyze,
@@ -175,19 +156,19 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 			        "a percentage, such as 0.5 or 50%%",
 			        arg);
 		return 0;
-	case 'p':
+	case OPT_POINTS:
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
 		                   &o->points) < 0)
 			return mp_cmd_usage(&mp_cmd_analyze, "invalid --points '%s': give %d to %d",
 			                    arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS);
 		return 0;
-	case 's':
+	case OPT_STEP:
 		if (!arg[0])
 			return mp_cmd_usage(&mp_cmd_analyze,
 			                    "invalid --step '': give a phase name");
 		o->step_name = arg;
 		return 0;
-	default: /* 'l' */
+	default: /* OPT_TIMELINE */
 		o->timeline = arg;
 		return 0;
 	}
@@ -195,45 +176,10 @@ static int parse_value(struct analyze_opts *o, int ch, const char *arg)
 
 static int parse_opts(int argc, char **argv, struct analyze_opts *o)
 {
-	static const struct option longopts[] = {
-	        {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},
-	        {"stack-depth", required_argument, NULL, 'D'},
-	        {"by", required_argument, NULL, 'b'},
-	        {"at", required_argument, NULL, 'a'},
-	        {"granularity", required_argument, NULL, 'g'},
-	        {"churn-window", required_argument, NULL, 'c'},
-	        {"idle-share", required_argument, NULL, 'i'},
-	        {"timeline", required_argument, NULL, 'l'},
-	        {"points", required_argument, NULL, 'p'},
-	        {"step", required_argument, NULL, 's'},
-	        {"json", no_argument, NULL, 'j'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	int ch, rc;
+	int rc = mp_cmd_parse(&mp_cmd_analyze, argc, argv, options, parse_value, o);
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			o->json = 1;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return -1;
-		case '?':
-		case ':':
-			return mp_cmd_bad_option(&mp_cmd_analyze, argv, ch);
-		default:
-			if ((rc = parse_value(o, ch, optarg)) != 0)
-				return rc;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_analyze,
 		                    optind == argc ? "no trace given" : "more than one trace");
@@ -270,68 +216,20 @@ static int print_text(const struct analyze_opts *o, struct mp_error *err)
 	return 0;
 }
 
-/* The pass's options: analyze's, with every figure asked for. */
-static struct mp_pass_opts pass_opts(struct mp_store *s, struct analyze_opts *o)
-{
-	struct mp_pass_opts po = o->a.opts;
-
-	po.at_relative = o->at_text && o->at_text[0] == '+';
-	po.life.no_timestamps = o->a.no_timestamps = mp_cmd_no_timestamps(s);
-	po.timeline_points = o->timeline ? o->points : 0;
-	po.ranks = 1;
-	po.ranks_device = o->a.device;
-	po.plan = 1;
-	po.step_name = o->step_name;
-	po.plan_device = o->a.device;
-	return po;
-}
-
-/* The analysis for the writers: the pass's results, the trace's meta. */
-static void fill(struct mp_store *s, struct analyze_opts *o, const struct mp_pass *p, char *source,
-                 char *window)
-{
-	o->a.opts = p->opts;
-	o->a.path = mp_store_path(s);
-	o->a.source = source;
-	o->a.truncated = mp_cmd_meta_flag(s, "truncated");
-	o->a.lossy = mp_cmd_meta_flag(s, "lossy");
-	o->a.window = mp_trace_window(source, window, o->a.truncated);
-	o->a.modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
-	o->a.ms = &p->ms;
-	o->a.frag = &p->frag;
-	o->a.attr = &p->attr;
-	o->a.life = &p->life;
-	o->a.ranks = &p->ranks;
-	o->a.plan = p->opts.plan ? &p->plan : NULL;
-	if (o->a.opts.at == MP_ATTR_AT_TIME)
-		o->a.opts.at_ts_ns = mp_pass_at_ts_ns(p);
-}
-
 static int analyze(struct mp_store *s, struct analyze_opts *o, struct mp_error *err)
 {
-	struct mp_pass_opts po = pass_opts(s, o);
-	struct mp_numa numa = {0};
-	struct mp_reader *r;
-	struct mp_pass *p;
-	char *source = NULL, *window = NULL;
-	int rc = mp_pass_run(s, &po, NULL, NULL, &p, &r, err);
+	struct mp_analyze_load l;
+	int rc = mp_analyze_load_pass(s, &o->a, o->timeline ? o->points : 0, o->step_name, &l, err);
 
 	if (rc == 0 && o->timeline)
-		rc = write_timeline(o, &p->timeline, err);
-	if (rc == 0 && (rc = mp_numa_load(s, o->a.device, &numa, err)) == 0)
-		o->a.numa = &numa;
-	if (rc == 0) {
-		fill(s, o, p, source = mp_store_get_meta(s, "source"),
-		     window = mp_store_get_meta(s, MP_WINDOW_META));
-		if (o->json && mp_analyze_print_json(stdout, &o->a) < 0)
-			rc = mp_err(err, MP_ENOMEM, "out of memory");
-		else if (!o->json)
-			rc = print_text(o, err);
-	}
-	free(source);
-	free(window);
-	mp_numa_free(&numa);
-	mp_pass_close(p, r);
+		rc = write_timeline(o, &l.pass->timeline, err);
+	if (rc == 0)
+		rc = mp_analyze_load_fill(s, &o->a, &l, err);
+	if (rc == 0 && o->json && mp_analyze_print_json(stdout, &o->a) < 0)
+		rc = mp_err(err, MP_ENOMEM, "out of memory");
+	else if (rc == 0 && !o->json)
+		rc = print_text(o, err);
+	mp_analyze_load_free(&l);
 	return rc;
 }
 
@@ -371,8 +269,8 @@ const struct mp_cmd mp_cmd_analyze = {
         .name = "analyze",
         .summary = "peaks, fragmentation, who holds memory at the peak, lifetime patterns",
         .usage = "memprof analyze [--device=N] [--top=N] [--stack-depth=N] [--by=LIST] [--at=WHEN] "
-                 "[--step=NAME] "
-                 "[--json] [--timeline=FILE.csv] [-f] TRACE",
+                 "[--granularity=SIZE] [--churn-window=DUR] [--idle-share=R] [--step=NAME] "
+                 "[--json] [--timeline=FILE.csv] [-f] [--points=N] TRACE",
         .help = help,
         .run = run,
 };

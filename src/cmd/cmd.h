@@ -69,12 +69,6 @@ int mp_cmd_open_trace(const struct mp_cmd *c, struct mp_store **s, const char *p
 int mp_cmd_read_trace(struct mp_store *s, struct mp_reader *r, const struct mp_memstate *ms,
                       struct mp_error *err);
 
-/* 1 when the trace's meta key is set to anything but "0" (truncated, lossy). */
-int mp_cmd_meta_flag(struct mp_store *s, const char *key);
-/* 1 when the trace has no timestamps (meta timestamps=none: only the order of events). */
-int mp_cmd_no_timestamps(struct mp_store *s);
-/* A meta value as a count: 0 when absent or not a number. */
-int64_t mp_cmd_meta_int(struct mp_store *s, const char *key);
 /*
  * Every command that takes --device=N says the same when the trace has no
  * device N: "no device N in 'T': its devices: 0, 1" (or "none (no events)"),
@@ -87,17 +81,6 @@ int mp_cmd_check_device(const struct mp_cmd *c, struct mp_store *s, const char *
  * not, -1 with err set when the trace cannot be read.  s may be NULL: path is opened. */
 int mp_cmd_device_list(struct mp_store *s, const char *path, int32_t device, char *list,
                        size_t size, struct mp_error *err);
-
-/* The replay runs stored in a trace, loaded for the report writers. */
-struct mp_cmd_runs {
-	struct mp_report_runs view; /* what report/ receives */
-	struct mp_result_set set;   /* owns the strings */
-	struct mp_report_run *runs;
-	struct mp_report_metric *metrics;
-};
-/* Returns 0 or MP_E* with err set; free with mp_cmd_runs_free either way. */
-int mp_cmd_load_runs(const char *path, struct mp_cmd_runs *out, struct mp_error *err);
-void mp_cmd_runs_free(struct mp_cmd_runs *r);
 
 /* Each line of an import's notes (mp_import_stats.notes) as
  * "memprof <cmd>: warning: LINE" on stderr. */

@@ -10,6 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct mp_cmd_opt limits[] = {
+        {MP_GATE_OPT_LIMIT + MP_GATE_PEAK_INCREASE, "max-peak-increase", "N%|SIZE",
+         "peak live bytes, HEAD over BASE"},
+        {MP_GATE_OPT_LIMIT + MP_GATE_RESERVED_INCREASE, "max-reserved-increase", "N%|SIZE",
+         "peak reserved bytes"},
+        {MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE, "max-free-share", "R|N%",
+         "free share of HEAD: free in reserved\n"
+         "/ reserved (0.15 or 15%)\n(--max-frag is an alias)"},
+        {MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE, "max-frag", "R|N%", NULL},
+        {MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE, "max-free-share-increase", "R|N%",
+         "free share, HEAD minus BASE\n(--max-frag-increase is an alias)"},
+        {MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE, "max-frag-increase", "R|N%", NULL},
+        {MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE, "max-pool-increase", "N%|SIZE",
+         "peak reserved of each replayed pool\nstored in both traces"},
+        {0, NULL, NULL, NULL},
+};
+
 static void help(FILE *out)
 {
 	fprintf(out, "usage: memprof diff [options] BASE HEAD\n\n"
@@ -18,39 +35,17 @@ static void help(FILE *out)
 	             "sites live at the peak that account for it (largest growth first).\n"
 	             "Exit status 3 when a threshold is exceeded, naming it and by how much.\n\n"
 	             "thresholds (a limit is the largest value allowed; per device; a SIZE needs\n"
-	             "its unit, 2B or 2MiB, as a bare 2 could mean 2%%):\n"
-	             "      --max-peak-increase=N%%|SIZE      peak live bytes, HEAD over BASE\n"
-	             "      --max-reserved-increase=N%%|SIZE  peak reserved bytes\n"
-	             "      --max-free-share=R|N%%           free share of HEAD: free in reserved\n"
-	             "                                       / reserved (0.15 or 15%%)\n"
-	             "      --max-free-share-increase=R|N%%  free share, HEAD minus BASE\n"
-	             "                                       (--max-frag[-increase] are aliases)\n"
-	             "      --max-pool-increase=N%%|SIZE      peak reserved of each replayed pool\n"
-	             "                                       stored in both traces\n\n"
-	             "options:\n" MP_GATE_COMMON_HELP
-	             "\nExit status: 0 within every threshold, 1 error, 2 usage, 3 a threshold\n"
+	             "its unit, 2B or 2MiB, as a bare 2 could mean 2%%):\n");
+	mp_cmd_opts_help(out, limits);
+	fprintf(out, "\noptions:\n");
+	mp_cmd_opts_help(out, mp_gate_cmd_options);
+	fprintf(out, "\nExit status: 0 within every threshold, 1 error, 2 usage, 3 a threshold\n"
 	             "exceeded.  Layouts and definitions: memprof-diff(1).\n");
 }
 
 static int parse_opts(int argc, char **argv, struct mp_gate_cmd_opts *o)
 {
-	static const struct option longopts[] = {
-	        MP_GATE_COMMON_OPTIONS,
-	        {"max-peak-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_PEAK_INCREASE},
-	        {"max-reserved-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_RESERVED_INCREASE},
-	        {"max-free-share", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
-	        {"max-free-share-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE},
-	        {"max-frag", required_argument, NULL, MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE},
-	        {"max-frag-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_FREE_SHARE_INCREASE},
-	        {"max-pool-increase", required_argument, NULL,
-	         MP_GATE_OPT_LIMIT + MP_GATE_POOL_INCREASE},
-	        {NULL, 0, NULL, 0},
-	};
-	int rc = mp_gate_cmd_parse(&mp_cmd_diff, argc, argv, longopts, o);
+	int rc = mp_gate_cmd_parse(&mp_cmd_diff, argc, argv, limits, o);
 
 	if (rc != 0)
 		return rc;
@@ -113,10 +108,9 @@ const struct mp_cmd mp_cmd_diff = {
         .summary = "compare two traces; exit 3 when a threshold is exceeded (CI gate)",
         .usage = "memprof diff [--max-peak-increase=N%|SIZE] [--max-reserved-increase=N%|SIZE] "
                  "[--max-free-share=R|N%] [--max-free-share-increase=R|N%] "
-                 "[--max-pool-increase=N%|SIZE] "
-                 "[--device=N] [--require-checked] [--format=FORMAT] [-o FILE] [--md=FILE] "
-                 "[--junit=FILE] "
-                 "[--json=FILE] BASE HEAD",
+                 "[--max-pool-increase=N%|SIZE] [--device=N] [--top=N] [--granularity=SIZE] "
+                 "[--require-checked] [--format=FORMAT] [-o FILE] [--text=FILE] [--md=FILE] "
+                 "[--junit=FILE] [--json=FILE] [-f] BASE HEAD",
         .help = help,
         .run = run,
 };

@@ -1,18 +1,37 @@
 /*
  * cmd/gate_cmd.c - the plumbing 'memprof diff' and 'memprof check' share:
- * their common options and limits, one analysis pass per trace turned into
- * gate figures (analysis/gate) with the trace's stored replay runs, and the
- * outputs written (report/gate_*.c) before the exit status is chosen.
+ * their common options and limits, each trace's gate figures loaded
+ * (load/gate_load.c), and the outputs written (report/gate_*.c) before
+ * the exit status is chosen.
  */
 #include "cmd/gate_cmd.h"
-#include "store/reader.h"
+#include "load/gate_load.h"
 #include "util/outfile.h"
 #include "util/parse.h"
-#include "util/trace_window.h"
 #include "util/visible.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+const struct mp_cmd_opt mp_gate_cmd_options[] = {
+        {MP_GATE_OPT_DEVICE, "device", "N", "only device N"},
+        {MP_GATE_OPT_TOP, "top", "N", "call sites listed per device (default 10)"},
+        {MP_GATE_OPT_GRANULARITY, "granularity", "SIZE",
+         "address-space model granule for modelled reserved\nbytes (default 2MiB)"},
+        {MP_GATE_OPT_REQUIRE_CHECKED, "require-checked", NULL,
+         "a threshold that could not be checked fails the gate\n"
+         "(exit 3); without it, it is reported NOT CHECKED"},
+        {MP_GATE_OPT_FORMAT, "format", "FORMAT",
+         "text (default), md, json or junit, on standard output"},
+        {MP_GATE_OPT_OUTPUT, "output", "FILE", "write that format to FILE instead"},
+        {MP_GATE_OPT_FILE + MP_GATE_FORMAT_TEXT, "text", "FILE", "also write text to FILE"},
+        {MP_GATE_OPT_FILE + MP_GATE_FORMAT_MD, "md", "FILE", "also write Markdown to FILE"},
+        {MP_GATE_OPT_FILE + MP_GATE_FORMAT_JSON, "json", "FILE", "also write JSON to FILE"},
+        {MP_GATE_OPT_FILE + MP_GATE_FORMAT_JUNIT, "junit", "FILE", "also write JUnit XML to FILE"},
+        {MP_GATE_OPT_FORCE, "force", NULL, "replace output files that exist (never a trace)"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
 
 void mp_gate_cmd_defaults(struct mp_gate_cmd_opts *o)
 {
@@ -118,21 +137,6 @@ int mp_gate_cmd_option(const struct mp_cmd *c, struct mp_gate_cmd_opts *o, int c
 	}
 }
 
-int mp_gate_cmd_exact(const struct mp_cmd *c, char **argv, const struct option *longopts, int idx)
-{
-	const char *arg = argv[optind - 1], *name = longopts[idx].name;
-	size_t len = strlen(name);
-
-	if (strncmp(arg, "--", 2) != 0 && optind >= 2)
-		arg = argv[optind - 2]; /* "--md FILE": the value was the next word */
-	if (strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, len) == 0 &&
-	    (arg[2 + len] == '\0' || arg[2 + len] == '='))
-		return 0;
-	return mp_cmd_usage(c,
-	                    "invalid option '%s': write options out in full (did you mean '--%s'?)",
-	                    arg, name);
-}
-
 /* Every output file by the rule of util/outfile, before any work. */
 static int check_outputs(const struct mp_cmd *c, const struct mp_gate_cmd_opts *o)
 {
@@ -147,16 +151,23 @@ static int check_outputs(const struct mp_cmd *c, const struct mp_gate_cmd_opts *
 	return 0;
 }
 
-int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struct option *longopts,
-                      struct mp_gate_cmd_opts *o)
+int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv,
+                      const struct mp_cmd_opt *limits, struct mp_gate_cmd_opts *o)
 {
+	struct mp_cmd_getopt g;
+	const char *abbrev;
 	int ch, rc, idx;
 
+	mp_cmd_getopt_init(&g, limits);
+	mp_cmd_getopt_add(&g, mp_gate_cmd_options);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, (idx = -1, &idx))) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, (idx = -1, &idx))) != -1) {
 		if (idx >= 0 && ch != '?' && ch != ':' &&
-		    (rc = mp_gate_cmd_exact(c, argv, longopts, idx)) != 0)
-			return rc;
+		    (abbrev = mp_cmd_getopt_abbreviated(argv, g.longopts, idx)))
+			return mp_cmd_usage(c,
+			                    "invalid option '%s': write options out in full (did "
+			                    "you mean '--%s'?)",
+			                    abbrev, g.longopts[idx].name);
 		switch (ch) {
 		case 'h':
 			c->help(stdout);
@@ -173,80 +184,6 @@ int mp_gate_cmd_parse(const struct mp_cmd *c, int argc, char **argv, const struc
 	return check_outputs(c, o);
 }
 
-/* One pass of the analyses over the trace at s. */
-static int run_pass(struct mp_store *s, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
-                    struct mp_error *err)
-{
-	struct mp_pass_opts po;
-	struct mp_reader *r;
-	struct mp_pass *p;
-	char *source = NULL, *window = NULL;
-	int rc;
-
-	mp_pass_opts_default(&po);
-	po.granularity = o->granularity;
-	po.kinds = 1u << MP_ATTR_STACK;
-	po.at = MP_ATTR_AT_PEAK;
-	po.timeline_points = 0;
-	rc = mp_pass_run(s, &po, NULL, NULL, &p, &r, err);
-	if (rc == 0) {
-		source = mp_store_get_meta(s, "source");
-		rc = mp_gate_trace_from_pass(t, p, mp_store_path(s), source, o->device);
-		if (rc < 0)
-			mp_err(err, rc, "out of memory");
-		t->truncated = mp_cmd_meta_flag(s, "truncated");
-		t->lossy = mp_cmd_meta_flag(s, "lossy");
-		window = mp_store_get_meta(s, MP_WINDOW_META);
-		if (rc == 0 &&
-		    mp_gate_trace_set_window(t, mp_trace_window(source, window, t->truncated)) < 0)
-			rc = mp_err(err, MP_ENOMEM, "out of memory");
-		free(window);
-	}
-	free(source);
-	mp_pass_close(p, r);
-	return rc;
-}
-
-/* The newest stored run of each device, pool and backend. */
-static int add_pools(const char *path, const struct mp_gate_cmd_opts *o, struct mp_gate_trace *t,
-                     struct mp_error *err)
-{
-	struct mp_cmd_runs runs;
-	size_t *idx = NULL, i, n;
-	int rc = mp_cmd_load_runs(path, &runs, err);
-
-	if (rc == 0 && !(idx = calloc(runs.view.n + 1, sizeof(*idx))))
-		rc = mp_err(err, MP_ENOMEM, "out of memory");
-	n = rc == 0 ? mp_report_runs_latest(&runs.view, idx) : 0;
-	for (i = 0; i < n && rc == 0; i++) {
-		const struct mp_report_run *run = &runs.view.runs[idx[i]];
-		const struct mp_report_metric *peak =
-		        mp_report_run_metric(run, "peak_reserved_bytes");
-		const struct mp_report_metric *time = mp_report_run_metric(run, "total_ns");
-		const struct mp_report_metric *failed = mp_report_run_metric(run, "failed");
-		const struct mp_report_metric *ooms = mp_report_run_metric(run, "ooms");
-		struct mp_gate_pool pool = {
-		        .device = run->device,
-		        .pool = (char *)run->pool,
-		        .backend = (char *)run->backend,
-		        .run_id = run->id,
-		        .peak_reserved_bytes = peak ? (int64_t)peak->value : -1,
-		        .total_ns = time ? (int64_t)time->value : -1,
-		        .time_measured = time ? time->measured : 0,
-		        /* runs stored before "failed" was: their OOMs say it */
-		        .failed = failed ? failed->value != 0 : (ooms && ooms->value > 0),
-		};
-
-		if (o->device >= 0 && run->device != o->device)
-			continue;
-		if (mp_gate_trace_add_pool(t, &pool) < 0)
-			rc = mp_err(err, MP_ENOMEM, "out of memory");
-	}
-	free(idx);
-	mp_cmd_runs_free(&runs);
-	return rc;
-}
-
 int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_gate_cmd_opts *o,
                      struct mp_gate_trace *t)
 {
@@ -257,10 +194,10 @@ int mp_gate_cmd_load(const struct mp_cmd *c, const char *path, const struct mp_g
 	memset(t, 0, sizeof(*t));
 	if (mp_cmd_open_trace(c, &s, path, &err) < 0)
 		return mp_cmd_fail(c, &err);
-	rc = run_pass(s, o, t, &err);
+	rc = mp_load_gate_pass(s, o->granularity, o->device, t, &err);
 	mp_store_close(s);
 	if (rc == 0)
-		rc = add_pools(path, o, t, &err);
+		rc = mp_load_gate_pools(path, o->device, t, &err);
 	if (rc < 0)
 		return mp_cmd_fail(c, &err);
 	return MP_EXIT_OK;

@@ -4,6 +4,7 @@
  * src/import/.
  */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "import/import.h"
 #include "util/outfile.h"
 
@@ -15,25 +16,33 @@
 #include <string.h>
 #include <unistd.h>
 
+enum { OPT_FORMAT = 256, OPT_RANK, OPT_LOCAL_RANK, OPT_WORLD_SIZE, OPT_HOST };
+
+static const struct mp_cmd_opt options[] = {
+        {'o', "output", "TRACE",
+         "the database to write (default: the first FILE's name\n"
+         "with .db, in the current directory; required when\n"
+         "FILE is -)"},
+        {OPT_FORMAT, "format", "NAME", "the input format, instead of detecting it"},
+        {'f', "force", NULL, "replace TRACE if it exists"},
+        {OPT_RANK, "rank", "N", "label every process imported with this rank,"},
+        {OPT_LOCAL_RANK, "local-rank", "N", "local rank (its place on its host),"},
+        {OPT_WORLD_SIZE, "world-size", "N", "number of ranks in the job,"},
+        {OPT_HOST, "host", "NAME", "and host, replacing what the input says"},
+        {'q', "quiet", NULL, "print nothing on success"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
+
 static void help(FILE *out)
 {
 	int i;
 
 	fprintf(out, "usage: memprof import [options] FILE...\n\n"
 	             "Read trace files and write one memprof trace database.\n\n"
-	             "options:\n"
-	             "  -o, --output=TRACE  the database to write (default: the first FILE's name\n"
-	             "                      with .db, in the current directory; required when\n"
-	             "                      FILE is -)\n"
-	             "      --format=NAME   the input format, instead of detecting it\n"
-	             "  -f, --force         replace TRACE if it exists\n"
-	             "      --rank=N        label every process imported with this rank,\n"
-	             "      --local-rank=N  local rank (its place on its host),\n"
-	             "      --world-size=N  number of ranks in the job,\n"
-	             "      --host=NAME     and host, replacing what the input says\n"
-	             "  -q, --quiet         print nothing on success\n"
-	             "  -h, --help          show this help\n\n"
-	             "formats:\n");
+	             "options:\n");
+	mp_cmd_opts_help(out, options);
+	fprintf(out, "\nformats:\n");
 	for (i = 0; mp_importers[i]; i++)
 		fprintf(out, "  %-10s %s\n", mp_importers[i]->name, mp_importers[i]->description);
 	fprintf(out,
@@ -92,18 +101,6 @@ static char *default_output(const char *in)
 
 static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"format", required_argument, NULL, 'F'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {"rank", required_argument, NULL, 'R'},
-	        {"local-rank", required_argument, NULL, 'L'},
-	        {"world-size", required_argument, NULL, 'W'},
-	        {"host", required_argument, NULL, 'H'},
-	        {NULL, 0, NULL, 0},
-	};
 	struct memprof_process labels = {0, 0, 0, NULL, -1, -1, -1, NULL};
 	int labelled = 0;
 	struct mp_import_opts o;
@@ -111,16 +108,17 @@ static int run(int argc, char **argv)
 	struct mp_error err = {0};
 	const char *out = NULL;
 	char *out_default = NULL;
-	int ch, quiet = 0, rc;
+	struct mp_cmd_getopt g;
+	int ch, quiet = 0, rc, status;
 
 	mp_cmd_import_opts(&o);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
+	mp_cmd_getopt_init(&g, options);
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_import, argc, argv, &g, &status)) > 0) {
 		switch (ch) {
 		case 'o':
 			out = optarg;
 			break;
-		case 'F':
+		case OPT_FORMAT:
 			if (!mp_importer_find(optarg))
 				return mp_cmd_usage(&mp_cmd_import,
 				                    "unknown format '%s' (see the list in --help)",
@@ -133,30 +131,27 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'R':
-		case 'L':
-		case 'W':
-			if (parse_label(ch == 'R'   ? "--rank"
-			                : ch == 'L' ? "--local-rank"
-			                            : "--world-size",
+		case OPT_RANK:
+		case OPT_LOCAL_RANK:
+		case OPT_WORLD_SIZE:
+			if (parse_label(ch == OPT_RANK         ? "--rank"
+			                : ch == OPT_LOCAL_RANK ? "--local-rank"
+			                                       : "--world-size",
 			                optarg,
-			                ch == 'R'   ? &labels.rank
-			                : ch == 'L' ? &labels.local_rank
-			                            : &labels.world_size) != 0)
+			                ch == OPT_RANK         ? &labels.rank
+			                : ch == OPT_LOCAL_RANK ? &labels.local_rank
+			                                       : &labels.world_size) != 0)
 				return MP_EXIT_USAGE;
 			labelled = 1;
 			break;
-		case 'H':
+		case OPT_HOST:
 			labels.host = optarg;
 			labelled = 1;
 			break;
-		case 'h':
-			help(stdout);
-			return MP_EXIT_OK;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_import, argv, ch);
 		}
 	}
+	if (ch < 0)
+		return status;
 	if (optind == argc)
 		return mp_cmd_usage(&mp_cmd_import, "no input file given");
 	if (labelled && check_labels(&labels) != 0)

@@ -113,20 +113,11 @@ static int run(int argc, char **argv)
 	struct mp_store *s;
 	int ch, json = 0, rc;
 
-	opterr = 0;
 	mp_cmd_getopt_init(&g, options);
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (ch) {
-		case OPT_JSON:
-			json = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return MP_EXIT_OK;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_info, argv, ch);
-		}
-	}
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_info, argc, argv, &g, &rc)) > 0)
+		json = 1; /* OPT_JSON, the only option but --help */
+	if (ch < 0)
+		return rc;
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_info,
 		                    optind == argc ? "no trace given" : "more than one trace");

@@ -96,11 +96,10 @@ static int run(int argc, char **argv)
 {
 	struct mp_cmd_getopt g;
 	const char *out = NULL;
-	int ch, force = 0, quiet = 0;
+	int ch, force = 0, quiet = 0, st;
 
 	mp_cmd_getopt_init(&g, options);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_merge, argc, argv, &g, &st)) > 0) {
 		switch (ch) {
 		case 'o':
 			out = optarg;
@@ -111,13 +110,10 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'h':
-			help(stdout);
-			return MP_EXIT_OK;
-		default:
-			return mp_cmd_bad_option(&mp_cmd_merge, argv, ch);
 		}
 	}
+	if (ch < 0)
+		return st;
 	if (optind == argc)
 		return mp_cmd_usage(&mp_cmd_merge, "no trace given");
 	if (!out)

@@ -4,6 +4,7 @@
  * (report/report_html*.c) or summarized in Markdown (report/report_md.c),
  * written whole or not at all through util/outfile.
  */
+#include "cmd/options.h"
 #include "cmd/report_load.h"
 #include "util/outfile.h"
 #include "util/parse.h"
@@ -12,6 +13,28 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { OPT_FORMAT = 256, OPT_DEVICE, OPT_TOP, OPT_POINTS, OPT_BLOCKS };
+
+#define STR(x)  #x
+#define XSTR(x) STR(x)
+
+static const struct mp_cmd_opt options[] = {
+        {'o', "output", "FILE",
+         "write to FILE (default: standard output, or for HTML\n"
+         "TRACE.html, .db replaced, when that is a terminal)"},
+        {'f', "force", NULL, "replace FILE if it exists (never the trace)"},
+        {OPT_FORMAT, "format", "FORMAT", "html (default) or md"},
+        {OPT_DEVICE, "device", "N", "only device N"},
+        {OPT_TOP, "top", "N", "rows per table (default 10)"},
+        {OPT_POINTS, "points", "N",
+         "at most N states per series and device (default " XSTR(MP_TIMELINE_DEFAULT_POINTS) ")"},
+        {OPT_BLOCKS, "blocks", "N",
+         "at most N blocks per device drawn whole in the active\n"
+         "memory timeline; the rest merged (default " XSTR(MP_REPORT_DEFAULT_BLOCKS) ")"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
+};
 
 static void help(FILE *out)
 {
@@ -25,51 +48,45 @@ static void help(FILE *out)
 	        "replay results stored in the trace and the lifetime findings; or a Markdown\n"
 	        "summary for a pull request comment.  Charts and definitions: "
 	        "memprof-report(1).\n\n"
-	        "options:\n"
-	        "  -o, --output=FILE    write to FILE (default: standard output, or for HTML\n"
-	        "                       TRACE.html, .db replaced, when that is a terminal)\n"
-	        "  -f, --force          replace FILE if it exists (never the trace)\n"
-	        "      --format=FORMAT  html (default) or md\n"
-	        "      --device=N       only device N\n"
-	        "      --top=N          rows per table (default 10)\n"
-	        "      --points=N       at most N states per series and device (default %d)\n"
-	        "      --blocks=N       at most N blocks per device drawn whole in the active\n"
-	        "                       memory timeline; the rest merged (default %d)\n"
-	        "  -h, --help           show this help\n",
-	        MP_TIMELINE_DEFAULT_POINTS, MP_REPORT_DEFAULT_BLOCKS);
+	        "options:\n");
+	mp_cmd_opts_help(out, options);
 }
 
-static int parse_value(struct mp_report_opts *o, int ch, const char *arg)
+static int parse_value(void *ctx, int ch, const char *arg)
 {
+	struct mp_report_opts *o = ctx;
 	int64_t v;
 
 	switch (ch) {
+	case 'f':
+		o->force = 1;
+		return 0;
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 'm':
+	case OPT_FORMAT:
 		if (strcmp(arg, "html") != 0 && strcmp(arg, "md") != 0)
 			return mp_cmd_usage(&mp_cmd_report,
 			                    "invalid --format '%s': give html or md", arg);
 		o->md = strcmp(arg, "md") == 0;
 		return 0;
-	case 'd':
+	case OPT_DEVICE:
 		if (mp_parse_count(arg, 0, INT32_MAX, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_report, "invalid device '%s'", arg);
 		o->device = (int32_t)v;
 		return 0;
-	case 't':
+	case OPT_TOP:
 		if (mp_parse_count(arg, 1, 1000000, &v) < 0)
 			return mp_cmd_usage(&mp_cmd_report, "invalid --top '%s': give 1 to 1000000",
 			                    arg);
 		o->top = (int)v;
 		return 0;
-	case 'b':
+	case OPT_BLOCKS:
 		if (mp_parse_count(arg, 0, MP_REPORT_MAX_BLOCKS, &o->blocks) < 0)
 			return mp_cmd_usage(&mp_cmd_report, "invalid --blocks '%s': give 0 to %d",
 			                    arg, MP_REPORT_MAX_BLOCKS);
 		return 0;
-	default: /* 'p' */
+	default: /* OPT_POINTS */
 		if (mp_parse_count(arg, MP_TIMELINE_MIN_POINTS, MP_TIMELINE_MAX_POINTS,
 		                   &o->points) < 0)
 			return mp_cmd_usage(&mp_cmd_report, "invalid --points '%s': give %d to %d",
@@ -80,36 +97,10 @@ static int parse_value(struct mp_report_opts *o, int ch, const char *arg)
 
 static int parse_opts(int argc, char **argv, struct mp_report_opts *o)
 {
-	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"format", required_argument, NULL, 'm'},
-	        {"device", required_argument, NULL, 'd'},
-	        {"top", required_argument, NULL, 't'},
-	        {"points", required_argument, NULL, 'p'},
-	        {"blocks", required_argument, NULL, 'b'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
-	int ch, rc;
+	int rc = mp_cmd_parse(&mp_cmd_report, argc, argv, options, parse_value, o);
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ho:f", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			help(stdout);
-			return -1;
-		case 'f':
-			o->force = 1;
-			break;
-		case '?':
-		case ':':
-			return mp_cmd_bad_option(&mp_cmd_report, argv, ch);
-		default:
-			if ((rc = parse_value(o, ch, optarg)) != 0)
-				return rc;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (optind == argc || argc - optind > 2)
 		return mp_cmd_usage(&mp_cmd_report,
 		                    optind == argc ? "no trace given" : "more than two traces");

@@ -6,13 +6,24 @@
  * open until unloaded (names and stacks are the reader's).
  */
 #include "cmd/report_load.h"
+#include "load/analysis_load.h"
+#include "load/trace_meta.h"
 #include "store/reader.h"
 #include "util/trace_window.h"
 
 #include <stdlib.h>
 
-enum { META_SOURCE, META_COMMAND, META_CREATED, META_VERSION, META_CLOCK, META_SETTINGS,
-       META_POOLS, META_WINDOW, N_META };
+enum {
+	META_SOURCE,
+	META_COMMAND,
+	META_CREATED,
+	META_VERSION,
+	META_CLOCK,
+	META_SETTINGS,
+	META_POOLS,
+	META_WINDOW,
+	N_META
+};
 
 static void state_free(struct mp_report_trace *st)
 {
@@ -23,7 +34,7 @@ static void state_free(struct mp_report_trace *st)
 	mp_phase_spans_free(&st->phases);
 	mp_block_spans_free(&st->spans);
 	mp_gate_trace_free(&st->gate);
-	mp_cmd_runs_free(&st->runs);
+	mp_load_runs_free(&st->runs);
 	if (st->devices)
 		mp_store_free_devices(st->devices, st->n_devices);
 	for (i = 0; i < N_META; i++)
@@ -59,7 +70,7 @@ static int analyze(struct mp_report_trace *st, struct mp_error *err)
 	mp_pass_opts_default(&po);
 	po.timeline_points = st->o->points;
 	po.kinds |= 1u << MP_ATTR_API;
-	po.life.no_timestamps = mp_cmd_no_timestamps(st->s);
+	po.life.no_timestamps = mp_load_no_timestamps(st->s);
 	return mp_pass_run(st->s, &po, listen, st, &st->pass, &st->r, err);
 }
 
@@ -78,27 +89,16 @@ static int fill(struct mp_report_trace *st, struct mp_error *err)
 		st->meta[i] = mp_store_get_meta(s, keys[i]);
 	if (mp_store_devices(s, &st->devices, &st->n_devices) < 0)
 		return mp_err_copy(err, mp_store_error(s));
-	a->path = mp_store_path(s);
-	a->source = st->meta[META_SOURCE];
-	a->truncated = mp_cmd_meta_flag(s, "truncated");
-	a->lossy = mp_cmd_meta_flag(s, "lossy");
-	a->window = mp_trace_window(a->source, st->meta[META_WINDOW], a->truncated);
-	if (!o->md && (mp_gate_trace_from_pass(&st->gate, st->pass, a->path, a->source,
-	                                       o->device) < 0 ||
-	               mp_gate_trace_set_window(&st->gate, a->window) < 0))
+	mp_load_analysis(a, s, st->pass, st->meta[META_SOURCE], st->meta[META_WINDOW]);
+	if (!o->md &&
+	    (mp_gate_trace_from_pass(&st->gate, st->pass, a->path, a->source, o->device) < 0 ||
+	     mp_gate_trace_set_window(&st->gate, a->window) < 0))
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	st->gate.truncated = a->truncated;
 	st->gate.lossy = a->lossy;
-	a->modelled_granted_blocks = mp_cmd_meta_int(s, "modelled_granted_blocks");
 	a->device = o->device;
 	a->top = o->top;
 	a->stack_depth = 3;
-	a->opts = st->pass->opts;
-	a->no_timestamps = st->pass->opts.life.no_timestamps;
-	a->ms = &st->pass->ms;
-	a->frag = &st->pass->frag;
-	a->attr = &st->pass->attr;
-	a->life = &st->pass->life;
 	st->in = (struct mp_report_input){
 	        .a = a,
 	        .timeline = &st->pass->timeline,
@@ -120,8 +120,8 @@ static int fill(struct mp_report_trace *st, struct mp_error *err)
 	return 0;
 }
 
-int mp_report_load(const char *path, const struct mp_report_opts *o,
-                   struct mp_report_trace **out, struct mp_error *err)
+int mp_report_load(const char *path, const struct mp_report_opts *o, struct mp_report_trace **out,
+                   struct mp_error *err)
 {
 	struct mp_report_trace *st = calloc(1, sizeof(*st));
 	int rc;
@@ -130,7 +130,7 @@ int mp_report_load(const char *path, const struct mp_report_opts *o,
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	st->o = o;
 	if (mp_cmd_open_trace(&mp_cmd_report, &st->s, path, err) < 0 ||
-	    mp_cmd_load_runs(path, &st->runs, err) < 0)
+	    mp_load_runs(path, &st->runs, err) < 0)
 		return err->code;
 	if ((rc = analyze(st, err)) == 0)
 		rc = fill(st, err);

@@ -7,6 +7,7 @@
 #define MP_CMD_REPORT_LOAD_H
 
 #include "cmd/cmd.h"
+#include "load/runs_load.h"
 #include "report/report_doc.h"
 
 /* The command's options, as parsed. */
@@ -28,7 +29,7 @@ struct mp_report_trace {
 	struct mp_phase_spans phases;
 	struct mp_block_spans spans;
 	struct mp_gate_trace gate;
-	struct mp_cmd_runs runs;
+	struct mp_load_runs runs;
 	struct memprof_device *devices;
 	size_t n_devices;
 	char *meta[8];
@@ -38,8 +39,8 @@ struct mp_report_trace {
 
 /* Open, analyze and describe the trace at path into *out (set even on
  * failure: free it with mp_report_unload).  0 or a negative MP_E*, err set. */
-int mp_report_load(const char *path, const struct mp_report_opts *o,
-                   struct mp_report_trace **out, struct mp_error *err);
+int mp_report_load(const char *path, const struct mp_report_opts *o, struct mp_report_trace **out,
+                   struct mp_error *err);
 void mp_report_unload(struct mp_report_trace *st);
 
 #endif

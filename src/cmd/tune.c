@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "report/tune_text.h"
 #include "store/results.h"
 #include "replay/tune.h"
@@ -92,28 +93,6 @@ static int save(const char *path, const struct mp_tune_result *r, struct mp_erro
 	return rc;
 }
 
-static void help(FILE *out)
-{
-	fprintf(out,
-	        "usage: memprof tune [options] TRACE\n\n"
-	        "Predict the PyTorch allocator setting (PYTORCH_CUDA_ALLOC_CONF) that fits the\n"
-	        "workload of TRACE: replay its allocations through memprof's model of PyTorch's\n"
-	        "caching allocator under its own setting (fidelity: the model against what the\n"
-	        "trace recorded), then under settings drawn from its sizes, and print the best.\n\n"
-	        "options:\n"
-	        "      --device=N            the device to tune (needed when the trace has "
-	        "several)\n"
-	        "      --capacity=BYTES      the device's memory: OOMs and garbage collection\n"
-	        "      --objective=WHAT      rank by reserved (default), calls or time (modelled)\n"
-	        "      --budget=DURATION     stop starting candidates after this long (e.g. 30s)\n"
-	        "      --threads=N           replay in N threads (default: one per core)\n"
-	        "      --best=N              how many settings to show (default 5)\n"
-	        "      --no-save             do not store the result in the trace\n"
-	        "      --plugin-dir=DIR      look for the caching pool here first\n"
-	        "      --json                print JSON (layout in memprof-tune(1))\n"
-	        "  -h, --help                show this help\n");
-}
-
 enum {
 	OPT_DEVICE = 256,
 	OPT_CAPACITY,
@@ -126,19 +105,32 @@ enum {
 	OPT_JSON
 };
 
-static const struct option long_opts[] = {
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"objective", required_argument, NULL, OPT_OBJECTIVE},
-        {"budget", required_argument, NULL, OPT_BUDGET},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"best", required_argument, NULL, OPT_BEST},
-        {"no-save", no_argument, NULL, OPT_NO_SAVE},
-        {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+static const struct mp_cmd_opt options[] = {
+        {OPT_DEVICE, "device", "N", "the device to tune (needed when the trace has several)"},
+        {OPT_CAPACITY, "capacity", "BYTES", "the device's memory: OOMs and garbage collection"},
+        {OPT_OBJECTIVE, "objective", "WHAT",
+         "rank by reserved (default), calls or time (modelled)"},
+        {OPT_BUDGET, "budget", "DURATION", "stop starting candidates after this long (e.g. 30s)"},
+        {OPT_THREADS, "threads", "N", "replay in N threads (default: one per core)"},
+        {OPT_BEST, "best", "N", "how many settings to show (default 5)"},
+        {OPT_NO_SAVE, "no-save", NULL, "do not store the result in the trace"},
+        {OPT_PLUGIN_DIR, "plugin-dir", "DIR", "look for the caching pool here first"},
+        {OPT_JSON, "json", NULL, "print JSON (layout in memprof-tune(1))"},
+        {'h', "help", NULL, "show this help"},
+        {0, NULL, NULL, NULL},
 };
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: memprof tune [options] TRACE\n\n"
+	        "Predict the PyTorch allocator setting (PYTORCH_CUDA_ALLOC_CONF) that fits the\n"
+	        "workload of TRACE: replay its allocations through memprof's model of PyTorch's\n"
+	        "caching allocator under its own setting (fidelity: the model against what the\n"
+	        "trace recorded), then under settings drawn from its sizes, and print the best.\n\n"
+	        "options:\n");
+	mp_cmd_opts_help(out, options);
+}
 
 struct args {
 	struct mp_tune_options o;
@@ -200,17 +192,13 @@ static int parse_value(struct args *a, int ch, const char *v)
 
 static int parse(int argc, char **argv, struct args *a)
 {
+	struct mp_cmd_getopt g;
 	int ch, rc;
 
 	*a = (struct args){.o = {.device = -1, .n_best = 5}, .save = 1};
+	mp_cmd_getopt_init(&g, options);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		if (ch == 'h') {
-			help(stdout);
-			return -1;
-		}
-		if (ch == '?' || ch == ':')
-			return mp_cmd_bad_option(&mp_cmd_tune, argv, ch);
+	while ((ch = mp_cmd_getopt_next(&mp_cmd_tune, argc, argv, &g, &rc)) > 0) {
 		if (ch == OPT_JSON)
 			a->json = 1;
 		else if (ch == OPT_NO_SAVE)
@@ -218,6 +206,8 @@ static int parse(int argc, char **argv, struct args *a)
 		else if ((rc = parse_value(a, ch, optarg)) != 0)
 			return rc;
 	}
+	if (ch < 0)
+		return rc ? rc : -1;
 	if (optind != argc - 1)
 		return mp_cmd_usage(&mp_cmd_tune,
 		                    optind < argc ? "one trace at a time" : "no trace given");

@@ -53,6 +53,13 @@ struct mp_analysis {
 
 /* The attribution kinds' names, indexed by enum mp_attr_kind. */
 extern const char *const mp_attr_kind_names[MP_ATTR_KINDS];
+/* --by's text ("stack,phase", "all") as 1 << enum mp_attr_kind bits: 0, or
+ * -1 for an unknown or empty list (report/analyze_options.c). */
+int mp_analyze_parse_by(const char *text, unsigned *kinds);
+/* --at's text into o->at, at_ts_ns and at_relative: "peak", "oom", a
+ * timestamp in ns, or +DURATION from the first event.  0; -2 for a
+ * duration without its unit, -1 otherwise (o untouched). */
+int mp_analyze_parse_at(const char *text, struct mp_pass_opts *o);
 
 /*
  * Sentences about what could not be computed or needs care (frees without

@@ -114,6 +114,28 @@ struct mp_gate_table {
 void mp_gate_print_figures(FILE *out, const struct mp_gate_report *r,
                            const struct mp_gate_device *b, const struct mp_gate_device *h,
                            const struct mp_gate_table *t);
+/*
+ * The call sites live at the peak (report/gate_sites.c) in a writer's style:
+ * a head, a printf format of a row's figures (bytes, blocks; BASE, HEAD,
+ * change), the site's text (mp_gate_site_text into site_size bytes, names
+ * cut at site_width, 0: whole) written by write_site, then what ends the
+ * row (diff: a format of the mark of a new or gone site), and a format of
+ * the count of sites left out by --top.  no_change: diff's line when no
+ * site changed.
+ */
+struct mp_gate_sites_style {
+	const char *head_check, *row_check, *end_check, *more_check;
+	const char *head_diff, *row_diff, *end_diff, *more_diff, *no_change;
+	const char *new_mark, *gone_mark;
+	size_t site_size, site_width;
+	void (*write_site)(FILE *out, const char *text);
+};
+void mp_gate_print_sites_check(FILE *out, const struct mp_gate_report *r,
+                               const struct mp_gate_device *h,
+                               const struct mp_gate_sites_style *st);
+void mp_gate_print_sites_diff(FILE *out, const struct mp_gate_report *r,
+                              const struct mp_gate_device_change *c,
+                              const struct mp_gate_sites_style *st);
 /* Bytes with a sign: "+24.0 MiB", "-512 B", "0 B". */
 char *mp_gate_signed_bytes(char *buf, size_t n, int64_t bytes);
 /* A percent change: "+3.1%", "-0.5%", "new" (from 0).  Returns buf. */

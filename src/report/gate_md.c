@@ -73,51 +73,24 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 	mp_gate_print_figures(out, r, b, h, &md);
 }
 
-static void print_sites_check(FILE *out, const struct mp_gate_report *r,
-                              const struct mp_gate_device *h)
-{
-	char b[32], s[1024];
-	size_t i;
-
-	if (h->n_sites == 0)
-		return;
-	fprintf(out, "\nLive at the peak by call site:\n\n| bytes | blocks | call site |\n"
-	             "|---:|---:|---|\n");
-	for (i = 0; i < h->n_sites && i < (size_t)r->top; i++) {
-		fprintf(out, "| %s | %lld | ", mp_format_bytes(b, sizeof(b), h->sites[i].bytes),
-		        (long long)h->sites[i].blocks);
-		md_text(out, mp_gate_site_text(s, sizeof(s), &h->sites[i], 0));
-		fprintf(out, " |\n");
-	}
-	if (h->n_sites > (size_t)r->top)
-		fprintf(out, "\n%zu more call sites.\n", h->n_sites - (size_t)r->top);
-}
-
-static void print_sites_diff(FILE *out, const struct mp_gate_report *r,
-                             const struct mp_gate_device_change *c)
-{
-	char tb[32], th[32], td[32], s[1024];
-	size_t i;
-
-	if (c->n_sites == 0) {
-		fprintf(out, "\nLive at the peak by call site: no change.\n");
-		return;
-	}
-	fprintf(out, "\nLive at the peak by call site, largest growth first:\n\n"
-	             "| BASE | HEAD | change | call site |\n|---:|---:|---:|---|\n");
-	for (i = 0; i < c->n_sites && i < (size_t)r->top; i++) {
-		const struct mp_gate_site_change *sc = &c->sites[i];
-
-		fprintf(out, "| %s | %s | %s | ",
-		        sc->base ? mp_format_bytes(tb, sizeof(tb), sc->base->bytes) : "-",
-		        sc->head ? mp_format_bytes(th, sizeof(th), sc->head->bytes) : "-",
-		        mp_gate_signed_bytes(td, sizeof(td), sc->delta_bytes));
-		md_text(out, mp_gate_site_text(s, sizeof(s), sc->head ? sc->head : sc->base, 0));
-		fprintf(out, "%s |\n", !sc->base ? " (new)" : !sc->head ? " (gone)" : "");
-	}
-	if (c->n_sites > (size_t)r->top)
-		fprintf(out, "\n%zu more call sites changed.\n", c->n_sites - (size_t)r->top);
-}
+static const struct mp_gate_sites_style md_sites = {
+        .head_check = "\nLive at the peak by call site:\n\n| bytes | blocks | call site |\n"
+                      "|---:|---:|---|\n",
+        .row_check = "| %s | %lld | ",
+        .end_check = " |\n",
+        .more_check = "\n%zu more call sites.\n",
+        .head_diff = "\nLive at the peak by call site, largest growth first:\n\n"
+                     "| BASE | HEAD | change | call site |\n|---:|---:|---:|---|\n",
+        .row_diff = "| %s | %s | %s | ",
+        .end_diff = "%s |\n",
+        .more_diff = "\n%zu more call sites changed.\n",
+        .no_change = "\nLive at the peak by call site: no change.\n",
+        .new_mark = " (new)",
+        .gone_mark = " (gone)",
+        .site_size = 1024,
+        .site_width = 0,
+        .write_site = md_text,
+};
 
 static void print_devices(FILE *out, const struct mp_gate_report *r)
 {
@@ -128,7 +101,7 @@ static void print_devices(FILE *out, const struct mp_gate_report *r)
 		for (i = 0; i < r->head->n_devices; i++) {
 			fprintf(out, "\n### Device %d\n\n", (int)r->head->devices[i].device);
 			print_figures(out, r, NULL, &r->head->devices[i]);
-			print_sites_check(out, r, &r->head->devices[i]);
+			mp_gate_print_sites_check(out, r, &r->head->devices[i], &md_sites);
 		}
 		return;
 	}
@@ -144,7 +117,7 @@ static void print_devices(FILE *out, const struct mp_gate_report *r)
 			continue;
 		}
 		print_figures(out, r, c->base, c->head);
-		print_sites_diff(out, r, c);
+		mp_gate_print_sites_diff(out, r, c, &md_sites);
 	}
 }
 

@@ -39,52 +39,28 @@ static void print_figures(FILE *out, const struct mp_gate_report *r, const struc
 	mp_gate_print_figures(out, r, b, h, &text);
 }
 
-static void print_sites_check(FILE *out, const struct mp_gate_report *r,
-                              const struct mp_gate_device *h)
+static void plain(FILE *out, const char *text)
 {
-	char b[32], s[512];
-	size_t i;
-
-	if (h->n_sites == 0)
-		return;
-	fprintf(out, "\n  live at the peak by call site\n  %10s %7s  %s\n", "bytes", "blocks",
-	        "site");
-	for (i = 0; i < h->n_sites && i < (size_t)r->top; i++)
-		fprintf(out, "  %10s %7lld  %s\n", mp_format_bytes(b, sizeof(b), h->sites[i].bytes),
-		        (long long)h->sites[i].blocks,
-		        mp_gate_site_text(s, sizeof(s), &h->sites[i], 80));
-	if (h->n_sites > (size_t)r->top)
-		fprintf(out, "  %10s (%zu more)\n", "", h->n_sites - (size_t)r->top);
+	fputs(text, out);
 }
 
-static void print_sites_diff(FILE *out, const struct mp_gate_report *r,
-                             const struct mp_gate_device_change *c)
-{
-	char tb[32], th[32], td[32], s[512];
-	size_t i;
-
-	if (c->n_sites == 0) {
-		fprintf(out, "\n  live at the peak by call site: no change\n");
-		return;
-	}
-	fprintf(out, "\n  live at the peak by call site, largest growth first\n");
-	fprintf(out, "  %10s %10s %11s  %s\n", "BASE", "HEAD", "change", "site");
-	for (i = 0; i < c->n_sites && i < (size_t)r->top; i++) {
-		const struct mp_gate_site_change *sc = &c->sites[i];
-		const struct mp_gate_site *site = sc->head ? sc->head : sc->base;
-
-		fprintf(out, "  %10s %10s %11s  %s%s\n",
-		        sc->base ? mp_format_bytes(tb, sizeof(tb), sc->base->bytes) : "-",
-		        sc->head ? mp_format_bytes(th, sizeof(th), sc->head->bytes) : "-",
-		        mp_gate_signed_bytes(td, sizeof(td), sc->delta_bytes),
-		        mp_gate_site_text(s, sizeof(s), site, 80),
-		        !sc->base   ? " [new]"
-		        : !sc->head ? " [gone]"
-		                    : "");
-	}
-	if (c->n_sites > (size_t)r->top)
-		fprintf(out, "  %10s (%zu more)\n", "", c->n_sites - (size_t)r->top);
-}
+static const struct mp_gate_sites_style text_sites = {
+        .head_check = "\n  live at the peak by call site\n       bytes  blocks  site\n",
+        .row_check = "  %10s %7lld  ",
+        .end_check = "\n",
+        .more_check = "             (%zu more)\n",
+        .head_diff = "\n  live at the peak by call site, largest growth first\n"
+                     "        BASE       HEAD      change  site\n",
+        .row_diff = "  %10s %10s %11s  ",
+        .end_diff = "%s\n",
+        .more_diff = "             (%zu more)\n",
+        .no_change = "\n  live at the peak by call site: no change\n",
+        .new_mark = " [new]",
+        .gone_mark = " [gone]",
+        .site_size = 512,
+        .site_width = 80,
+        .write_site = plain,
+};
 
 static void print_devices(FILE *out, const struct mp_gate_report *r)
 {
@@ -94,7 +70,7 @@ static void print_devices(FILE *out, const struct mp_gate_report *r)
 		for (i = 0; i < r->head->n_devices; i++) {
 			fprintf(out, "\ndevice %d\n", (int)r->head->devices[i].device);
 			print_figures(out, r, NULL, &r->head->devices[i]);
-			print_sites_check(out, r, &r->head->devices[i]);
+			mp_gate_print_sites_check(out, r, &r->head->devices[i], &text_sites);
 		}
 		return;
 	}
@@ -112,7 +88,7 @@ static void print_devices(FILE *out, const struct mp_gate_report *r)
 		}
 		fprintf(out, "\ndevice %d\n", (int)c->device);
 		print_figures(out, r, c->base, c->head);
-		print_sites_diff(out, r, c);
+		mp_gate_print_sites_diff(out, r, c, &text_sites);
 	}
 }
 

@@ -43,6 +43,8 @@ file "$CLEAN/report/info.c" '#include "report/info.h"' '#include "analysis/summa
 file "$CLEAN/capture/spool.c" '#include "capture/spool.h"' '#include "util/error.h"' \
 	'#include "memprof/trace.h"' '#include "spool/writer.h"'
 file "$CLEAN/spool/reader.c" '#include "spool/reader.h"' '#include "util/crc32.h"'
+file "$CLEAN/load/gate_load.c" '#include "load/gate_load.h"' '#include "store/reader.h"' \
+	'#include "store/results.h"' '#include "analysis/summary.h"' '#include "report/info.h"'
 file "$CLEAN/live/state.c" '#include "live/state.h"' '#include "spool/format.h"' \
 	'#include "import/symbols.h"' '#include "analysis/summary.h"' '#include "util/intmap.h"'
 
@@ -105,6 +107,11 @@ one live-import live/y.c '#include "import/import.h"'
 one spool-store spool/x.c '#include "store/writer.h"'
 one spool-capture spool/y.c '#include "capture/capture.h"'
 one capture-import capture/y.c '#include "import/import.h"'
+one load-writer load/x.c '#include "store/writer.h"'
+one load-import load/y.c '#include "import/import.h"'
+one report-load report/z.c '#include "load/gate_load.h"'
+one analysis-load analysis/x.c '#include "load/trace_meta.h"'
+one main-load main.c '#include "load/trace_meta.h"'
 
 step "an unknown layer is reported"
 UNK=$TMP/unknown/src
