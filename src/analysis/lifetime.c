@@ -2,8 +2,9 @@
  * analysis/lifetime.c - leaks, churn, reuse candidates and idle blocks per
  * (device, call site), as a memory-state listener (definitions in
  * lifetime.h).  Per event: a few hash lookups, no allocation once the
- * tables have grown.  Keeps nothing per live block: what it needs is in
- * memstate's block.  Never prints; returns MP_E* codes.
+ * tables have grown.  Keeps nothing per live block but its group's number
+ * in the tag of memstate's block (a free finds its group without a probe).
+ * Never prints; returns MP_E* codes.
  */
 #include "analysis/lifetime.h"
 #include "util/error.h"
@@ -231,6 +232,22 @@ found:
 	return g;
 }
 
+/* The group of a block whose allocation was seen: the one its tag names
+ * (set by on_alloc, saving a probe into a table too large for the cache),
+ * else looked up. */
+static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	struct mp_lifetime_group *g;
+
+	if (b->tag > 0 && b->tag <= l->n_groups) {
+		g = &l->groups[b->tag - 1];
+		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
+		    g->device == b->device)
+			return g;
+	}
+	return group_of(l, b);
+}
+
 /* The site of (device, stack_id), created when absent; NULL when out of
  * memory.  Only at the end. */
 static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, int64_t stack_id)
@@ -290,6 +307,8 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	(void)rec;
 	if (!g)
 		return fail(l, MP_ENOMEM);
+	/* the block is memstate's own, handed over const: the tag is ours */
+	((struct mp_mem_block *)b)->tag = (uint64_t)(g - l->groups) + 1;
 	if (b->preexisting)
 		return 0;
 	d = dev_of(l, b->device);
@@ -315,7 +334,7 @@ static int is_churn(const struct mp_lifetime *l, const struct mp_mem_block *b, i
 static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
 {
 	struct mp_lifetime *l = ctx;
-	struct mp_lifetime_group *g = group_of(l, b);
+	struct mp_lifetime_group *g = tagged_group(l, b);
 	struct mp_lifetime_dev *d = dev_of(l, b->device);
 	struct lt_cand *c;
 	int64_t life;

@@ -183,6 +183,7 @@ static void fill_block(struct mp_mem_block *b, const struct memprof_record *rec,
 	b->stack = rec->stack;
 	b->phase = rec->phase;
 	b->api = rec->api;
+	b->tag = 0;
 }
 
 /* A block becomes live, or (pending_from_start) only active: a block the

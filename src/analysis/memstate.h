@@ -46,6 +46,10 @@ struct mp_mem_block {
 	/* this allocation's number among those on its (process, device,
 	 * stream), from 1: compare with mp_memstate_stream_allocs */
 	int64_t stream_ordinal;
+	/* a word a listener keeps with the block (analysis/lifetime: 1 + its
+	 * group), 0 when the block appears; the listener writes it through a
+	 * cast and checks it before trusting it */
+	uint64_t tag;
 };
 
 struct mp_mem_peak {
