@@ -23,23 +23,23 @@ struct lt_acc {
 	struct lt_sum life;
 };
 
-/* Allocations of one (device, call site, granted size): all the hot path touches. */
+/* Allocations of one (device, call site, granted size): all the hot path
+ * touches, in 56 bytes (a trace may hold millions of groups). */
 struct mp_lifetime_group {
-	uint64_t hash;
-	int32_t device;
 	int64_t stack_id, size_bytes;
-	const struct memprof_stack *stack;        /* the first one seen */
-	int64_t count, live, max_live, first_seq; /* allocations, not preexisting blocks */
-	struct lt_acc churn;
-	size_t site; /* set at the end */
+	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
+	int32_t device;
+	uint32_t site;  /* its (device, call site) */
+	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
 };
 
-/* One (device, call site): its groups' figures summed at the end. */
+/* One (device, call site): made with its first group; churn summed as it
+ * happens, its groups' allocations at the end. */
 struct mp_lifetime_site {
 	int32_t device;
 	int64_t stack_id;
-	const struct memprof_stack *stack;
-	size_t next; /* 1 + the next site of the same hash, 0 for none */
+	const struct memprof_stack *stack; /* the first one seen */
+	size_t next;                       /* 1 + the next site of the same hash, 0 for none */
 	int64_t n_allocs;
 	struct lt_acc leak, churn, idle;
 };
@@ -71,14 +71,6 @@ static void sum_add(struct lt_sum *s, int64_t v)
 	s->lo = lo;
 }
 
-static void sum_merge(struct lt_sum *s, const struct lt_sum *t)
-{
-	uint64_t lo = s->lo + t->lo;
-
-	s->hi += t->hi + (lo < s->lo);
-	s->lo = lo;
-}
-
 /* floor(s / n) for n > 0; the quotient fits: every term is below 2^63. */
 static int64_t sum_div(const struct lt_sum *s, int64_t n)
 {
@@ -104,17 +96,6 @@ static void acc_add(struct lt_acc *a, int64_t size_bytes, int64_t seq, int64_t l
 	a->count++;
 	a->bytes = sat_add(a->bytes, size_bytes > 0 ? size_bytes : 0);
 	sum_add(&a->life, life_ns);
-}
-
-static void acc_merge(struct lt_acc *a, const struct lt_acc *b)
-{
-	if (b->count == 0)
-		return;
-	if (a->count == 0 || b->first_seq < a->first_seq)
-		a->first_seq = b->first_seq;
-	a->count += b->count;
-	a->bytes = sat_add(a->bytes, b->bytes);
-	sum_merge(&a->life, &b->life);
 }
 
 static int64_t life_ns(int64_t from_ts_ns, int64_t to_ts_ns)
@@ -175,9 +156,12 @@ static int grow_slots(struct mp_lifetime *l)
 	if (!slots)
 		return MP_ENOMEM;
 	for (i = 0; i < l->n_groups; i++) {
-		for (j = l->groups[i].hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+		const struct mp_lifetime_group *g = &l->groups[i];
+		uint64_t hash = group_hash(g->device, g->stack_id, g->size_bytes);
+
+		for (j = hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
 			;
-		slots[j] = slot_of(i, l->groups[i].hash);
+		slots[j] = slot_of(i, hash);
 	}
 	free(l->group_slots);
 	l->group_slots = slots;
@@ -185,71 +169,8 @@ static int grow_slots(struct mp_lifetime *l)
 	return 0;
 }
 
-static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct mp_mem_block *b,
-                                           uint64_t hash)
-{
-	struct mp_lifetime_group *g;
-	size_t j;
-
-	if (l->n_groups >= UINT32_MAX - 1 ||
-	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
-	    reserve((void **)&l->groups, &l->cap_groups, l->n_groups, sizeof(*g)) < 0)
-		return NULL;
-	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
-		;
-	l->group_slots[j] = slot_of(l->n_groups, hash);
-	g = &l->groups[l->n_groups++];
-	memset(g, 0, sizeof(*g));
-	g->hash = hash;
-	g->device = b->device;
-	g->stack_id = b->stack_id;
-	g->size_bytes = b->size_bytes;
-	return g;
-}
-
-/* The group of a block, created when absent; NULL when out of memory. */
-static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp_mem_block *b)
-{
-	uint64_t hash = group_hash(b->device, b->stack_id, b->size_bytes), slot;
-	uint64_t high = hash & 0xffffffff00000000ULL;
-	size_t j, mask = l->cap_slots - 1;
-	struct mp_lifetime_group *g;
-
-	for (j = hash & mask; l->cap_slots && (slot = l->group_slots[j]); j = (j + 1) & mask) {
-		if ((slot & 0xffffffff00000000ULL) != high)
-			continue;
-		g = &l->groups[(uint32_t)slot - 1];
-		if (g->hash == hash && g->size_bytes == b->size_bytes &&
-		    g->stack_id == b->stack_id && g->device == b->device)
-			goto found;
-	}
-	g = add_group(l, b, hash);
-	if (!g)
-		return NULL;
-found:
-	if (!g->stack)
-		g->stack = b->stack;
-	return g;
-}
-
-/* The group of a block whose allocation was seen: the one its tag names
- * (set by on_alloc, saving a probe into a table too large for the cache),
- * else looked up. */
-static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struct mp_mem_block *b)
-{
-	struct mp_lifetime_group *g;
-
-	if (b->tag > 0 && b->tag <= l->n_groups) {
-		g = &l->groups[b->tag - 1];
-		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
-		    g->device == b->device)
-			return g;
-	}
-	return group_of(l, b);
-}
-
 /* The site of (device, stack_id), created when absent; NULL when out of
- * memory.  Only at the end. */
+ * memory.  Once per group, and at the end. */
 static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, int64_t stack_id)
 {
 	uint64_t key = group_hash(device, stack_id, 0), head = 0;
@@ -269,6 +190,71 @@ static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, i
 	s->stack_id = stack_id;
 	s->next = head;
 	return s;
+}
+
+static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct mp_mem_block *b,
+                                           uint64_t hash)
+{
+	struct mp_lifetime_group *g;
+	struct mp_lifetime_site *s;
+	size_t j;
+
+	if (l->n_groups >= UINT32_MAX - 1 ||
+	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
+	    reserve((void **)&l->groups, &l->cap_groups, l->n_groups, sizeof(*g)) < 0 ||
+	    !(s = site_of(l, b->device, b->stack_id)))
+		return NULL;
+	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
+		;
+	l->group_slots[j] = slot_of(l->n_groups, hash);
+	g = &l->groups[l->n_groups++];
+	memset(g, 0, sizeof(*g));
+	g->site = (uint32_t)(s - l->sites);
+	g->device = b->device;
+	g->stack_id = b->stack_id;
+	g->size_bytes = b->size_bytes;
+	return g;
+}
+
+/* The group of a block, created when absent; NULL when out of memory. */
+static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	uint64_t hash = group_hash(b->device, b->stack_id, b->size_bytes), slot;
+	uint64_t high = hash & 0xffffffff00000000ULL;
+	size_t j, mask = l->cap_slots - 1;
+	struct mp_lifetime_group *g;
+
+	for (j = hash & mask; l->cap_slots && (slot = l->group_slots[j]); j = (j + 1) & mask) {
+		if ((slot & 0xffffffff00000000ULL) != high)
+			continue;
+		g = &l->groups[(uint32_t)slot - 1];
+		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
+		    g->device == b->device)
+			goto found;
+	}
+	g = add_group(l, b, hash);
+	if (!g)
+		return NULL;
+found:
+	if (!l->sites[g->site].stack)
+		l->sites[g->site].stack = b->stack;
+	return g;
+}
+
+/* The group of a block whose allocation was seen: the one its tag names
+ * (set by on_alloc, saving a probe into a table too large for the cache),
+ * else looked up. */
+static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	struct mp_lifetime_group *g;
+
+	if (b->tag > 0 && b->tag <= l->n_groups) {
+		g = &l->groups[b->tag - 1];
+		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
+		    g->device == b->device)
+			return g;
+	}
+	return group_of(l, b);
 }
 
 static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
@@ -316,8 +302,8 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 		return fail(l, MP_ENOMEM);
 	if (g->count++ == 0)
 		g->first_seq = b->alloc_seq;
-	if (++g->live > g->max_live)
-		g->max_live = g->live;
+	if (++g->live > 1)
+		g->shared = 1;
 	d->n_cands = 0; /* frees before this allocation are not teardown */
 	return 0;
 }
@@ -353,7 +339,7 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 		g->live--;
 	life = life_ns(b->alloc_ts_ns, rec->ev.ts_ns);
 	if (is_churn(l, b, life))
-		acc_add(&g->churn, b->size_bytes, b->alloc_seq, life);
+		acc_add(&l->sites[g->site].churn, b->size_bytes, b->alloc_seq, life);
 	return 0;
 }
 
@@ -372,24 +358,13 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 	return 0;
 }
 
-/* Sum the groups into their sites: allocations and churn. */
-static int build_sites(struct mp_lifetime *l)
+/* Sum the groups' allocations into their sites. */
+static void build_sites(struct mp_lifetime *l)
 {
 	size_t i;
 
-	for (i = 0; i < l->n_groups; i++) {
-		struct mp_lifetime_group *g = &l->groups[i];
-		struct mp_lifetime_site *s = site_of(l, g->device, g->stack_id);
-
-		if (!s)
-			return MP_ENOMEM;
-		g->site = (size_t)(s - l->sites);
-		if (!s->stack)
-			s->stack = g->stack;
-		s->n_allocs += g->count;
-		acc_merge(&s->churn, &g->churn);
-	}
-	return 0;
+	for (i = 0; i < l->n_groups; i++)
+		l->sites[l->groups[i].site].n_allocs += l->groups[i].count;
 }
 
 static int leak_cb(void *ctx, const struct mp_mem_block *b)
@@ -512,7 +487,7 @@ static int collect_groups(struct mp_lifetime *l, size_t *cap)
 		struct mp_lifetime_finding *f;
 		int64_t size = g->size_bytes > 0 ? g->size_bytes : 0;
 
-		if (g->count < 2 || g->max_live > 1)
+		if (g->count < 2 || g->shared)
 			continue;
 		f = push(l, MP_LIFETIME_REUSE, &l->sites[g->site], cap);
 		if (!f)
@@ -563,8 +538,7 @@ static int on_end(void *ctx)
 
 	if (l->ended)
 		return 0;
-	if (build_sites(l) < 0)
-		return fail(l, MP_ENOMEM);
+	build_sites(l);
 	if (l->ms && (rc = mp_memstate_foreach_live(l->ms, leak_cb, l)) < 0)
 		return fail(l, rc);
 	settle_idle(l);

@@ -97,8 +97,9 @@ struct mp_lifetime {
 	int64_t first_ts_ns, last_ts_ns;
 	/* private.  The hot path touches one group per event: (device, site,
 	 * size), found through an open-addressing table of slots (1 + group
-	 * index, and hash bits).
-	 * Sites (device, site) are built from the groups at the end. */
+	 * index, and hash bits), or on a free through the block's tag.
+	 * Sites (device, site) are made with their first group and sum the
+	 * churn as it happens. */
 	struct mp_lifetime_group *groups;
 	size_t n_groups, cap_groups;
 	uint64_t *group_slots;
