@@ -24,14 +24,23 @@ struct lt_acc {
 };
 
 /* Allocations of one (device, call site, granted size): all the hot path
- * touches, in 56 bytes (a trace may hold millions of groups). */
+ * touches, in 56 bytes (a trace may hold millions of groups), kept in
+ * chunks of GROUP_CHUNK that never move (no copy, no slack beyond one chunk). */
 struct mp_lifetime_group {
 	int64_t stack_id, size_bytes;
 	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
 	int32_t device;
+	uint32_t index; /* among the groups */
 	uint32_t site;  /* its (device, call site) */
 	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
 };
+
+#define GROUP_CHUNK 4096
+
+static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
+{
+	return &l->group_chunks[i / GROUP_CHUNK][i % GROUP_CHUNK];
+}
 
 /* One (device, call site): made with its first group; churn summed as it
  * happens, its groups' allocations at the end. */
@@ -156,7 +165,7 @@ static int grow_slots(struct mp_lifetime *l)
 	if (!slots)
 		return MP_ENOMEM;
 	for (i = 0; i < l->n_groups; i++) {
-		const struct mp_lifetime_group *g = &l->groups[i];
+		const struct mp_lifetime_group *g = group_at(l, i);
 		uint64_t hash = group_hash(g->device, g->stack_id, g->size_bytes);
 
 		for (j = hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
@@ -201,14 +210,21 @@ static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct m
 
 	if (l->n_groups >= UINT32_MAX - 1 ||
 	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
-	    reserve((void **)&l->groups, &l->cap_groups, l->n_groups, sizeof(*g)) < 0 ||
 	    !(s = site_of(l, b->device, b->stack_id)))
 		return NULL;
+	if (l->n_groups % GROUP_CHUNK == 0) {
+		size_t k = l->n_groups / GROUP_CHUNK;
+
+		if (reserve((void **)&l->group_chunks, &l->cap_chunks, k, sizeof(g)) < 0 ||
+		    !(l->group_chunks[k] = malloc(GROUP_CHUNK * sizeof(*g))))
+			return NULL;
+	}
 	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
 		;
 	l->group_slots[j] = slot_of(l->n_groups, hash);
-	g = &l->groups[l->n_groups++];
+	g = group_at(l, l->n_groups);
 	memset(g, 0, sizeof(*g));
+	g->index = (uint32_t)l->n_groups++;
 	g->site = (uint32_t)(s - l->sites);
 	g->device = b->device;
 	g->stack_id = b->stack_id;
@@ -227,7 +243,7 @@ static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp
 	for (j = hash & mask; l->cap_slots && (slot = l->group_slots[j]); j = (j + 1) & mask) {
 		if ((slot & 0xffffffff00000000ULL) != high)
 			continue;
-		g = &l->groups[(uint32_t)slot - 1];
+		g = group_at(l, (uint32_t)slot - 1);
 		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
 		    g->device == b->device)
 			goto found;
@@ -249,7 +265,7 @@ static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struc
 	struct mp_lifetime_group *g;
 
 	if (b->tag > 0 && b->tag <= l->n_groups) {
-		g = &l->groups[b->tag - 1];
+		g = group_at(l, b->tag - 1);
 		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
 		    g->device == b->device)
 			return g;
@@ -294,7 +310,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	if (!g)
 		return fail(l, MP_ENOMEM);
 	/* the block is memstate's own, handed over const: the tag is ours */
-	((struct mp_mem_block *)b)->tag = (uint64_t)(g - l->groups) + 1;
+	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
 	if (b->preexisting)
 		return 0;
 	d = dev_of(l, b->device);
@@ -328,7 +344,7 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 	if (!g || !d || reserve((void **)&d->cands, &d->cap_cands, d->n_cands, sizeof(*c)) < 0)
 		return fail(l, MP_ENOMEM);
 	c = &d->cands[d->n_cands++];
-	c->group = (size_t)(g - l->groups);
+	c->group = g->index;
 	c->alloc_ts_ns = b->alloc_ts_ns;
 	c->free_ts_ns = rec->ev.ts_ns;
 	c->alloc_seq = b->alloc_seq;
@@ -364,7 +380,7 @@ static void build_sites(struct mp_lifetime *l)
 	size_t i;
 
 	for (i = 0; i < l->n_groups; i++)
-		l->sites[l->groups[i].site].n_allocs += l->groups[i].count;
+		l->sites[group_at(l, i)->site].n_allocs += group_at(l, i)->count;
 }
 
 static int leak_cb(void *ctx, const struct mp_mem_block *b)
@@ -400,7 +416,7 @@ static void settle_idle(struct mp_lifetime *l)
 	for (i = 0; i < l->n_devs; i++) {
 		for (j = 0; span > 0 && j < l->devs[i].n_cands; j++) {
 			const struct lt_cand *c = &l->devs[i].cands[j];
-			const struct mp_lifetime_group *g = &l->groups[c->group];
+			const struct mp_lifetime_group *g = group_at(l, c->group);
 
 			life = life_ns(c->preexisting ? l->first_ts_ns : c->alloc_ts_ns,
 			               c->free_ts_ns);
@@ -483,7 +499,7 @@ static int collect_groups(struct mp_lifetime *l, size_t *cap)
 	size_t i;
 
 	for (i = 0; i < l->n_groups; i++) {
-		const struct mp_lifetime_group *g = &l->groups[i];
+		const struct mp_lifetime_group *g = group_at(l, i);
 		struct mp_lifetime_finding *f;
 		int64_t size = g->size_bytes > 0 ? g->size_bytes : 0;
 
@@ -580,7 +596,9 @@ void mp_lifetime_free(struct mp_lifetime *l)
 		free(l->devs[i].cands);
 	free(l->devs);
 	free(l->sites);
-	free(l->groups);
+	for (i = 0; i * GROUP_CHUNK < l->n_groups; i++)
+		free(l->group_chunks[i]);
+	free(l->group_chunks);
 	free(l->group_slots);
 	mp_intmap_free(&l->site_map);
 	mp_intmap_free(&l->dev_map);

@@ -100,8 +100,8 @@ struct mp_lifetime {
 	 * index, and hash bits), or on a free through the block's tag.
 	 * Sites (device, site) are made with their first group and sum the
 	 * churn as it happens. */
-	struct mp_lifetime_group *groups;
-	size_t n_groups, cap_groups;
+	struct mp_lifetime_group **group_chunks;
+	size_t n_groups, cap_chunks;
 	uint64_t *group_slots;
 	size_t cap_slots; /* power of two, or 0 */
 	struct mp_lifetime_site *sites;
