@@ -359,6 +359,22 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 	return 0;
 }
 
+/* The slot group_of will probe first for an allocation, or the group a
+ * free's tag names, loaded while memstate and the listeners before this one
+ * work (a miss in tables too large for the cache). */
+static void prefetch(void *ctx, const struct memprof_record *rec, const struct mp_mem_block *b)
+{
+	const struct mp_lifetime *l = ctx;
+	const struct memprof_event *ev = &rec->ev;
+
+	if (b && b->tag > 0 && b->tag <= l->n_groups)
+		__builtin_prefetch(group_at(l, b->tag - 1));
+	else if (!b && l->cap_slots)
+		__builtin_prefetch(
+		        &l->group_slots[group_hash(ev->device, ev->stack_id, ev->size_bytes) &
+		                        (l->cap_slots - 1)]);
+}
+
 static int on_event(void *ctx, const struct memprof_record *rec, const struct mp_mem_device *d,
                     unsigned changes)
 {
@@ -613,6 +629,7 @@ struct mp_mem_listener mp_lifetime_listener(struct mp_lifetime *l)
 	                            .on_alloc = on_alloc,
 	                            .on_free = on_free,
 	                            .on_event = on_event,
+	                            .prefetch = prefetch,
 	                            .on_end = on_end};
 
 	return m;

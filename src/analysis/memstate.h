@@ -100,6 +100,11 @@ struct mp_mem_listener {
 	/* a block the program freed before recording began appeared (a preexisting
 	 * pending block): it holds memory until its release but is not live */
 	int (*on_held)(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec);
+	/* before an alloc or preexisting record is processed (b NULL), and before
+	 * on_free of the block b: a hint to start loading what on_alloc or
+	 * on_free will read (it overlaps the cache misses with the work before).
+	 * Changes nothing.  NULL: none */
+	void (*prefetch)(void *ctx, const struct memprof_record *rec, const struct mp_mem_block *b);
 };
 
 struct mp_memstate {
