@@ -2,8 +2,9 @@
  * analysis/lifetime.c - leaks, churn, reuse candidates and idle blocks per
  * (device, call site), as a memory-state listener (definitions in
  * lifetime.h).  Per event: a few hash lookups, no allocation once the
- * tables have grown.  Keeps nothing per live block: what it needs is in
- * memstate's block.  Never prints; returns MP_E* codes.
+ * tables have grown.  Keeps nothing per live block but its group's number
+ * in the tag of memstate's block (a free finds its group without a probe).
+ * Never prints; returns MP_E* codes.
  */
 #include "analysis/lifetime.h"
 #include "util/error.h"
@@ -22,23 +23,32 @@ struct lt_acc {
 	struct lt_sum life;
 };
 
-/* Allocations of one (device, call site, granted size): all the hot path touches. */
+/* Allocations of one (device, call site, granted size): all the hot path
+ * touches, in 56 bytes (a trace may hold millions of groups), kept in
+ * chunks of GROUP_CHUNK that never move (no copy, no slack beyond one chunk). */
 struct mp_lifetime_group {
-	uint64_t hash;
-	int32_t device;
 	int64_t stack_id, size_bytes;
-	const struct memprof_stack *stack;        /* the first one seen */
-	int64_t count, live, max_live, first_seq; /* allocations, not preexisting blocks */
-	struct lt_acc churn;
-	size_t site; /* set at the end */
+	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
+	int32_t device;
+	uint32_t index; /* among the groups */
+	uint32_t site;  /* its (device, call site) */
+	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
 };
 
-/* One (device, call site): its groups' figures summed at the end. */
+#define GROUP_CHUNK 4096
+
+static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
+{
+	return &l->group_chunks[i / GROUP_CHUNK][i % GROUP_CHUNK];
+}
+
+/* One (device, call site): made with its first group; churn summed as it
+ * happens, its groups' allocations at the end. */
 struct mp_lifetime_site {
 	int32_t device;
 	int64_t stack_id;
-	const struct memprof_stack *stack;
-	size_t next; /* 1 + the next site of the same hash, 0 for none */
+	const struct memprof_stack *stack; /* the first one seen */
+	size_t next;                       /* 1 + the next site of the same hash, 0 for none */
 	int64_t n_allocs;
 	struct lt_acc leak, churn, idle;
 };
@@ -70,14 +80,6 @@ static void sum_add(struct lt_sum *s, int64_t v)
 	s->lo = lo;
 }
 
-static void sum_merge(struct lt_sum *s, const struct lt_sum *t)
-{
-	uint64_t lo = s->lo + t->lo;
-
-	s->hi += t->hi + (lo < s->lo);
-	s->lo = lo;
-}
-
 /* floor(s / n) for n > 0; the quotient fits: every term is below 2^63. */
 static int64_t sum_div(const struct lt_sum *s, int64_t n)
 {
@@ -103,17 +105,6 @@ static void acc_add(struct lt_acc *a, int64_t size_bytes, int64_t seq, int64_t l
 	a->count++;
 	a->bytes = sat_add(a->bytes, size_bytes > 0 ? size_bytes : 0);
 	sum_add(&a->life, life_ns);
-}
-
-static void acc_merge(struct lt_acc *a, const struct lt_acc *b)
-{
-	if (b->count == 0)
-		return;
-	if (a->count == 0 || b->first_seq < a->first_seq)
-		a->first_seq = b->first_seq;
-	a->count += b->count;
-	a->bytes = sat_add(a->bytes, b->bytes);
-	sum_merge(&a->life, &b->life);
 }
 
 static int64_t life_ns(int64_t from_ts_ns, int64_t to_ts_ns)
@@ -174,9 +165,12 @@ static int grow_slots(struct mp_lifetime *l)
 	if (!slots)
 		return MP_ENOMEM;
 	for (i = 0; i < l->n_groups; i++) {
-		for (j = l->groups[i].hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+		const struct mp_lifetime_group *g = group_at(l, i);
+		uint64_t hash = group_hash(g->device, g->stack_id, g->size_bytes);
+
+		for (j = hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
 			;
-		slots[j] = slot_of(i, l->groups[i].hash);
+		slots[j] = slot_of(i, hash);
 	}
 	free(l->group_slots);
 	l->group_slots = slots;
@@ -184,55 +178,8 @@ static int grow_slots(struct mp_lifetime *l)
 	return 0;
 }
 
-static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct mp_mem_block *b,
-                                           uint64_t hash)
-{
-	struct mp_lifetime_group *g;
-	size_t j;
-
-	if (l->n_groups >= UINT32_MAX - 1 ||
-	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
-	    reserve((void **)&l->groups, &l->cap_groups, l->n_groups, sizeof(*g)) < 0)
-		return NULL;
-	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
-		;
-	l->group_slots[j] = slot_of(l->n_groups, hash);
-	g = &l->groups[l->n_groups++];
-	memset(g, 0, sizeof(*g));
-	g->hash = hash;
-	g->device = b->device;
-	g->stack_id = b->stack_id;
-	g->size_bytes = b->size_bytes;
-	return g;
-}
-
-/* The group of a block, created when absent; NULL when out of memory. */
-static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp_mem_block *b)
-{
-	uint64_t hash = group_hash(b->device, b->stack_id, b->size_bytes), slot;
-	uint64_t high = hash & 0xffffffff00000000ULL;
-	size_t j, mask = l->cap_slots - 1;
-	struct mp_lifetime_group *g;
-
-	for (j = hash & mask; l->cap_slots && (slot = l->group_slots[j]); j = (j + 1) & mask) {
-		if ((slot & 0xffffffff00000000ULL) != high)
-			continue;
-		g = &l->groups[(uint32_t)slot - 1];
-		if (g->hash == hash && g->size_bytes == b->size_bytes &&
-		    g->stack_id == b->stack_id && g->device == b->device)
-			goto found;
-	}
-	g = add_group(l, b, hash);
-	if (!g)
-		return NULL;
-found:
-	if (!g->stack)
-		g->stack = b->stack;
-	return g;
-}
-
 /* The site of (device, stack_id), created when absent; NULL when out of
- * memory.  Only at the end. */
+ * memory.  Once per group, and at the end. */
 static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, int64_t stack_id)
 {
 	uint64_t key = group_hash(device, stack_id, 0), head = 0;
@@ -252,6 +199,78 @@ static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, i
 	s->stack_id = stack_id;
 	s->next = head;
 	return s;
+}
+
+static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct mp_mem_block *b,
+                                           uint64_t hash)
+{
+	struct mp_lifetime_group *g;
+	struct mp_lifetime_site *s;
+	size_t j;
+
+	if (l->n_groups >= UINT32_MAX - 1 ||
+	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
+	    !(s = site_of(l, b->device, b->stack_id)))
+		return NULL;
+	if (l->n_groups % GROUP_CHUNK == 0) {
+		size_t k = l->n_groups / GROUP_CHUNK;
+
+		if (reserve((void **)&l->group_chunks, &l->cap_chunks, k, sizeof(g)) < 0 ||
+		    !(l->group_chunks[k] = malloc(GROUP_CHUNK * sizeof(*g))))
+			return NULL;
+	}
+	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
+		;
+	l->group_slots[j] = slot_of(l->n_groups, hash);
+	g = group_at(l, l->n_groups);
+	memset(g, 0, sizeof(*g));
+	g->index = (uint32_t)l->n_groups++;
+	g->site = (uint32_t)(s - l->sites);
+	g->device = b->device;
+	g->stack_id = b->stack_id;
+	g->size_bytes = b->size_bytes;
+	return g;
+}
+
+/* The group of a block, created when absent; NULL when out of memory. */
+static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	uint64_t hash = group_hash(b->device, b->stack_id, b->size_bytes), slot;
+	uint64_t high = hash & 0xffffffff00000000ULL;
+	size_t j, mask = l->cap_slots - 1;
+	struct mp_lifetime_group *g;
+
+	for (j = hash & mask; l->cap_slots && (slot = l->group_slots[j]); j = (j + 1) & mask) {
+		if ((slot & 0xffffffff00000000ULL) != high)
+			continue;
+		g = group_at(l, (uint32_t)slot - 1);
+		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
+		    g->device == b->device)
+			goto found;
+	}
+	g = add_group(l, b, hash);
+	if (!g)
+		return NULL;
+found:
+	if (!l->sites[g->site].stack)
+		l->sites[g->site].stack = b->stack;
+	return g;
+}
+
+/* The group of a block whose allocation was seen: the one its tag names
+ * (set by on_alloc, saving a probe into a table too large for the cache),
+ * else looked up. */
+static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	struct mp_lifetime_group *g;
+
+	if (b->tag > 0 && b->tag <= l->n_groups) {
+		g = group_at(l, b->tag - 1);
+		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
+		    g->device == b->device)
+			return g;
+	}
+	return group_of(l, b);
 }
 
 static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
@@ -290,6 +309,8 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	(void)rec;
 	if (!g)
 		return fail(l, MP_ENOMEM);
+	/* the block is memstate's own, handed over const: the tag is ours */
+	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
 	if (b->preexisting)
 		return 0;
 	d = dev_of(l, b->device);
@@ -297,8 +318,8 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 		return fail(l, MP_ENOMEM);
 	if (g->count++ == 0)
 		g->first_seq = b->alloc_seq;
-	if (++g->live > g->max_live)
-		g->max_live = g->live;
+	if (++g->live > 1)
+		g->shared = 1;
 	d->n_cands = 0; /* frees before this allocation are not teardown */
 	return 0;
 }
@@ -315,7 +336,7 @@ static int is_churn(const struct mp_lifetime *l, const struct mp_mem_block *b, i
 static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
 {
 	struct mp_lifetime *l = ctx;
-	struct mp_lifetime_group *g = group_of(l, b);
+	struct mp_lifetime_group *g = tagged_group(l, b);
 	struct mp_lifetime_dev *d = dev_of(l, b->device);
 	struct lt_cand *c;
 	int64_t life;
@@ -323,7 +344,7 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 	if (!g || !d || reserve((void **)&d->cands, &d->cap_cands, d->n_cands, sizeof(*c)) < 0)
 		return fail(l, MP_ENOMEM);
 	c = &d->cands[d->n_cands++];
-	c->group = (size_t)(g - l->groups);
+	c->group = g->index;
 	c->alloc_ts_ns = b->alloc_ts_ns;
 	c->free_ts_ns = rec->ev.ts_ns;
 	c->alloc_seq = b->alloc_seq;
@@ -334,8 +355,24 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 		g->live--;
 	life = life_ns(b->alloc_ts_ns, rec->ev.ts_ns);
 	if (is_churn(l, b, life))
-		acc_add(&g->churn, b->size_bytes, b->alloc_seq, life);
+		acc_add(&l->sites[g->site].churn, b->size_bytes, b->alloc_seq, life);
 	return 0;
+}
+
+/* The slot group_of will probe first for an allocation, or the group a
+ * free's tag names, loaded while memstate and the listeners before this one
+ * work (a miss in tables too large for the cache). */
+static void prefetch(void *ctx, const struct memprof_record *rec, const struct mp_mem_block *b)
+{
+	const struct mp_lifetime *l = ctx;
+	const struct memprof_event *ev = &rec->ev;
+
+	if (b && b->tag > 0 && b->tag <= l->n_groups)
+		__builtin_prefetch(group_at(l, b->tag - 1));
+	else if (!b && l->cap_slots)
+		__builtin_prefetch(
+		        &l->group_slots[group_hash(ev->device, ev->stack_id, ev->size_bytes) &
+		                        (l->cap_slots - 1)]);
 }
 
 static int on_event(void *ctx, const struct memprof_record *rec, const struct mp_mem_device *d,
@@ -353,24 +390,13 @@ static int on_event(void *ctx, const struct memprof_record *rec, const struct mp
 	return 0;
 }
 
-/* Sum the groups into their sites: allocations and churn. */
-static int build_sites(struct mp_lifetime *l)
+/* Sum the groups' allocations into their sites. */
+static void build_sites(struct mp_lifetime *l)
 {
 	size_t i;
 
-	for (i = 0; i < l->n_groups; i++) {
-		struct mp_lifetime_group *g = &l->groups[i];
-		struct mp_lifetime_site *s = site_of(l, g->device, g->stack_id);
-
-		if (!s)
-			return MP_ENOMEM;
-		g->site = (size_t)(s - l->sites);
-		if (!s->stack)
-			s->stack = g->stack;
-		s->n_allocs += g->count;
-		acc_merge(&s->churn, &g->churn);
-	}
-	return 0;
+	for (i = 0; i < l->n_groups; i++)
+		l->sites[group_at(l, i)->site].n_allocs += group_at(l, i)->count;
 }
 
 static int leak_cb(void *ctx, const struct mp_mem_block *b)
@@ -406,7 +432,7 @@ static void settle_idle(struct mp_lifetime *l)
 	for (i = 0; i < l->n_devs; i++) {
 		for (j = 0; span > 0 && j < l->devs[i].n_cands; j++) {
 			const struct lt_cand *c = &l->devs[i].cands[j];
-			const struct mp_lifetime_group *g = &l->groups[c->group];
+			const struct mp_lifetime_group *g = group_at(l, c->group);
 
 			life = life_ns(c->preexisting ? l->first_ts_ns : c->alloc_ts_ns,
 			               c->free_ts_ns);
@@ -489,11 +515,11 @@ static int collect_groups(struct mp_lifetime *l, size_t *cap)
 	size_t i;
 
 	for (i = 0; i < l->n_groups; i++) {
-		const struct mp_lifetime_group *g = &l->groups[i];
+		const struct mp_lifetime_group *g = group_at(l, i);
 		struct mp_lifetime_finding *f;
 		int64_t size = g->size_bytes > 0 ? g->size_bytes : 0;
 
-		if (g->count < 2 || g->max_live > 1)
+		if (g->count < 2 || g->shared)
 			continue;
 		f = push(l, MP_LIFETIME_REUSE, &l->sites[g->site], cap);
 		if (!f)
@@ -544,8 +570,7 @@ static int on_end(void *ctx)
 
 	if (l->ended)
 		return 0;
-	if (build_sites(l) < 0)
-		return fail(l, MP_ENOMEM);
+	build_sites(l);
 	if (l->ms && (rc = mp_memstate_foreach_live(l->ms, leak_cb, l)) < 0)
 		return fail(l, rc);
 	settle_idle(l);
@@ -587,7 +612,9 @@ void mp_lifetime_free(struct mp_lifetime *l)
 		free(l->devs[i].cands);
 	free(l->devs);
 	free(l->sites);
-	free(l->groups);
+	for (i = 0; i * GROUP_CHUNK < l->n_groups; i++)
+		free(l->group_chunks[i]);
+	free(l->group_chunks);
 	free(l->group_slots);
 	mp_intmap_free(&l->site_map);
 	mp_intmap_free(&l->dev_map);
@@ -602,6 +629,7 @@ struct mp_mem_listener mp_lifetime_listener(struct mp_lifetime *l)
 	                            .on_alloc = on_alloc,
 	                            .on_free = on_free,
 	                            .on_event = on_event,
+	                            .prefetch = prefetch,
 	                            .on_end = on_end};
 
 	return m;

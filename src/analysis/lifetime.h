@@ -97,10 +97,11 @@ struct mp_lifetime {
 	int64_t first_ts_ns, last_ts_ns;
 	/* private.  The hot path touches one group per event: (device, site,
 	 * size), found through an open-addressing table of slots (1 + group
-	 * index, and hash bits).
-	 * Sites (device, site) are built from the groups at the end. */
-	struct mp_lifetime_group *groups;
-	size_t n_groups, cap_groups;
+	 * index, and hash bits), or on a free through the block's tag.
+	 * Sites (device, site) are made with their first group and sum the
+	 * churn as it happens. */
+	struct mp_lifetime_group **group_chunks;
+	size_t n_groups, cap_chunks;
 	uint64_t *group_slots;
 	size_t cap_slots; /* power of two, or 0 */
 	struct mp_lifetime_site *sites;

@@ -183,6 +183,17 @@ static void fill_block(struct mp_mem_block *b, const struct memprof_record *rec,
 	b->stack = rec->stack;
 	b->phase = rec->phase;
 	b->api = rec->api;
+	b->tag = 0;
+}
+
+static void prefetch(const struct mp_memstate *ms, const struct memprof_record *rec,
+                     const struct mp_mem_block *b)
+{
+	int i;
+
+	for (i = 0; i < ms->n_listeners; i++)
+		if (ms->listeners[i].prefetch)
+			ms->listeners[i].prefetch(ms->listeners[i].ctx, rec, b);
 }
 
 /* A block becomes live, or (pending_from_start) only active: a block the
@@ -251,6 +262,7 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 	b = mp_slot_pool_at(&ms->blocks, bslot);
 	d = b->dev_slot < 0 ? NULL : &ms->devices[b->dev_slot];
 	if (!b->pending) {
+		prefetch(ms, rec, b);
 		ms->live_bytes -= b->size_bytes;
 		if (d) {
 			d->live_bytes -= b->size_bytes;
@@ -366,6 +378,7 @@ static int process(struct mp_memstate *ms, const struct memprof_record *rec, int
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
+		prefetch(ms, rec, NULL);
 		rc = on_alloc(ms, rec, slot, pending_from_start, &changes);
 		break;
 	case MEMPROF_OP_FREE:

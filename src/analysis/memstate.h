@@ -46,6 +46,10 @@ struct mp_mem_block {
 	/* this allocation's number among those on its (process, device,
 	 * stream), from 1: compare with mp_memstate_stream_allocs */
 	int64_t stream_ordinal;
+	/* a word a listener keeps with the block (analysis/lifetime: 1 + its
+	 * group), 0 when the block appears; the listener writes it through a
+	 * cast and checks it before trusting it */
+	uint64_t tag;
 };
 
 struct mp_mem_peak {
@@ -96,6 +100,11 @@ struct mp_mem_listener {
 	/* a block the program freed before recording began appeared (a preexisting
 	 * pending block): it holds memory until its release but is not live */
 	int (*on_held)(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec);
+	/* before an alloc or preexisting record is processed (b NULL), and before
+	 * on_free of the block b: a hint to start loading what on_alloc or
+	 * on_free will read (it overlaps the cache misses with the work before).
+	 * Changes nothing.  NULL: none */
+	void (*prefetch)(void *ctx, const struct memprof_record *rec, const struct mp_mem_block *b);
 };
 
 struct mp_memstate {

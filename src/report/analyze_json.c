@@ -1,10 +1,13 @@
 /*
  * report/analyze_json.c - the JSON rendering of 'memprof analyze' (layout
  * in memprof-analyze(1), versioned by MP_ANALYZE_JSON_VERSION), built with
- * cJSON from plain results.
+ * cJSON from plain results; the lists that grow with the trace (OOMs, the
+ * plan's steps) made item by item as they are written (report/json_lazy).
  */
 #include "report/analyze_out.h"
+#include "report/json_lazy.h"
 #include "report/json_util.h"
+#include "util/error.h"
 #include "util/stack_text.h"
 
 #include <cjson/cJSON.h>
@@ -104,30 +107,30 @@ static void add_fits(cJSON *o, const char *key, int64_t request, int64_t room)
 		cJSON_AddBoolToObject(o, key, request <= room);
 }
 
-static cJSON *ooms_json(const struct mp_frag_device *fd)
+/* Lazy: OOM i of device fd (a). */
+static int oom_json(const void *a, const void *b, size_t i, cJSON **item)
 {
-	cJSON *a = cJSON_CreateArray();
-	size_t i;
+	const struct mp_frag_device *fd = a;
+	const struct mp_frag_oom *oom;
+	cJSON *o;
 
-	for (i = 0; i < fd->n_ooms; i++) {
-		const struct mp_frag_oom *oom = &fd->ooms[i];
-		cJSON *o = cJSON_CreateObject();
-
-		mp_json_add_int(o, "seq", oom->at.seq);
-		mp_json_add_int(o, "ts_ns", oom->at.ts_ns);
-		mp_json_add_int(o, "requested_bytes", oom->requested_bytes);
-		mp_json_add_known(o, "device_free_bytes", oom->device_free_bytes);
-		mp_json_add_int(o, "live_bytes", oom->at.live_bytes);
-		mp_json_add_known(o, "reserved_bytes", oom->at.reserved_bytes);
-		mp_json_add_known(o, "free_in_reserved_bytes", oom->at.free_in_reserved_bytes);
-		mp_json_add_known(o, "largest_hole_bytes", oom->at.largest_free_bytes);
-		add_fits(o, "fits_in_free_reserved", oom->requested_bytes,
-		         oom->at.free_in_reserved_bytes);
-		add_fits(o, "fits_in_largest_free", oom->requested_bytes,
-		         oom->at.largest_free_bytes);
-		cJSON_AddItemToArray(a, o);
-	}
-	return a;
+	(void)b;
+	if (i >= fd->n_ooms)
+		return 0;
+	oom = &fd->ooms[i];
+	if (!(*item = o = cJSON_CreateObject()))
+		return MP_ENOMEM;
+	mp_json_add_int(o, "seq", oom->at.seq);
+	mp_json_add_int(o, "ts_ns", oom->at.ts_ns);
+	mp_json_add_int(o, "requested_bytes", oom->requested_bytes);
+	mp_json_add_known(o, "device_free_bytes", oom->device_free_bytes);
+	mp_json_add_int(o, "live_bytes", oom->at.live_bytes);
+	mp_json_add_known(o, "reserved_bytes", oom->at.reserved_bytes);
+	mp_json_add_known(o, "free_in_reserved_bytes", oom->at.free_in_reserved_bytes);
+	mp_json_add_known(o, "largest_hole_bytes", oom->at.largest_free_bytes);
+	add_fits(o, "fits_in_free_reserved", oom->requested_bytes, oom->at.free_in_reserved_bytes);
+	add_fits(o, "fits_in_largest_free", oom->requested_bytes, oom->at.largest_free_bytes);
+	return 1;
 }
 
 static void add_stack(cJSON *o, const struct memprof_stack *s)
@@ -273,7 +276,8 @@ static cJSON *lifetime_json(const struct mp_analysis *a, int32_t device)
 	return o;
 }
 
-static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_device *d)
+static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_device *d,
+                          struct mp_json_lazy *lz)
 {
 	const struct mp_frag_device *fd = mp_frag_device(a->frag, d->device);
 	cJSON *o = cJSON_CreateObject(), *peaks, *end;
@@ -293,7 +297,10 @@ static cJSON *device_json(const struct mp_analysis *a, const struct mp_mem_devic
 	mp_json_add_int(end, "live_blocks", d->n_live);
 	cJSON_AddItemToObject(o, "fragmentation",
 	                      fd ? frag_json(fd, a->opts.granularity) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "ooms", fd ? ooms_json(fd) : cJSON_CreateArray());
+	if (fd)
+		mp_json_add_lazy_array(o, "ooms", lz, oom_json, fd, NULL);
+	else
+		cJSON_AddItemToObject(o, "ooms", cJSON_CreateArray());
 	cJSON_AddItemToObject(o, "attribution", attribution_json(a, d->device));
 	cJSON_AddItemToObject(o, "lifetime", lifetime_json(a, d->device));
 	return o;
@@ -332,9 +339,11 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 {
 	const struct mp_memstate *ms = a->ms;
 	cJSON *root = cJSON_CreateObject(), *devs;
+	struct mp_json_lazy lz;
 	int order[MP_MEM_MAX_DEVICES], n, i;
 	int rc;
 
+	mp_json_lazy_init(&lz);
 	mp_json_add_int(root, "memprof_analyze_version", MP_ANALYZE_JSON_VERSION);
 	cJSON_AddStringToObject(root, "trace", a->path);
 	if (a->source)
@@ -357,11 +366,12 @@ int mp_analyze_print_json(FILE *out, const struct mp_analysis *a)
 	devs = cJSON_AddArrayToObject(root, "devices");
 	n = mp_analyze_device_order(a, order);
 	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(devs, device_json(a, &ms->devices[order[i]]));
+		cJSON_AddItemToArray(devs, device_json(a, &ms->devices[order[i]], &lz));
 	cJSON_AddItemToObject(root, "ranks", mp_analyze_ranks_json(a));
-	cJSON_AddItemToObject(root, "plan", mp_analyze_plan_json(a));
+	cJSON_AddItemToObject(root, "plan", mp_analyze_plan_json(a, &lz));
 	cJSON_AddItemToObject(root, "numa", mp_analyze_numa_json(a));
-	rc = mp_json_write(out, root);
+	rc = mp_json_lazy_write(out, root, &lz);
 	cJSON_Delete(root);
+	mp_json_lazy_free(&lz);
 	return rc < 0 ? -1 : 0;
 }

@@ -112,9 +112,11 @@ struct cJSON *mp_analyze_ranks_json(const struct mp_analysis *a);
 /* A peak as JSON: {"bytes", "ts_ns", "seq"} (analyze_json.c). */
 struct cJSON *mp_analyze_peak_json(const struct mp_mem_peak *p);
 /* The plan metrics (report/analyze_plan.c, analyze_plan_json.c): nothing,
- * or JSON null, when a->plan is NULL. */
+ * or JSON null, when a->plan is NULL.  Its steps and OOMs are lazy arrays
+ * of lz (report/json_lazy.h): write the tree with mp_json_lazy_write. */
 void mp_analyze_print_plan_text(FILE *out, const struct mp_analysis *a);
-struct cJSON *mp_analyze_plan_json(const struct mp_analysis *a);
+struct mp_json_lazy;
+struct cJSON *mp_analyze_plan_json(const struct mp_analysis *a, struct mp_json_lazy *lz);
 /* The NUMA section (report/analyze_numa.c): nothing, or JSON null, without a->numa. */
 void mp_analyze_print_numa_text(FILE *out, const struct mp_analysis *a);
 struct cJSON *mp_analyze_numa_json(const struct mp_analysis *a);

@@ -3,10 +3,13 @@
  * --json' (layout in memprof-analyze(1), PLAN METRICS): steps and how they
  * were found, every step's fragmentation per device with the trend, the
  * allocation overhead and call times, the OOM verdicts.  Plain results in,
- * cJSON out.
+ * cJSON out; the lists that grow with the trace (the steps, the OOMs) as
+ * lazy arrays (report/json_lazy), made item by item when written.
  */
 #include "report/analyze_out.h"
+#include "report/json_lazy.h"
 #include "report/json_util.h"
+#include "util/error.h"
 
 #include <cjson/cJSON.h>
 
@@ -81,11 +84,19 @@ static cJSON *steps_json(const struct mp_plan *p)
 	return o;
 }
 
-static cJSON *step_json(const struct mp_plan *p, const struct mp_plan_device *pd, size_t i)
+/* Lazy: step i of device pd (b) of plan p (a). */
+static int step_json(const void *a, const void *b, size_t i, cJSON **item)
 {
-	const struct mp_plan_point *pt = &pd->at_end[i];
-	cJSON *o = cJSON_CreateObject();
+	const struct mp_plan *p = a;
+	const struct mp_plan_device *pd = b;
+	const struct mp_plan_point *pt;
+	cJSON *o;
 
+	if (i >= p->n_steps)
+		return 0;
+	pt = &pd->at_end[i];
+	if (!(*item = o = cJSON_CreateObject()))
+		return MP_ENOMEM;
 	mp_json_add_int(o, "step", (int64_t)i + 1);
 	add_mark(o, "start", &p->step_list[i].start);
 	add_mark(o, "end", &p->step_list[i].end);
@@ -95,7 +106,7 @@ static cJSON *step_json(const struct mp_plan *p, const struct mp_plan_device *pd
 	mp_json_add_known(o, "largest_hole_bytes", pt->seen ? pt->largest_free_bytes : -1);
 	add_ratio(o, "free_share", mp_plan_frag_ratio(pt));
 	add_ratio(o, "external_fragmentation", mp_plan_external_ratio(pt));
-	return o;
+	return 1;
 }
 
 static cJSON *trend_json(const struct mp_plan_frag_trend *t)
@@ -125,21 +136,18 @@ static cJSON *trend_json(const struct mp_plan_frag_trend *t)
 	return o;
 }
 
-static cJSON *frag_json(const struct mp_plan *p)
+static cJSON *frag_json(const struct mp_plan *p, struct mp_json_lazy *lz)
 {
 	cJSON *a = cJSON_CreateArray();
 	int k;
-	size_t i;
 
 	for (k = 0; k < p->n_devices; k++) {
 		const struct mp_plan_device *pd = &p->devices[k];
-		cJSON *o = cJSON_CreateObject(), *steps;
+		cJSON *o = cJSON_CreateObject();
 
 		mp_json_add_int(o, "device", pd->device);
 		cJSON_AddStringToObject(o, "model", mp_frag_model_name(pd->model));
-		steps = cJSON_AddArrayToObject(o, "steps");
-		for (i = 0; i < p->n_steps; i++)
-			cJSON_AddItemToArray(steps, step_json(p, pd, i));
+		mp_json_add_lazy_array(o, "steps", lz, step_json, p, pd);
 		cJSON_AddItemToObject(o, "free_share_trend", trend_json(&pd->trend));
 		cJSON_AddItemToArray(a, o);
 	}
@@ -221,12 +229,47 @@ static cJSON *overhead_json(const struct mp_plan *p)
 	return o;
 }
 
-static cJSON *ooms_json(const struct mp_analysis *a, const struct mp_plan *p)
+/* Lazy: OOM i of the analysis (a), the devices in their order. */
+static int oom_json(const void *a_, const void *b, size_t i, cJSON **item)
 {
-	cJSON *o = cJSON_CreateObject(), *list, *counts;
-	int order[MP_MEM_MAX_DEVICES], n = mp_analyze_device_order(a, order), v, k;
+	const struct mp_analysis *a = a_;
+	int order[MP_MEM_MAX_DEVICES], n = mp_analyze_device_order(a, order), k;
+	const struct mp_frag_device *fd = NULL;
+	const struct mp_frag_oom *oom;
+	cJSON *e;
+
+	(void)b;
+	for (k = 0; k < n; k++) {
+		fd = mp_frag_device(a->frag, a->ms->devices[order[k]].device);
+		if (fd && i < fd->n_ooms)
+			break;
+		if (fd)
+			i -= fd->n_ooms;
+	}
+	if (k == n)
+		return 0;
+	oom = &fd->ooms[i];
+	if (!(*item = e = cJSON_CreateObject()))
+		return MP_ENOMEM;
+	mp_json_add_int(e, "device", fd->device);
+	mp_json_add_int(e, "seq", oom->at.seq);
+	mp_json_add_int(e, "ts_ns", oom->at.ts_ns);
+	mp_json_add_int(e, "requested_bytes", oom->requested_bytes);
+	mp_json_add_known(e, "free_in_reserved_bytes", oom->at.free_in_reserved_bytes);
+	mp_json_add_known(e, "largest_hole_bytes", oom->at.largest_free_bytes);
+	cJSON_AddStringToObject(e, "verdict",
+	                        mp_plan_verdict_name(mp_plan_oom_verdict(
+	                                oom->requested_bytes, oom->at.free_in_reserved_bytes,
+	                                oom->at.largest_free_bytes)));
+	return 1;
+}
+
+static cJSON *ooms_json(const struct mp_analysis *a, const struct mp_plan *p,
+                        struct mp_json_lazy *lz)
+{
+	cJSON *o = cJSON_CreateObject(), *counts;
+	int v;
 	int64_t total = 0;
-	size_t i;
 
 	counts = cJSON_AddObjectToObject(o, "verdicts");
 	for (v = 0; v < MP_OOM_VERDICTS; v++) {
@@ -234,34 +277,11 @@ static cJSON *ooms_json(const struct mp_analysis *a, const struct mp_plan *p)
 		total += p->n_ooms[v];
 	}
 	mp_json_add_int(o, "count", total);
-	list = cJSON_AddArrayToObject(o, "list");
-	for (k = 0; k < n; k++) {
-		const struct mp_frag_device *fd =
-		        mp_frag_device(a->frag, a->ms->devices[order[k]].device);
-
-		for (i = 0; fd && i < fd->n_ooms; i++) {
-			const struct mp_frag_oom *oom = &fd->ooms[i];
-			cJSON *e = cJSON_CreateObject();
-
-			mp_json_add_int(e, "device", fd->device);
-			mp_json_add_int(e, "seq", oom->at.seq);
-			mp_json_add_int(e, "ts_ns", oom->at.ts_ns);
-			mp_json_add_int(e, "requested_bytes", oom->requested_bytes);
-			mp_json_add_known(e, "free_in_reserved_bytes",
-			                  oom->at.free_in_reserved_bytes);
-			mp_json_add_known(e, "largest_hole_bytes", oom->at.largest_free_bytes);
-			cJSON_AddStringToObject(
-			        e, "verdict",
-			        mp_plan_verdict_name(mp_plan_oom_verdict(
-			                oom->requested_bytes, oom->at.free_in_reserved_bytes,
-			                oom->at.largest_free_bytes)));
-			cJSON_AddItemToArray(list, e);
-		}
-	}
+	mp_json_add_lazy_array(o, "list", lz, oom_json, a, NULL);
 	return o;
 }
 
-cJSON *mp_analyze_plan_json(const struct mp_analysis *a)
+cJSON *mp_analyze_plan_json(const struct mp_analysis *a, struct mp_json_lazy *lz)
 {
 	const struct mp_plan *p = a->plan;
 	cJSON *o;
@@ -270,8 +290,8 @@ cJSON *mp_analyze_plan_json(const struct mp_analysis *a)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
 	cJSON_AddItemToObject(o, "steps", steps_json(p));
-	cJSON_AddItemToObject(o, "fragmentation", frag_json(p));
+	cJSON_AddItemToObject(o, "fragmentation", frag_json(p, lz));
 	cJSON_AddItemToObject(o, "overhead", overhead_json(p));
-	cJSON_AddItemToObject(o, "ooms", ooms_json(a, p));
+	cJSON_AddItemToObject(o, "ooms", ooms_json(a, p, lz));
 	return o;
 }

@@ -259,6 +259,26 @@ Test(lifetime, one_trace_every_kind)
 	expect_total(MP_LIFETIME_IDLE, 1, 50);
 }
 
+/* on_alloc keeps the block's group in its tag, and on_free checks the tag
+ * before it trusts it: a tag another listener wrote (here the group of
+ * another block) must not move the churn to that block's site. */
+Test(lifetime, a_wrong_tag_is_not_trusted)
+{
+	start_window(1000);
+	alloc(0, 1, 100, 0);
+	alloc(1, 2, 200, 0);
+	cr_assert_neq(blocks[0].tag, 0);
+	cr_assert_neq(blocks[0].tag, blocks[1].tag);
+	blocks[0].tag = blocks[1].tag;
+	freeb(0, 10);
+	blocks[1].tag = 1u << 30; /* past the groups */
+	freeb(1, 20);
+	end();
+	cr_assert_eq(n_of(MP_LIFETIME_CHURN), 2);
+	expect(find(MP_LIFETIME_CHURN, 0, 1, 0), 1, 100, 1);
+	expect(find(MP_LIFETIME_CHURN, 0, 2, 0), 1, 200, 2);
+}
+
 Test(lifetime, window_boundary_is_inclusive)
 {
 	start_window(1000);

@@ -220,6 +220,18 @@ static int told_event(void *ctx, const struct memprof_record *r, const struct mp
 	return 0;
 }
 
+/* p = prefetch before an alloc (p-) or before the free of a block (p and its id) */
+static void told_prefetch(void *ctx, const struct memprof_record *r, const struct mp_mem_block *b)
+{
+	(void)ctx;
+	(void)r;
+	if (b)
+		snprintf(told + strlen(told), sizeof(told) - strlen(told), "p%lld",
+		         (long long)b->alloc_id);
+	else
+		snprintf(told + strlen(told), sizeof(told) - strlen(told), "p-");
+}
+
 static int count_block(void *ctx, const struct mp_mem_block *b)
 {
 	*(int64_t *)ctx += b->size_bytes;
@@ -246,6 +258,24 @@ Test(memstate, listeners_hear_blocks_then_events_in_order)
 	mp_memstate_foreach_live(&sum, count_block, &live);
 	cr_assert_eq(live, 50); /* block 2 only */
 	cr_assert_eq(sum.n_unmatched_frees, 1);
+}
+
+/* The prefetch hint comes before each on_alloc (no block yet) and before
+ * each on_free (its block), never for an event that makes or ends no life. */
+Test(memstate, prefetch_comes_before_alloc_and_free)
+{
+	struct mp_mem_listener l = {.on_alloc = told_alloc,
+	                            .on_free = told_free,
+	                            .on_event = told_event,
+	                            .prefetch = told_prefetch};
+
+	told[0] = '\0';
+	cr_assert_eq(mp_memstate_listen(&sum, &l), 0);
+	feed(MEMPROF_OP_ALLOC, 1, 100, 0, 1);
+	feed(MEMPROF_OP_FREE_REQUESTED, 1, 0, 0, 1);
+	feed(MEMPROF_OP_FREE, 1, 0, 0, 1); /* the allocator's: no on_free, no hint */
+	feed(MEMPROF_OP_FREE, 42, 0, 0, 1);
+	cr_assert_str_eq(told, "p-a1e1 p1f1e0 e0 e0 ");
 }
 
 Test(memstate, timestamps_going_back_are_counted)
