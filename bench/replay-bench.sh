@@ -9,8 +9,13 @@
 # met.  Run from the build directory ('make bench-replay'); writes only
 # under bench-out/.
 #
+# Then, once per size, the peak RSS of 'memprof replay --pool=all' (every
+# device, under bench/measure) and its bytes per trace event; with
+# BASE_MEMPROF (another build, e.g. main's: its plugins found through
+# MEMPROF_PLUGIN_PATH) the same on the same trace, for a before/after.
+#
 # usage: replay-bench.sh [EVENTS...]   (default: 1000000 10000000)
-# environment: MEMPROF (default ./memprof), REPEAT (default 3).
+# environment: MEMPROF (default ./memprof), REPEAT (default 3), BASE_MEMPROF.
 # Exits non-zero only when a command fails, never for a missed goal.
 
 set -u
@@ -23,6 +28,8 @@ FLOOR=./bench/replay_floor
 OUT=bench-out
 REPEAT=${REPEAT:-3}
 GOAL_EVENTS_PER_S=5000000
+MEASURE=./bench/measure
+RSS_LINES=
 
 [ $# -gt 0 ] || set -- 1000000 10000000
 [ -x "$MEMPROF" ] || die "cannot run memprof '$MEMPROF' (build it, or set MEMPROF)"
@@ -66,6 +73,18 @@ for r in json.load(open(sys.argv[1]))["results"]:
 			       eps, feps, feps / eps, ((eps >= goal) ? "met" : "NOT met")
 		}'
 	done
+	for m in "$MEMPROF" ${BASE_MEMPROF:+"$BASE_MEMPROF"}; do
+		"$MEASURE" -o "$OUT/replay-rss-$n.log" -- "$m" replay --pool=all --backend=sim --no-save \
+			--json "$db" >/dev/null 2>&1 || die "memprof replay --pool=all failed on '$db'"
+		kib=$(sed -n 's/.*maxrss_kib=\([0-9]*\).*/\1/p' "$OUT/replay-rss-$n.log" | tail -n 1)
+		RSS_LINES="$RSS_LINES$(awk -v n="$n" -v k="$kib" -v m="$m" 'BEGIN {
+			printf "%10d %10.1f %8.1f  %s", n, k / 1024, k * 1024 / n, m }')
+"
+	done
 	rm -f "$csv" "$db"
 done
 echo "ratio: how many times faster the floor is than memprof's replay loop"
+echo
+echo "memprof replay --pool=all --backend=sim (every device): peak RSS"
+printf '%10s %10s %8s  %s\n' events "RSS MiB" "B/event" build
+printf '%s' "$RSS_LINES"

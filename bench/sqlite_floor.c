@@ -4,8 +4,11 @@
  * (copied from src/store/store.c and schema.c: keep them in step), N rows
  * like an RMM import's inserted with the statement shape memprof's writer
  * uses (128 rows per INSERT, 7 values bound per row, NULL seq; the last
- * rows one at a time), no parsing.
- * A floor for the import benchmark; links nothing of memprof.
+ * rows one at a time), no parsing.  With -f TRACE.db the rows are instead
+ * those of TRACE.db's events table (read into memory first, not timed),
+ * stored with the writer's shapes (sqlite_floor_rows.c), and the storing's
+ * CPU and wall time are printed: the floor for importing any format.
+ * A floor for the import benchmarks; links nothing of memprof.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -16,18 +19,20 @@
 
 #define ROWS 128 /* per INSERT, as in src/store/writer.c */
 
-static const char pragmas[] = "PRAGMA page_size=65536;"
-                              "PRAGMA journal_mode=OFF;"
-                              "PRAGMA synchronous=OFF;"
-                              "PRAGMA locking_mode=EXCLUSIVE;"
-                              "PRAGMA cache_size=-65536;";
+int mp_floor_copy_rows(const char *from, const char *to); /* sqlite_floor_rows.c */
 
-static const char schema[] =
+const char mp_floor_pragmas[] = "PRAGMA page_size=65536;"
+                                "PRAGMA journal_mode=OFF;"
+                                "PRAGMA synchronous=OFF;"
+                                "PRAGMA locking_mode=EXCLUSIVE;"
+                                "PRAGMA cache_size=-65536;";
+
+const char mp_floor_schema[] =
         "CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"
         " op INTEGER NOT NULL, alloc_id INTEGER NOT NULL, size INTEGER NOT NULL,"
         " requested INTEGER NOT NULL, address INTEGER NOT NULL, device INTEGER NOT NULL,"
         " stream INTEGER NOT NULL, process INTEGER NOT NULL, phase INTEGER, stack INTEGER,"
-        " api INTEGER, device_free INTEGER, thread INTEGER);";
+        " api INTEGER, device_free INTEGER, thread INTEGER, duration_ns INTEGER);";
 
 static void die(sqlite3 *db, const char *what)
 {
@@ -63,7 +68,7 @@ static char *insert_sql(void)
 		len += (size_t)snprintf(
 		        sql + len, cap - len,
 		        "%s(NULL,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,NULL,NULL,NULL,"
-		        "NULL,?%d)",
+		        "NULL,?%d,NULL)",
 		        r ? "," : "", k + 1, k + 2, k + 3, k + 4, k + 4, k + 5, 7 * ROWS + 1, k + 6,
 		        7 * ROWS + 2, k + 7);
 	return sql;
@@ -72,14 +77,16 @@ static char *insert_sql(void)
 int main(int argc, char **argv)
 {
 	long long n = 1000000, i = 0;
-	const char *path = NULL;
+	const char *path = NULL, *from = NULL;
 	sqlite3_stmt *st, *one;
 	sqlite3 *db;
 	char *sql;
 	int ch, r, k;
 
-	while ((ch = getopt(argc, argv, "n:o:")) != -1) {
-		if (ch == 'n')
+	while ((ch = getopt(argc, argv, "f:n:o:")) != -1) {
+		if (ch == 'f')
+			from = optarg;
+		else if (ch == 'n')
 			n = atoll(optarg);
 		else if (ch == 'o')
 			path = optarg;
@@ -87,21 +94,24 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (!path || n < 0) {
-		fprintf(stderr, "usage: sqlite_floor -n EVENTS -o NEW.db\n");
+		fprintf(stderr, "usage: sqlite_floor -n EVENTS -o NEW.db\n"
+		                "       sqlite_floor -f TRACE.db -o NEW.db\n");
 		return 2;
 	}
+	if (from)
+		return mp_floor_copy_rows(from, path);
 	if (sqlite3_open_v2(path, &db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK ||
-	    sqlite3_exec(db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_exec(db, mp_floor_pragmas, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, mp_floor_schema, NULL, NULL, NULL) != SQLITE_OK)
 		die(db, path);
 	sql = insert_sql();
 	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 	            db,
 	            "INSERT INTO events VALUES(NULL,?1,?2,?3,?4,?4,?5,?8,?6,?9,NULL,NULL,"
-	            "NULL,NULL,?7);",
+	            "NULL,NULL,?7,NULL);",
 	            -1, &one, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, "BEGIN;", NULL, NULL, NULL) != SQLITE_OK)
 		die(db, "prepare");

@@ -61,18 +61,20 @@ one() {
 	p=$(median "$plog" wall_s)
 	mr=$(median "$mlog" maxrss_kib)
 	pr=$(median "$plog" maxrss_kib)
-	printf '%-30s %6.1f %8s %7.3f %7.3f %6.2f %7.3f %7.3f %6.2f %7.1f %7.1f %5.2f\n' "$name" \
-		"$(awk -v b="$(wc -c <"$f")" 'BEGIN { print b / 1048576 }')" "$events" \
+	bytes=$(wc -c <"$f")
+	printf '%-30s %6.1f %8s %7.3f %7.3f %6.2f %7.3f %7.3f %6.2f %7.1f %7.1f %5.2f %6.2f\n' "$name" \
+		"$(awk -v b="$bytes" 'BEGIN { print b / 1048576 }')" "$events" \
 		"$mc" "$pc" "$(awk -v a="$mc" -v b="$pc" 'BEGIN { print a / b }')" \
 		"$m" "$p" "$(awk -v a="$m" -v b="$p" 'BEGIN { print a / b }')" \
 		"$(awk -v k="$mr" 'BEGIN { print k / 1024 }')" "$(awk -v k="$pr" 'BEGIN { print k / 1024 }')" \
-		"$(awk -v a="$mr" -v b="$pr" 'BEGIN { print a / b }')"
+		"$(awk -v a="$mr" -v b="$pr" 'BEGIN { print a / b }')" \
+		"$(awk -v k="$mr" -v b="$bytes" 'BEGIN { print k * 1024 / b }')"
 }
 
 "$PYTHON" -c 'import pickle' 2>/dev/null || die "cannot run '$PYTHON' (set PYTHON)"
 echo "memprof import vs pickle.load in $PYTHON ($("$PYTHON" --version 2>&1)), medians of alternating runs"
-printf '%-30s %6s %8s %7s %7s %6s %7s %7s %6s %7s %7s %5s\n' snapshot MiB events \
-	"mp_cpu" "py_cpu" "x_cpu" "mp_s" "py_s" "x_wall" "mp_MiB" "py_MiB" "x_rss"
+printf '%-30s %6s %8s %7s %7s %6s %7s %7s %6s %7s %7s %5s %6s\n' snapshot MiB events \
+	"mp_cpu" "py_cpu" "x_cpu" "mp_s" "py_s" "x_wall" "mp_MiB" "py_MiB" "x_rss" "x_file"
 for f in "$DATASETS"/torch-snapshots/*.pickle; do
 	one "$f" "$REPEAT"
 done
@@ -86,4 +88,5 @@ if [ "$BIG_MIB" != 0 ]; then
 fi
 rm -f "$OUT/torch.db"
 echo "x_cpu, x_wall, x_rss = memprof import (parse, rebuild the window, write SQLite) / pickle.load alone"
+echo "x_file = memprof's peak RSS / the file's size (memory bounded by the live set: well below 1 on a large file)"
 echo "(below 1: memprof is faster or smaller); $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg)."

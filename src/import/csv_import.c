@@ -13,6 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Stack texts seen lately, by a cheap hash of a few of their bytes: most
+ * rows find their stack here with one memcmp and no hash of the whole text. */
+#define STACK_CACHE 1024
+
+struct stack_slot {
+	const char *text; /* the map's copy */
+	size_t len;
+	int64_t id;
+};
+
+struct last_name {
+	char text[64];
+	size_t len;
+	int64_t id; /* 0: none kept */
+};
+
 struct csv_import {
 	struct mp_writer *w;
 	const char *path;
@@ -26,6 +42,8 @@ struct csv_import {
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
+	struct stack_slot cache[STACK_CACHE];
+	struct last_name last_phase, last_api;
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -53,18 +71,41 @@ static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 	return 0;
 }
 
+/* The cache slot of text s (n >= 1 bytes): its length and three 8-byte samples. */
+static struct stack_slot *cache_slot(struct csv_import *ci, const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0, c = 0, h;
+	size_t k = n < 8 ? n : 8;
+
+	memcpy(&a, s, k);
+	memcpy(&b, s + n - k, k);
+	memcpy(&c, s + (n - k) / 2, k);
+	h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (c * 0xc2b2ae3d27d4eb4fULL) ^ n) *
+	    0xff51afd7ed558ccdULL;
+	return &ci->cache[h >> 54]; /* the top 10 bits: STACK_CACHE slots */
+}
+
 static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, struct mp_error *err)
 {
 	struct memprof_stack stack;
 	struct mp_error perr;
+	struct stack_slot *slot;
 	int64_t id;
 
 	if (ci->last_stack && row->stack_len == ci->last_stack_len &&
 	    memcmp(row->stack, ci->last_stack, row->stack_len) == 0)
 		return ci->last_stack_id; /* consecutive events often share a stack */
+	slot = cache_slot(ci, row->stack, row->stack_len);
+	if (slot->text && slot->len == row->stack_len &&
+	    memcmp(slot->text, row->stack, row->stack_len) == 0) {
+		ci->last_stack = slot->text;
+		ci->last_stack_len = slot->len;
+		return ci->last_stack_id = slot->id;
+	}
 	if (mp_strmap_get_key(&ci->stacks, row->stack, row->stack_len, &id, &ci->last_stack)) {
 		ci->last_stack_len = row->stack_len;
 		ci->last_stack_id = id;
+		*slot = (struct stack_slot){ci->last_stack, row->stack_len, id};
 		return id;
 	}
 	if (mp_stack_text_parse(row->stack, row->stack_len, &ci->frames, &perr) < 0)
@@ -79,6 +120,25 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	ci->last_stack_len = row->stack_len;
 	ci->last_stack_id = id;
+	*slot = (struct stack_slot){ci->last_stack, row->stack_len, id};
+	return id;
+}
+
+/* The writer's id of a phase or API name, the last one's kept: rows run in
+ * phases of thousands, and most of them name the same API as the row before. */
+static int64_t name_id(struct csv_import *ci, struct last_name *last, const char *s, size_t n,
+                       int64_t (*intern)(struct mp_writer *, const char *, size_t))
+{
+	int64_t id;
+
+	if (last->id > 0 && n == last->len && memcmp(s, last->text, n) == 0)
+		return last->id;
+	id = intern(ci->w, s, n);
+	if (id > 0 && n <= sizeof(last->text)) {
+		memcpy(last->text, s, n);
+		last->len = n;
+		last->id = id;
+	}
 	return id;
 }
 
@@ -138,9 +198,11 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = mp_writer_phase(ci->w, row->phase, row->phase_len)) < 0)
+	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
+	                                          mp_writer_phase)) < 0)
 		return MP_EIO;
-	if (row->api && (ev->api_id = mp_writer_api(ci->w, row->api, row->api_len)) < 0)
+	if (row->api &&
+	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
 		return MP_EIO;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
@@ -150,9 +212,8 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	return 0;
 }
 
-static int run(struct mp_import_ctx *c)
+static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 {
-	struct csv_import ci = {.w = c->w, .path = c->path, .st = c->st};
 	struct mp_error *err = c->err;
 	struct mp_csv_reader *r;
 	struct mp_csv_row row;
@@ -161,27 +222,42 @@ static int run(struct mp_import_ctx *c)
 	rc = mp_csv_open(&r, c->in, c->path, err);
 	if (rc < 0)
 		return rc;
-	mp_live_sets_init(&ci.live_blocks);
-	mp_live_sets_init(&ci.live_segments);
-	mp_intmap_init(&ci.processes);
-	mp_intmap_init(&ci.devices);
-	mp_strmap_init(&ci.stacks);
-	mp_frame_list_init(&ci.frames);
+	mp_live_sets_init(&ci->live_blocks);
+	mp_live_sets_init(&ci->live_segments);
+	mp_intmap_init(&ci->processes);
+	mp_intmap_init(&ci->devices);
+	mp_strmap_init(&ci->stacks);
+	mp_frame_list_init(&ci->frames);
 	while ((rc = mp_csv_next(r, &row, err)) == 1) {
-		rc = import_row(&ci, &row, err);
+		rc = import_row(ci, &row, err);
 		if (rc == MP_EIO || rc == MP_ENOMEM || rc == MP_EFULL)
 			rc = mp_err_copy(err, mp_writer_error(c->w));
 		if (rc < 0)
 			break;
 	}
 	mp_csv_close(r);
-	mp_live_sets_free(&ci.live_blocks);
-	mp_live_sets_free(&ci.live_segments);
-	mp_intmap_free(&ci.processes);
-	mp_intmap_free(&ci.devices);
-	mp_strmap_free(&ci.stacks);
-	mp_frame_list_free(&ci.frames);
+	mp_live_sets_free(&ci->live_blocks);
+	mp_live_sets_free(&ci->live_segments);
+	mp_intmap_free(&ci->processes);
+	mp_intmap_free(&ci->devices);
+	mp_strmap_free(&ci->stacks);
+	mp_frame_list_free(&ci->frames);
 	return rc < 0 ? rc : 0;
+}
+
+static int run(struct mp_import_ctx *c)
+{
+	struct csv_import *ci = calloc(1, sizeof(*ci));
+	int rc;
+
+	if (!ci)
+		return mp_err(c->err, MP_ENOMEM, "out of memory");
+	ci->w = c->w;
+	ci->path = c->path;
+	ci->st = c->st;
+	rc = import_all(ci, c);
+	free(ci);
+	return rc;
 }
 
 static int probe(const char *path, const char *head, size_t n)

@@ -340,6 +340,8 @@ static int number(struct mm *m, const struct field *f, int c, int64_t min, int64
 	char buf[48], problem[32];
 	int rc = parse_i64(f->s, f->n, out);
 
+	if (rc == 0 && *out >= min)
+		return 0; /* the message is built only for a bad field */
 	snprintf(problem, sizeof(problem), "invalid %s", m->names[c]);
 	shown(f->s, f->n, buf);
 	if (rc == -1)

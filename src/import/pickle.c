@@ -1,10 +1,12 @@
 /*
  * import/pickle.c - the pickle machine for plain data: a stack, a mark
- * stack and a memo over the whole input held in memory.  Every length is
- * checked against the bytes left before anything is allocated, so memory is
- * bounded by a small multiple of the input size.  With a stream hook the
- * items of root['device_traces'][i] are handed over and released one by one
- * (their slots reused), so they do not accumulate.  Must never run code.
+ * stack and a memo, fed by a window of the input read in bounded chunks
+ * (strings and bytes are copied out of it).  Nothing is allocated for a
+ * length before the bytes it announces have arrived, so memory is bounded
+ * by a small multiple of the input read.  With a stream hook the items of
+ * root['device_traces'][i] are handed over and released one by one (their
+ * slots and strings reused), so they do not accumulate: memory follows what
+ * the document keeps, not the file's size.  Must never run code.
  */
 #include "import/pickle.h"
 #include "util/intmap.h"
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #define VALUES_PER_CHUNK 4096
+#define WINDOW_BYTES     (1u << 20) /* input read at a time */
 
 struct chunk {
 	struct chunk *next;
@@ -24,8 +27,7 @@ struct chunk {
 };
 
 struct mp_pickle {
-	unsigned char *data;
-	size_t len;
+	size_t len; /* bytes of input read, up to and including STOP */
 	struct mp_pk *root;
 	struct chunk *chunks;
 	struct mp_pk *free_values; /* released slots, chained through v.items */
@@ -39,6 +41,13 @@ struct vm {
 	const char *name;
 	struct mp_error *err;
 	size_t pos, op_pos; /* next byte; offset of the opcode being run */
+	/* The window: input bytes [base, base + n_buf) in buf.  in is NULL when buf
+	 * holds the whole input (borrowed, not owned). */
+	FILE *in;
+	const unsigned char *buf;
+	unsigned char *own; /* buf when read from in */
+	size_t base, n_buf, cap_buf;
+	int eof;
 	struct mp_pk **stack;
 	size_t n_stack, cap_stack;
 	size_t *marks;
@@ -102,6 +111,8 @@ static void release_value(struct mp_pickle *p, struct mp_pk *v)
 {
 	if (is_container(v))
 		free(v->v.items);
+	else if (v->type == MP_PK_STR || v->type == MP_PK_BYTES)
+		free((char *)v->v.s);
 	v->type = 0; /* mp_pickle_free skips it */
 	v->v.items = (struct mp_pk **)p->free_values;
 	p->free_values = v;
@@ -151,14 +162,74 @@ static int pop_mark(struct vm *m, size_t *first)
 	return 0;
 }
 
+/* The next unread byte, and how many follow it in the window. */
+static const unsigned char *at(const struct vm *m)
+{
+	return m->buf + (m->pos - m->base);
+}
+
+static size_t avail(const struct vm *m)
+{
+	return m->base + m->n_buf - m->pos;
+}
+
+/* Read one more chunk into the window, keeping its unread bytes (the window
+ * grows only when they fill it).  0, 1 at the end of the input, or an error. */
+static int read_more(struct vm *m)
+{
+	size_t keep = avail(m), k;
+
+	if (!m->in || m->eof)
+		return 1;
+	if (m->pos > m->base) { /* slide the unread bytes to the front */
+		memmove(m->own, at(m), keep);
+		m->base = m->pos;
+		m->n_buf = keep;
+	}
+	if (mp_array_reserve((void **)&m->own, &m->cap_buf,
+	                     keep + (keep < WINDOW_BYTES ? WINDOW_BYTES : keep), 1) < 0)
+		return oom(m);
+	m->buf = m->own;
+	if (m->base + m->n_buf >= MP_PICKLE_MAX_BYTES)
+		return mp_err(
+		        m->err, MP_EFORMAT,
+		        "input too large '%s': over %d GiB, more than a memory snapshot holds",
+		        m->name, (int)(MP_PICKLE_MAX_BYTES >> 30));
+	k = fread(m->own + m->n_buf, 1, m->cap_buf - m->n_buf, m->in);
+	m->n_buf += k;
+	if (k == 0) {
+		if (ferror(m->in))
+			return mp_err(m->err, MP_EIO, "cannot read '%s': %s", m->name,
+			              strerror(errno));
+		m->eof = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Make n bytes readable at at(m): 0, 1 when the input ends first (then
+ * avail() says how many it has), or an error.  Reads only what is there, so
+ * an absurd n costs the input's actual bytes, not n. */
+static int fill(struct vm *m, size_t n)
+{
+	int rc;
+
+	while (avail(m) < n)
+		if ((rc = read_more(m)) != 0)
+			return rc;
+	return 0;
+}
+
 static int need(struct vm *m, size_t n)
 {
-	if (m->p->len - m->pos < n)
+	int rc = fill(m, n);
+
+	if (rc == 1)
 		return mp_err(m->err, MP_EFORMAT,
 		              "truncated pickle '%s' at byte %zu: opcode needs %zu more bytes, %zu "
 		              "left",
-		              m->name, m->op_pos, n, m->p->len - m->pos);
-	return 0;
+		              m->name, m->op_pos, n, avail(m));
+	return rc;
 }
 
 static uint64_t le(const unsigned char *b, size_t n)
@@ -175,7 +246,7 @@ static int arg(struct vm *m, size_t n, uint64_t *out)
 {
 	if (need(m, n) < 0)
 		return MP_EFORMAT;
-	*out = le(m->p->data + m->pos, n);
+	*out = le(at(m), n);
 	m->pos += n;
 	return 0;
 }
@@ -199,7 +270,7 @@ static int push_long(struct vm *m, size_t n)
 
 	if (need(m, n) < 0)
 		return MP_EFORMAT;
-	b = m->p->data + m->pos;
+	b = at(m);
 	m->pos += n;
 	if (n == 0)
 		return push_int(m, 0);
@@ -226,25 +297,61 @@ static int push_long(struct vm *m, size_t n)
 	return push(m, v);
 }
 
+/* Copy the next n bytes out of the input into *out (NUL-terminated, never
+ * NULL), as they arrive: a length past the input's end costs only its bytes. */
+static int take_bytes(struct vm *m, uint64_t n, char **out)
+{
+	char *s = NULL;
+	size_t cap = 0, got = 0, k;
+	int rc = 0;
+
+	if (avail(m) >= n) /* the usual case: all there */
+		cap = (size_t)n + 1;
+	for (;;) {
+		k = avail(m) < n - got ? avail(m) : (size_t)(n - got);
+		if (mp_array_reserve((void **)&s, &cap, got + k + 1, 1) < 0 ||
+		    (!s && !(s = malloc(cap)))) {
+			free(s);
+			return oom(m);
+		}
+		memcpy(s + got, at(m), k);
+		got += k;
+		m->pos += k;
+		if (got == n || (rc = read_more(m)) != 0)
+			break;
+	}
+	if (got < n) {
+		free(s);
+		return rc < 0 ? rc
+		              : mp_err(m->err, MP_EFORMAT,
+		                       "invalid pickle '%s' at byte %zu: a string of %llu bytes "
+		                       "but "
+		                       "only %zu bytes left",
+		                       m->name, m->op_pos, (unsigned long long)n, got);
+	}
+	s[got] = '\0';
+	*out = s;
+	return 0;
+}
+
 static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 {
 	uint64_t n;
 	struct mp_pk *v;
+	char *s = NULL;
+	int rc;
 
 	if (arg(m, len_bytes, &n) < 0)
 		return MP_EFORMAT;
-	if (n > m->p->len - m->pos)
-		return mp_err(
-		        m->err, MP_EFORMAT,
-		        "invalid pickle '%s' at byte %zu: a string of %llu bytes but only %zu "
-		        "bytes left",
-		        m->name, m->op_pos, (unsigned long long)n, m->p->len - m->pos);
+	if ((rc = take_bytes(m, n, &s)) < 0)
+		return rc;
 	v = new_value(m, type);
-	if (v) {
-		v->v.s = (const char *)m->p->data + m->pos;
-		v->n = (size_t)n;
+	if (!v) {
+		free(s);
+		return oom(m);
 	}
-	m->pos += (size_t)n;
+	v->v.s = s;
+	v->n = (size_t)n;
 	return push(m, v);
 }
 
@@ -369,6 +476,7 @@ static int stream_items(struct vm *m, const struct mp_pk *list, long k, struct m
 	int rc;
 
 	(void)mp_intmap_get(&m->streamed, (uint64_t)(uintptr_t)list, &at);
+	m->stream->input_bytes = m->pos;
 	for (i = 0; i < n; i++) {
 		if ((rc = m->stream->item(m->stream->ctx, (size_t)k, (size_t)at + i, vals[i],
 		                          m->err)) < 0)
@@ -515,7 +623,7 @@ static int push_float(struct vm *m)
 	if (need(m, 8) < 0)
 		return MP_EFORMAT;
 	for (i = 0; i < 8; i++) /* big-endian */
-		bits = (bits << 8) | m->p->data[m->pos + (size_t)i];
+		bits = (bits << 8) | at(m)[i];
 	m->pos += 8;
 	memcpy(&d, &bits, sizeof(d));
 	v = new_value(m, MP_PK_FLOAT);
@@ -611,6 +719,7 @@ static int run_structure(struct vm *m, int op)
 static int run_scalar(struct vm *m, int op)
 {
 	uint64_t a;
+	int rc;
 
 	switch (op) {
 	case 'N':
@@ -630,8 +739,8 @@ static int run_scalar(struct vm *m, int op)
 	case 0x8b:
 		if (arg(m, 4, &a) < 0)
 			return MP_EFORMAT;
-		if (a > m->p->len - m->pos)
-			return bad(m, "LONG4 longer than the rest of the input");
+		if ((rc = fill(m, (size_t)a)) != 0)
+			return rc < 0 ? rc : bad(m, "LONG4 longer than the rest of the input");
 		return push_long(m, (size_t)a);
 	case 'G':
 		return push_float(m);
@@ -683,13 +792,15 @@ static int run(struct vm *m)
 {
 	int rc, op;
 
-	while (m->pos < m->p->len) {
+	while ((rc = fill(m, 1)) == 0) {
 		m->op_pos = m->pos;
-		op = m->p->data[m->pos++];
+		op = *at(m);
+		m->pos++;
 		if (op == '.') { /* STOP */
 			if (m->n_stack != 1 || m->n_marks)
 				return bad(m, "STOP with the stack not holding exactly one value");
 			m->p->root = m->stack[0];
+			m->p->len = m->pos;
 			return 0;
 		}
 		rc = run_structure(m, op);
@@ -698,17 +809,27 @@ static int run(struct vm *m)
 		if (rc < 0)
 			return rc;
 	}
+	if (rc < 0)
+		return rc;
 	m->op_pos = m->pos;
 	return mp_err(m->err, MP_EFORMAT, "truncated pickle '%s' at byte %zu: no STOP opcode",
 	              m->name, m->pos);
 }
 
-static int load(struct mp_pickle *p, const char *name, struct mp_pickle_stream *s,
-                struct mp_error *err)
+/* Run the machine over in (or, when in is NULL, over data: len bytes). */
+static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, const char *name,
+                struct mp_pickle_stream *s, struct mp_error *err)
 {
-	struct vm m = {.p = p, .name = name, .err = err, .stream = s && s->item ? s : NULL};
+	struct vm m = {.name = name, .err = err, .stream = s && s->item ? s : NULL, .in = in};
 	int rc;
 
+	*out = NULL;
+	if (!(m.p = calloc(1, sizeof(*m.p))))
+		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
+	if (!in) {
+		m.buf = data;
+		m.n_buf = len;
+	}
 	mp_intmap_init(&m.memo_far);
 	mp_intmap_init(&m.streamed);
 	rc = run(&m);
@@ -717,51 +838,21 @@ static int load(struct mp_pickle *p, const char *name, struct mp_pickle_stream *
 	mp_intmap_free(&m.streamed);
 	free(m.stack);
 	free(m.marks);
-	return rc;
+	free(m.own);
+	if (rc < 0) {
+		mp_pickle_free(m.p);
+		return rc;
+	}
+	if (s)
+		s->input_bytes = m.p->len;
+	*out = m.p;
+	return 0;
 }
 
 int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, const char *name,
                           struct mp_error *err)
 {
-	struct mp_pickle *p = calloc(1, sizeof(*p));
-	int rc;
-
-	*out = NULL;
-	if (!p || !(p->data = malloc(len ? len : 1))) {
-		free(p);
-		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
-	}
-	memcpy(p->data, data, len);
-	p->len = len;
-	rc = load(p, name, NULL, err);
-	if (rc < 0) {
-		mp_pickle_free(p);
-		return rc;
-	}
-	*out = p;
-	return 0;
-}
-
-/* Whether the first opcode of p (len >= 1) is already refused: then the
- * whole input need not be read (an endless /dev/zero is refused at once). */
-static int refused_at_start(const struct mp_pickle *p, const char *name, struct mp_error *err)
-{
-	struct mp_pickle *first;
-	int rc;
-
-	if (p->data[0] == 0x80) /* PROTO: a binary pickle */
-		return 0;
-	if (!(first = calloc(1, sizeof(*first)))) /* the whole input will say it */
-		return 0;
-	first->data = p->data; /* borrowed: its first byte only */
-	first->len = 1;
-	rc = load(first, name, NULL, err);
-	first->data = NULL;
-	mp_pickle_free(first);
-	if (rc < 0 && strncmp(err->msg, "truncated", 9) != 0)
-		return rc;
-	mp_err_clear(err);
-	return 0;
+	return load(out, NULL, data, len, name, NULL, err);
 }
 
 int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp_error *err)
@@ -772,47 +863,7 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
 int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,
                           struct mp_pickle_stream *s, struct mp_error *err)
 {
-	struct mp_pickle *p = calloc(1, sizeof(*p));
-	size_t cap = 0, k;
-	int rc;
-
-	*out = NULL;
-	if (!p)
-		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
-	for (;;) {
-		if (p->len >= MP_PICKLE_MAX_BYTES) {
-			mp_pickle_free(p);
-			return mp_err(err, MP_EFORMAT,
-			              "input too large '%s': over %d GiB, more than a memory "
-			              "snapshot holds",
-			              name, (int)(MP_PICKLE_MAX_BYTES >> 30));
-		}
-		if (mp_array_reserve((void **)&p->data, &cap, p->len + (1 << 16), 1) < 0) {
-			mp_pickle_free(p);
-			return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
-		}
-		k = fread(p->data + p->len, 1, cap - p->len, in);
-		p->len += k;
-		if (p->len == k && k > 0 && err && refused_at_start(p, name, err) < 0) {
-			mp_pickle_free(p);
-			return err->code;
-		}
-		if (k == 0)
-			break;
-	}
-	if (ferror(in)) {
-		mp_pickle_free(p);
-		return mp_err(err, MP_EIO, "cannot read '%s': %s", name, strerror(errno));
-	}
-	if (s)
-		s->input_bytes = p->len;
-	rc = load(p, name, s, err);
-	if (rc < 0) {
-		mp_pickle_free(p);
-		return rc;
-	}
-	*out = p;
-	return 0;
+	return load(out, in, NULL, 0, name, s, err);
 }
 
 const struct mp_pk *mp_pickle_root(const struct mp_pickle *p)
@@ -845,11 +896,10 @@ void mp_pickle_free(struct mp_pickle *p)
 	for (c = p->chunks; c; c = next) {
 		next = c->next;
 		for (i = 0; i < c->used; i++)
-			if (is_container(&c->values[i]))
-				free(c->values[i].v.items);
+			if (c->values[i].type)
+				release_value(p, &c->values[i]);
 		free(c);
 	}
-	free(p->data);
 	free(p);
 }
 

@@ -54,9 +54,10 @@ struct mp_pickle;
 #define MP_PICKLE_MAX_BYTES (INT64_C(4) << 30)
 
 /*
- * Read all of in (named name in messages), at most MP_PICKLE_MAX_BYTES,
- * and unpickle it; an input whose first opcode is refused is refused
- * before the rest is read.  On success
+ * Unpickle in (named name in messages) as it is read, in chunks of a few
+ * MiB at most, up to its STOP opcode and at most MP_PICKLE_MAX_BYTES; an
+ * input is refused at its first bad opcode, before the rest is read.  On
+ * success
  * *out holds the document; its root is mp_pickle_root().  Errors are
  * MP_EFORMAT with the byte offset and the opcode, MP_EIO or MP_ENOMEM.
  */
@@ -69,24 +70,25 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
  * memory is bounded by what the rest of the document keeps, not by the
  * number of items.  A later memo reference to a released item is an
  * error.  The hook returns 0 or a negative error code (with err set).
- * input_bytes is the whole input's size, known before the first call.
+ * input_bytes is the bytes of input read so far (up to the item's end) at
+ * each call, and the whole pickle's size once mp_pickle_load_stream returns.
  */
 struct mp_pickle_stream {
 	int (*item)(void *ctx, size_t list, size_t item, const struct mp_pk *v,
 	            struct mp_error *err);
 	void *ctx;
-	size_t input_bytes; /* set by mp_pickle_load_stream before the first call */
+	size_t input_bytes; /* set by mp_pickle_load_stream before each call */
 };
 /* mp_pickle_load with a stream hook (s may be NULL). */
 int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,
                           struct mp_pickle_stream *s, struct mp_error *err);
-/* The same from a buffer (copied). */
+/* The same from a buffer (read in place; nothing refers to it afterwards). */
 int mp_pickle_load_buffer(struct mp_pickle **out, const void *data, size_t len, const char *name,
                           struct mp_error *err);
 const struct mp_pk *mp_pickle_root(const struct mp_pickle *p);
 /* Value slots carved out so far (released ones are reused, not counted again). */
 size_t mp_pickle_n_slots(const struct mp_pickle *p);
-/* Bytes of input read. */
+/* Bytes of the pickle read, up to and including its STOP opcode. */
 size_t mp_pickle_size(const struct mp_pickle *p);
 void mp_pickle_free(struct mp_pickle *p);
 

@@ -42,12 +42,13 @@ struct torch_import {
 	struct mp_pickle_stream stream;
 	struct tp_streamed *streamed; /* by list index */
 	size_t n_streamed;
-	int budget_set;
+	size_t budget_bytes; /* input bytes the budget has been credited for */
 	struct tp_device *devices;
 	size_t n_devices;
 	struct tp_entry *annotations;
 	size_t n_annotations;
 	int64_t budget; /* items left to look at: memo sharing cannot blow up work */
+	/* (1,000,000 plus 8 per byte of input read: credited as the input is read) */
 	/* writing */
 	int64_t process_id, next_id;
 	struct mp_intmap stacks; /* frames list (pointer) -> local stack id */
@@ -225,6 +226,15 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 
 static int64_t local_of(struct torch_import *t, const struct mp_pk *frames);
 
+/* Credit the work budget with the input read up to bytes. */
+static void credit(struct torch_import *t, size_t bytes)
+{
+	if (bytes > t->budget_bytes) {
+		t->budget += 8 * (int64_t)(bytes - t->budget_bytes);
+		t->budget_bytes = bytes;
+	}
+}
+
 /* The pickle's stream hook: entry item of root['device_traces'][list]. */
 static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk *v,
                         struct mp_error *err)
@@ -236,10 +246,7 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 	char where[64];
 
 	(void)err; /* t->c->err is the same */
-	if (!t->budget_set) {
-		t->budget = 8 * (int64_t)t->stream.input_bytes + 1000000;
-		t->budget_set = 1;
-	}
+	credit(t, t->stream.input_bytes);
 	if (list >= MAX_DEVICES)
 		return mp_err(t->c->err, MP_EFORMAT,
 		              "invalid PyTorch snapshot '%s': device_traces[%zu] is past the %d "
@@ -1114,7 +1121,7 @@ static void torch_free(struct torch_import *t)
 
 static int run(struct mp_import_ctx *c)
 {
-	struct torch_import t = {.c = c};
+	struct torch_import t = {.c = c, .budget = 1000000};
 	struct memprof_process p = {0, 0, 0, NULL, -1, -1, -1, NULL};
 	int rc;
 
@@ -1127,8 +1134,7 @@ static int run(struct mp_import_ctx *c)
 		torch_free(&t);
 		return rc;
 	}
-	if (!t.budget_set)
-		t.budget = 8 * (int64_t)mp_pickle_size(t.doc) + 1000000;
+	credit(&t, mp_pickle_size(t.doc));
 	rc = read_document(&t);
 	if (rc == 0 && (t.process_id = mp_writer_process(c->w, &p)) < 0)
 		rc = MP_EIO;

@@ -125,7 +125,7 @@ static void on_oom(struct engine *e, const struct mp_replay_alloc *a, const stru
 {
 	if (e->res->n_ooms++ == 0)
 		e->res->first_oom =
-		        (struct mp_replay_oom){.seq = a->seq,
+		        (struct mp_replay_oom){.seq = e->cur_seq, /* the alloc op's */
 		                               .request_bytes = a->size_bytes,
 		                               .live_bytes = ts->live_bytes - a->size_bytes,
 		                               .reserved_bytes = e->reserved_bytes};
@@ -176,7 +176,7 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 	        .struct_size = sizeof req,
 	        .size_bytes = a->size_bytes,
 	        .requested_bytes = a->requested_bytes,
-	        .stream = a->stream,
+	        .stream = in->streams[a->stream],
 	        .device = e->res->device,
 	        .index = (int64_t)i,
 	        .block_token = i,
@@ -263,8 +263,9 @@ static int unplace_block(struct engine *e, size_t i)
 	return b->n_sharers ? unshare(e, i) : 0;
 }
 
-static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
-                   const struct mp_pool_plugin *pool, struct memprof_pool *p)
+static int do_free(struct engine *e, const struct mp_replay_input *in, size_t i,
+                   const struct mp_replay_alloc *a, const struct mp_pool_plugin *pool,
+                   struct memprof_pool *p)
 {
 	struct block *b = &e->blocks[i];
 	uint64_t t0, wall;
@@ -290,7 +291,7 @@ static int do_free(struct engine *e, size_t i, const struct mp_replay_alloc *a,
 		return rc;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	t0 = e->untimed ? 0 : mp_engine_now_ns();
-	rc = b->direct ? direct_free(e, b) : pool->ops.free(p, &b->pb, a->free_stream);
+	rc = b->direct ? direct_free(e, b) : pool->ops.free(p, &b->pb, in->streams[a->free_stream]);
 	if (!e->untimed) {
 		wall = mp_engine_now_ns() - t0;
 		wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
@@ -319,12 +320,13 @@ static int replay_ops(struct engine *e, const struct mp_replay_input *in,
 	uint64_t t0 = mp_engine_now_ns();
 	int rc = 0;
 
+	e->cur_seq = 0;
 	for (size_t k = 0; k < n_ops && rc == 0; k++) {
-		uint64_t op = d->ops[k];
+		uint32_t op = d->ops[k];
 		size_t i = (size_t)MP_REPLAY_OP_INDEX(op);
 		const struct mp_replay_alloc *a = &d->allocs[i];
 
-		e->cur_seq = d->op_seq[k];
+		e->cur_seq += mp_replay_op_seq_step(d, k);
 		e->cur_op = (int64_t)k;
 		switch (MP_REPLAY_OP_KIND(op)) {
 		case MP_OP_ALLOC:
@@ -333,10 +335,12 @@ static int replay_ops(struct engine *e, const struct mp_replay_input *in,
 		case MP_OP_LIVE_END:
 			end_live(&ts, a);
 			break;
-		default:
-			if (a->live_end == (int64_t)k)
-				end_live(&ts, a);
-			rc = do_free(e, i, a, pool, p);
+		case MP_OP_FREE:
+			end_live(&ts, a);
+			rc = do_free(e, in, i, a, pool, p);
+			break;
+		default: /* MP_OP_FREE_ENDED: its live time ended at its free_requested */
+			rc = do_free(e, in, i, a, pool, p);
 		}
 		if (e->res->verify == MP_VERIFY_FAILED)
 			break;

@@ -23,10 +23,13 @@
 struct level_build {
 	struct mp_replay_alloc *allocs;
 	size_t n_allocs, cap_allocs;
-	uint64_t *ops;
-	int64_t *op_seq;
+	uint32_t *ops;
+	uint32_t *op_dseq;
 	size_t n_ops, cap_ops;
-	struct mp_live_sets live; /* (process, id) -> alloc index */
+	int64_t last_seq;           /* of the last op */
+	struct mp_intmap *far_dseq; /* op -> seq step, for steps op_dseq cannot hold */
+	/* (process, id) -> alloc index << 1 | 1 once a free_requested ended its live time */
+	struct mp_live_sets live;
 	int64_t n_unmatched;
 };
 
@@ -50,6 +53,9 @@ struct loader {
 	size_t n_devs;
 	struct strings *str;
 	struct mp_intmap stack_site; /* stack id -> site index */
+	struct mp_intmap stream_ids; /* stream -> index into streams */
+	uint64_t *streams;
+	size_t n_streams, cap_streams;
 	const char **sites, **phases;
 	size_t n_sites, n_phases, cap_sites, cap_phases;
 	int device_filter;
@@ -58,17 +64,44 @@ struct loader {
 	struct mp_error *err;
 };
 
-static int push_op(struct level_build *lb, uint64_t op, int64_t seq)
+static int push_op(struct level_build *lb, uint32_t op, int64_t seq)
 {
 	size_t cap = lb->cap_ops;
+	uint64_t step = (uint64_t)seq - (uint64_t)lb->last_seq;
 
 	if (mp_array_reserve((void **)&lb->ops, &cap, lb->n_ops + 1, sizeof *lb->ops) < 0 ||
-	    mp_array_reserve((void **)&lb->op_seq, &lb->cap_ops, lb->n_ops + 1,
-	                     sizeof *lb->op_seq) < 0)
+	    mp_array_reserve((void **)&lb->op_dseq, &lb->cap_ops, lb->n_ops + 1,
+	                     sizeof *lb->op_dseq) < 0)
 		return MP_ENOMEM;
+	if (step >= MP_REPLAY_DSEQ_FAR) { /* 2^32 events apart, or back: kept aside */
+		if (!lb->far_dseq) {
+			if (!(lb->far_dseq = calloc(1, sizeof *lb->far_dseq)))
+				return MP_ENOMEM;
+			mp_intmap_init(lb->far_dseq);
+		}
+		if (mp_intmap_put(lb->far_dseq, lb->n_ops, step) < 0)
+			return MP_ENOMEM;
+		step = MP_REPLAY_DSEQ_FAR;
+	}
 	lb->ops[lb->n_ops] = op;
-	lb->op_seq[lb->n_ops++] = seq;
+	lb->op_dseq[lb->n_ops++] = (uint32_t)step;
+	lb->last_seq = seq;
 	return 0;
+}
+
+/* The index of stream s in the input's streams, or MP_ENOMEM. */
+static int64_t stream_of(struct loader *L, uint64_t s)
+{
+	uint64_t idx;
+
+	if (mp_intmap_get(&L->stream_ids, s, &idx))
+		return (int64_t)idx;
+	if (mp_array_reserve((void **)&L->streams, &L->cap_streams, L->n_streams + 1,
+	                     sizeof *L->streams) < 0 ||
+	    mp_intmap_put(&L->stream_ids, s, L->n_streams) < 0)
+		return MP_ENOMEM;
+	L->streams[L->n_streams] = s;
+	return (int64_t)L->n_streams++;
 }
 
 /* Interns s into (map, array); 0 for NULL.  Returns the index or MP_ENOMEM. */
@@ -146,10 +179,15 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
 	uint64_t old;
-	int64_t site, phase;
+	int64_t site, phase, stream;
 
 	if (!live)
 		return MP_ENOMEM;
+	if (lb->n_allocs == MP_REPLAY_MAX_ALLOCS)
+		return mp_err(L->err, MP_EINVAL,
+		              "trace too long to replay: device %d has more than %zu allocations "
+		              "(event %lld)",
+		              (int)rec->ev.device, MP_REPLAY_MAX_ALLOCS, (long long)rec->ev.seq);
 	if (mp_intmap_get(live, key, &old)) /* id reused while live: the trace lost a free */
 		lb->n_unmatched++;
 	if (mp_array_reserve((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1,
@@ -157,7 +195,8 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 		return MP_ENOMEM;
 	site = site_of(L, rec);
 	phase = intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases, rec->phase);
-	if (site < 0 || phase < 0)
+	stream = stream_of(L, rec->ev.stream);
+	if (site < 0 || phase < 0 || stream < 0)
 		return MP_ENOMEM;
 	a = &lb->allocs[lb->n_allocs];
 	a->size_bytes = rec->ev.size_bytes > 0 ? (uint64_t)rec->ev.size_bytes : 0;
@@ -165,15 +204,12 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	        rec->ev.requested_bytes > 0 ? (uint64_t)rec->ev.requested_bytes : a->size_bytes;
 	if (a->requested_bytes > a->size_bytes)
 		a->requested_bytes = a->size_bytes;
-	a->alloc_at = (int64_t)lb->n_ops;
-	a->live_end = a->free_at = INT64_MAX;
-	a->seq = rec->ev.seq;
 	a->ts_ns = rec->ev.ts_ns;
 	a->free_ts_ns = INT64_MAX;
-	a->stream = a->free_stream = rec->ev.stream;
+	a->stream = a->free_stream = (uint32_t)stream;
 	a->site = (uint32_t)site;
 	a->phase = (uint32_t)phase;
-	if (mp_intmap_put(live, key, lb->n_allocs) < 0 ||
+	if (mp_intmap_put(live, key, (uint64_t)lb->n_allocs << 1) < 0 ||
 	    push_op(lb, MP_REPLAY_OP(lb->n_allocs, MP_OP_ALLOC), rec->ev.seq) < 0)
 		return MP_ENOMEM;
 	lb->n_allocs++;
@@ -181,29 +217,32 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 }
 
 /* The end of liveness (free_requested) or the free of the allocation keyed (process, key). */
-static int end_alloc(struct level_build *lb, const struct memprof_record *rec, uint64_t key,
-                     int is_free)
+static int end_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
+                     uint64_t key, int is_free)
 {
 	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
-	uint64_t idx;
+	uint64_t v, idx;
+	int64_t stream;
 
 	if (!live)
 		return MP_ENOMEM;
-	if (!mp_intmap_get(live, key, &idx)) {
+	if (!mp_intmap_get(live, key, &v)) {
 		lb->n_unmatched++;
 		return 0;
 	}
+	idx = v >> 1;
 	a = &lb->allocs[idx];
-	if (a->live_end == INT64_MAX)
-		a->live_end = (int64_t)lb->n_ops;
 	if (!is_free)
-		return push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
-	a->free_at = (int64_t)lb->n_ops;
+		return mp_intmap_put(live, key, v | 1) < 0
+		               ? MP_ENOMEM
+		               : push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
+	if ((stream = stream_of(L, rec->ev.stream)) < 0)
+		return MP_ENOMEM;
 	a->free_ts_ns = rec->ev.ts_ns;
-	a->free_stream = rec->ev.stream;
+	a->free_stream = (uint32_t)stream;
 	mp_intmap_del(live, key);
-	return push_op(lb, MP_REPLAY_OP(idx, MP_OP_FREE), rec->ev.seq);
+	return push_op(lb, MP_REPLAY_OP(idx, (v & 1) ? MP_OP_FREE_ENDED : MP_OP_FREE), rec->ev.seq);
 }
 
 static int on_record(void *ctx, const struct memprof_record *rec)
@@ -232,9 +271,9 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	case MEMPROF_OP_PREEXISTING:
 		return begin_alloc(L, &d->block, rec, (uint64_t)ev->alloc_id);
 	case MEMPROF_OP_FREE_REQUESTED:
-		return end_alloc(&d->block, rec, (uint64_t)ev->alloc_id, 0);
+		return end_alloc(L, &d->block, rec, (uint64_t)ev->alloc_id, 0);
 	case MEMPROF_OP_FREE:
-		return end_alloc(&d->block, rec, (uint64_t)ev->alloc_id, 1);
+		return end_alloc(L, &d->block, rec, (uint64_t)ev->alloc_id, 1);
 	case MEMPROF_OP_RESERVE:
 	case MEMPROF_OP_MAP:
 		d->has_segments = 1;
@@ -253,7 +292,7 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 		uint64_t n = ev->size_bytes > 0 ? (uint64_t)ev->size_bytes : 0;
 		d->reserved_bytes -= n < d->reserved_bytes ? n : d->reserved_bytes;
 		d->n_live_segments -= d->n_live_segments > 0;
-		return end_alloc(&d->segment, rec,
+		return end_alloc(L, &d->segment, rec,
 		                 ev->op == MEMPROF_OP_UNMAP ? ev->address : (uint64_t)ev->alloc_id,
 		                 1);
 	}
@@ -262,12 +301,28 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 	}
 }
 
+static void far_free(struct mp_intmap *m)
+{
+	if (m)
+		mp_intmap_free(m);
+	free(m);
+}
+
 static void level_free(struct level_build *lb)
 {
 	free(lb->allocs);
 	free(lb->ops);
-	free(lb->op_seq);
+	free(lb->op_dseq);
+	far_free(lb->far_dseq);
 	mp_live_sets_free(&lb->live);
+}
+
+/* Cut an array of n items of size elem to its length (the doubling's slack). */
+static void *fit(void *p, size_t n, size_t elem)
+{
+	void *q = n ? realloc(p, n * elem) : NULL;
+
+	return q ? q : p;
 }
 
 /* Moves the chosen level of b into d and frees the other. */
@@ -281,10 +336,11 @@ static int finish_device(struct device_build *b, struct mp_replay_device *d)
 		use = &b->segment;
 		d->level = MP_LEVEL_SEGMENT;
 	}
-	d->allocs = use->allocs;
+	d->allocs = fit(use->allocs, use->n_allocs, sizeof *use->allocs);
 	d->n_allocs = use->n_allocs;
-	d->ops = use->ops;
-	d->op_seq = use->op_seq;
+	d->ops = fit(use->ops, use->n_ops, sizeof *use->ops);
+	d->op_dseq = fit(use->op_dseq, use->n_ops, sizeof *use->op_dseq);
+	d->far_dseq = use->far_dseq;
 	d->n_ops = use->n_ops;
 	d->n_unmatched_frees = use->n_unmatched;
 	d->trace_peak_reserved_bytes = b->peak_reserved_bytes;
@@ -294,7 +350,8 @@ static int finish_device(struct device_build *b, struct mp_replay_device *d)
 	d->trace_ooms = b->n_ooms;
 	use->allocs = NULL;
 	use->ops = NULL;
-	use->op_seq = NULL;
+	use->op_dseq = NULL;
+	use->far_dseq = NULL;
 	level_free(&b->block);
 	level_free(&b->segment);
 	if (d->level != MP_LEVEL_BLOCK)
@@ -327,6 +384,9 @@ static int collect(struct loader *L, struct mp_replay_input *in)
 	in->n_sites = L->n_sites;
 	in->phases = L->phases;
 	in->n_phases = L->n_phases;
+	in->streams = L->streams;
+	in->n_streams = L->n_streams;
+	L->streams = NULL;
 	in->has_stacks = L->has_stacks;
 	in->owned = L->str;
 	L->sites = L->phases = NULL;
@@ -343,6 +403,8 @@ static void loader_free(struct loader *L)
 	}
 	free(L->devs);
 	mp_intmap_free(&L->stack_site);
+	mp_intmap_free(&L->stream_ids);
+	free(L->streams);
 	if (L->str) {
 		mp_strmap_free(&L->str->site_ids);
 		mp_strmap_free(&L->str->phase_ids);
@@ -370,6 +432,7 @@ static int load(struct mp_reader *r, int device, const struct mp_intmap *process
 	mp_strmap_init(&L.str->site_ids);
 	mp_strmap_init(&L.str->phase_ids);
 	mp_intmap_init(&L.stack_site);
+	mp_intmap_init(&L.stream_ids);
 	while ((rc = mp_reader_next(r, &rec)) > 0) {
 		in->n_events++;
 		if ((rc = on_record(&L, rec)) < 0)
@@ -497,13 +560,15 @@ void mp_replay_input_free(struct mp_replay_input *in)
 	for (size_t i = 0; i < in->n_devices; i++) {
 		free(in->devices[i].allocs);
 		free(in->devices[i].ops);
-		free(in->devices[i].op_seq);
+		free(in->devices[i].op_dseq);
+		far_free(in->devices[i].far_dseq);
 		free(in->devices[i].seed_segments);
 		free(in->devices[i].seed_blocks);
 	}
 	free(in->devices);
 	free(in->sites);
 	free(in->phases);
+	free(in->streams);
 	if ((str = in->owned)) {
 		mp_strmap_free(&str->site_ids);
 		mp_strmap_free(&str->phase_ids);
@@ -530,6 +595,8 @@ static void op_steps(const struct mp_replay_device *d, int64_t *alloc_step, int6
 
 		if (kind == MP_OP_LIVE_END)
 			continue;
+		if (kind == MP_OP_FREE_ENDED)
+			kind = MP_OP_FREE;
 		if (last >= 0 && kind != last)
 			step++;
 		last = kind;
@@ -588,7 +655,7 @@ struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_i
 		        .size_bytes = a->size_bytes,
 		        .alloc_at = steps[i],
 		        .free_at = steps[n + i],
-		        .stream = a->stream,
+		        .stream = in->streams[a->stream],
 		        .site = in->sites ? in->sites[a->site] : NULL,
 		        .phase = in->phases ? in->phases[a->phase] : NULL,
 		        .alloc_ts = timed ? a->ts_ns : MEMPROF_POOL_NO_TIME,

@@ -2,8 +2,9 @@
  * replay/input.h - a trace turned into what the engine replays: per device,
  * every allocation's lifetime and the ordered alloc/free operations.
  *
- * Read once from the reader, held in memory in compact arrays (about 60
- * bytes per allocation and 4 per operation) so that replay runs at memory
+ * Read once from the reader, held in memory in compact arrays (48 bytes
+ * per allocation, 4 per operation and 4 for its event number, each array
+ * cut to its length once read) so that replay runs at memory
  * speed, pools that plan offline see the whole trace, and several pools
  * replay the same input.  Block-level events are used (alloc, preexisting,
  * free; free_requested ends a block's live time for the lower bound, the
@@ -21,40 +22,54 @@
 #include "store/reader.h"
 #include "store/store.h"
 #include "util/error.h"
+#include "util/intmap.h"
 
 enum mp_replay_level { MP_LEVEL_BLOCK = 0, MP_LEVEL_SEGMENT = 1 };
 
-/* One allocation of the input.  free_at / release_at are INT64_MAX when never. */
+/*
+ * One allocation of the input (48 bytes).  Where its alloc and free lie in
+ * ops[] and the event numbers are in the ops; the streams are interned.
+ */
 struct mp_replay_alloc {
 	uint64_t size_bytes;
 	uint64_t requested_bytes;
-	int64_t alloc_at; /* position of its alloc in ops[] */
-	int64_t live_end; /* position where it stops being live (free_requested or free) */
-	int64_t free_at;  /* position of its free in ops[] (the pool's free) */
-	int64_t seq;      /* the trace event of the alloc */
 	int64_t ts_ns;
-	int64_t free_ts_ns; /* the time of its free; INT64_MAX when never freed */
-	uint64_t stream;
-	uint64_t free_stream;
-	uint32_t site;  /* index into sites[], 0: none */
-	uint32_t phase; /* index into phases[], 0: none */
+	int64_t free_ts_ns;   /* the time of its free; INT64_MAX when never freed */
+	uint32_t stream;      /* index into the input's streams[] */
+	uint32_t free_stream; /* the same, of its free */
+	uint32_t site;        /* index into sites[], 0: none */
+	uint32_t phase;       /* index into phases[], 0: none */
 };
 
-/* ops[i] is (alloc index << 2) | MP_OP_*. */
-enum { MP_OP_ALLOC = 0, MP_OP_FREE = 1, MP_OP_LIVE_END = 2 };
-#define MP_REPLAY_OP(index, kind) (((uint64_t)(index) << 2) | (uint64_t)(kind))
-#define MP_REPLAY_OP_INDEX(op)    ((op) >> 2)
+/*
+ * ops[i] is (alloc index << 2) | MP_OP_*: a free ends the allocation's live
+ * time (the lower bound's) too unless a free_requested did (MP_OP_LIVE_END)
+ * before it, which makes it MP_OP_FREE_ENDED.  A device holds at most
+ * MP_REPLAY_MAX_ALLOCS allocations.
+ */
+enum { MP_OP_ALLOC = 0, MP_OP_FREE = 1, MP_OP_LIVE_END = 2, MP_OP_FREE_ENDED = 3 };
+#define MP_REPLAY_OP(index, kind) ((uint32_t)(((uint32_t)(index) << 2) | (uint32_t)(kind)))
+#define MP_REPLAY_OP_INDEX(op)    ((uint32_t)(op) >> 2)
 #define MP_REPLAY_OP_KIND(op)     ((int)((op)&3))
+#define MP_REPLAY_MAX_ALLOCS      ((size_t)1 << 30)
+/* op_dseq[k] at this value: the step is in the device's far_dseq (rare). */
+#define MP_REPLAY_DSEQ_FAR UINT32_MAX
 
 struct mp_replay_device {
 	int32_t ordinal;
 	int level; /* enum mp_replay_level */
 	struct mp_replay_alloc *allocs;
 	size_t n_allocs;
-	uint64_t *ops;
+	uint32_t *ops;
 	size_t n_ops;
 	int64_t n_unmatched_frees; /* frees of allocations never seen: skipped */
-	int64_t *op_seq;           /* the trace event of each op (for messages) */
+	/*
+	 * The trace event of each op, for messages: op k's is op k - 1's (0
+	 * before op 0) plus op_dseq[k], or plus far_dseq's value for k when
+	 * op_dseq[k] is MP_REPLAY_DSEQ_FAR (mp_replay_op_seq_step).
+	 */
+	uint32_t *op_dseq;
+	struct mp_intmap *far_dseq; /* NULL when no step is that far */
 	/* What the trace itself recorded, for comparison (0 when absent). */
 	uint64_t trace_peak_reserved_bytes;
 	uint64_t trace_segments;         /* reserve and map events */
@@ -82,6 +97,8 @@ struct mp_replay_input {
 	size_t n_sites;
 	const char **phases;
 	size_t n_phases;
+	uint64_t *streams; /* the allocations' streams by index */
+	size_t n_streams;
 	int64_t n_events; /* trace events read */
 	int has_stacks;
 	/* With a rank (load_rank): processes of the trace with no rank, left out. */
@@ -108,6 +125,17 @@ int mp_replay_input_load_rank(struct mp_store *s, const char *path, struct mp_re
                               int rank, int n_ranks, struct mp_replay_input **out,
                               struct mp_error *err);
 void mp_replay_input_free(struct mp_replay_input *in);
+
+/* The event number of op k of d less that of op k - 1 (of op 0: itself). */
+static inline int64_t mp_replay_op_seq_step(const struct mp_replay_device *d, size_t k)
+{
+	uint64_t far = 0;
+
+	if (d->op_dseq[k] != MP_REPLAY_DSEQ_FAR)
+		return d->op_dseq[k];
+	mp_intmap_get(d->far_dseq, k, &far);
+	return (int64_t)far;
+}
 
 /*
  * The lifetimes of a device's allocations, for a pool's plan callback

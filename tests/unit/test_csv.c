@@ -139,7 +139,8 @@ Test(csv, record_errors)
 {
 	expect_error("ts_ns,op,id,size\n1,alloc,1\n",
 	             "wrong number of fields 't.csv:2': expected 4 as in the header, found 3");
-	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9,9\n", "found more than");
+	expect_error("ts_ns,op,id,size\n1,alloc,1,8,9,9,9,9,9,9,9,9,9,9,9,9,9\n",
+	             "found more than");
 	expect_error("ts_ns,op,id,size\n1,al\"loc,1,8\n", "stray quote 't.csv:2:5'");
 	expect_error("ts_ns,op,id,size,phase\n1,alloc,1,8,\"abc\n",
 	             "unterminated quoted field 't.csv:2:13'");
@@ -183,4 +184,42 @@ Test(csv, probe)
 	cr_assert(mp_csv_probe(good, strlen(good)));
 	cr_assert_not(mp_csv_probe(bad, strlen(bad)));
 	cr_assert_not(mp_csv_probe("\x89PNG\r\n", 6));
+}
+
+/* Numbers at the edges of the unchecked fast parse (19 digits) and of the
+ * checked one (20), leading zeros, and fields split a word at a time: long
+ * and short fields, commas at every offset of an 8-byte word. */
+Test(csv, number_widths_and_field_offsets)
+{
+	struct parsed p;
+
+	parse("ts_ns,op,id,size,thread,stream\n"
+	      "9223372036854775807,alloc,0000000000000000000000001,72057594037927935,"
+	      "18446744073709551,0x0\n"
+	      "9223372036854775807,free,1,0,1,12345678901234567890\n",
+	      &p);
+	cr_assert_eq(p.rc, 0, "%s", p.err.msg);
+	cr_assert_eq(p.n, 2);
+	cr_assert_eq(p.rows[0].ev.ts_ns, INT64_MAX);
+	cr_assert_eq(p.rows[0].ev.alloc_id, 1);
+	cr_assert_eq(p.rows[0].ev.size_bytes, 72057594037927935);
+	cr_assert_eq(p.rows[0].ev.thread, 18446744073709551);
+	cr_assert_eq(p.rows[1].ev.stream, 12345678901234567890ULL);
+	expect_error("ts_ns,op,id,size\n9223372036854775808,alloc,1,8\n", "invalid ts_ns");
+	expect_error("ts_ns,op,id,size,stream\n1,alloc,1,8,18446744073709551616\n",
+	             "invalid stream");
+	expect_error("ts_ns,op,id,size\n1,alloc,1,1234567890123456789\n", "invalid size");
+	expect_error("ts_ns,op,id,size\n1,alloc,1,12345678:9\n", "found '12345678:9'");
+	for (int pad = 0; pad < 17; pad++) {
+		char text[256];
+
+		snprintf(text, sizeof(text), "ts_ns,op,id,size,phase\n%.*s1,alloc,%d,%d,p%.*s\n",
+		         pad, "00000000000000000", pad + 1, 8 * pad + 8, pad, "xxxxxxxxxxxxxxxxx");
+		parse(text, &p);
+		cr_assert_eq(p.rc, 0, "pad %d: %s", pad, p.err.msg);
+		cr_assert_eq(p.rows[0].ev.ts_ns, 1, "pad %d", pad);
+		cr_assert_eq(p.rows[0].ev.alloc_id, pad + 1, "pad %d", pad);
+		cr_assert_eq(p.rows[0].ev.size_bytes, 8 * pad + 8, "pad %d", pad);
+		cr_assert_eq(strlen(p.texts[0][0]), (size_t)pad + 1, "pad %d", pad);
+	}
 }

@@ -208,7 +208,7 @@ Test(engine, figures_of_a_direct_replay)
 
 	load(basic, 6);
 	cr_assert_eq(in->devices[0].n_allocs, 3);
-	cr_assert_eq(in->devices[0].allocs[0].free_stream, 9);
+	cr_assert_eq(in->streams[in->devices[0].allocs[0].free_stream], 9);
 	run(MODE_DIRECT, 0, 1, &res);
 	/* pool memory: 100+300+50 = 450 while 1 waits for its free, each
 	 * request under 2 MiB rounded to 512 B inside one shared 2 MiB page of
@@ -512,4 +512,39 @@ Test(engine, a_trace_from_nothing_seeds_nothing)
 	cr_assert_eq(mp_replay_run(in, &in->devices[0], &seeded, &o, res, &err), 0, "%s", err.msg);
 	cr_assert_eq(n_seed_calls, 0);
 	free(res);
+}
+
+/*
+ * The input holds 4 bytes of op and 4 of event-number step per op and 48
+ * per allocation (it held 16 and 88); a free after a free_requested is its
+ * own kind, and the event numbers come back whole, a far step included.
+ */
+Test(engine, ops_are_compact)
+{
+	static const int want_kind[] = {MP_OP_ALLOC, MP_OP_ALLOC,      MP_OP_LIVE_END,
+	                                MP_OP_ALLOC, MP_OP_FREE_ENDED, MP_OP_FREE};
+	struct mp_replay_device d = {0}, *dev;
+	struct mp_intmap far;
+	uint32_t dseq[3] = {5, MP_REPLAY_DSEQ_FAR, 2};
+	int64_t seq = 0;
+
+	cr_assert_leq(sizeof(struct mp_replay_alloc), 48);
+	cr_assert_eq(sizeof(*d.ops), 4);
+	cr_assert_eq(sizeof(*d.op_dseq), 4);
+	load(basic, 6);
+	dev = &in->devices[0];
+	cr_assert_eq(dev->n_ops, 6);
+	for (size_t k = 0; k < 6; k++) {
+		seq += mp_replay_op_seq_step(dev, k);
+		cr_assert_eq(seq, (int64_t)k + 1, "op %zu is event %zu", k, k + 1);
+		cr_assert_eq(MP_REPLAY_OP_KIND(dev->ops[k]), want_kind[k], "op %zu", k);
+	}
+	mp_intmap_init(&far);
+	cr_assert_eq(mp_intmap_put(&far, 1, (uint64_t)1 << 40), 0);
+	d.op_dseq = dseq;
+	d.far_dseq = &far;
+	cr_assert_eq(mp_replay_op_seq_step(&d, 0), 5);
+	cr_assert_eq(mp_replay_op_seq_step(&d, 1), (int64_t)1 << 40);
+	cr_assert_eq(mp_replay_op_seq_step(&d, 2), 2);
+	mp_intmap_free(&far);
 }

@@ -73,6 +73,48 @@ Test(import, events_stacks_and_processes)
 	free(out);
 }
 
+/*
+ * Stacks of one length that agree at their start, middle and end (what the
+ * importer's stack cache samples), phases and APIs changing row by row: each
+ * row keeps its own.
+ */
+Test(import, stacks_alike_at_the_edges_stay_apart)
+{
+	char text[16384], *at = text, name[8];
+	struct mp_import_stats st;
+	struct mp_error err;
+	const struct memprof_record *rec;
+	struct mp_reader *r;
+	struct mp_store *s;
+	char *out = th_path(dir, "out.db");
+	int i;
+
+	at += sprintf(at, "ts_ns,op,id,size,stack,phase,api\n");
+	for (i = 0; i < 60; i++)
+		at += sprintf(at,
+		              "%d,alloc,%d,8,main@a.py:1;aaaaaaaaaaaaaaaa%c%"
+		              "cbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+		              "bbbbbbb"
+		              "bbbbbbbbbbbbbbbbbb,%s,%s\n",
+		              i, i, 'A' + i % 20, 'A' + i % 3, i % 2 ? "fwd" : "bwd",
+		              i % 3 ? "cudaMalloc" : "cuMemCreate");
+	cr_assert_eq(import_text(text, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_store_open(&s, out, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_reader_open(s, MP_READ_STACKS, &r), 0);
+	for (i = 0; i < 60; i++) {
+		cr_assert_eq(mp_reader_next(r, &rec), 1);
+		cr_assert_eq(rec->stack->n_frames, 2);
+		snprintf(name, sizeof(name), "%c%c", 'A' + i % 20, 'A' + i % 3);
+		cr_assert(strstr(rec->stack->frames[0].name, name) ==
+		                  rec->stack->frames[0].name + 16,
+		          "row %d: %s", i, rec->stack->frames[0].name);
+		cr_assert_str_eq(rec->phase, i % 2 ? "fwd" : "bwd", "row %d", i);
+	}
+	mp_reader_close(r);
+	mp_store_close(s);
+	free(out);
+}
+
 Test(import, duplicate_live_id_is_an_error_and_leaves_nothing)
 {
 	struct mp_import_stats st;

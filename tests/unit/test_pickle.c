@@ -2,7 +2,8 @@
  * tests/unit/test_pickle.c - src/import/pickle.c: every opcode it reads,
  * byte by byte and in Python's own pickles of protocols 2 to 5
  * (pickle_fixtures.h), and the exact wording and byte offset of every
- * refusal: code-loading opcodes, truncation, absurd lengths, bad stacks.
+ * refusal: code-loading opcodes, truncation, absurd lengths, bad stacks;
+ * each read both from a buffer and from a file (read in chunks), alike.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -76,12 +77,28 @@ static void fini(void)
 
 TestSuite(pickle, .fini = fini);
 
+/* Read b from a buffer, and again from a file: both must agree. */
 static int load(const unsigned char *b, size_t n)
 {
+	struct mp_pickle *from_file = NULL;
+	struct mp_error file_err = {0};
+	FILE *f = fmemopen((void *)b, n, "rb");
+	int rc, file_rc;
+
 	mp_pickle_free(doc);
 	doc = NULL;
 	memset(&err, 0, sizeof(err));
-	return mp_pickle_load_buffer(&doc, b, n, "t.pkl", &err);
+	cr_assert_not_null(f);
+	file_rc = mp_pickle_load(&from_file, f, "t.pkl", &file_err);
+	fclose(f);
+	rc = mp_pickle_load_buffer(&doc, b, n, "t.pkl", &err);
+	cr_assert_eq(file_rc, rc, "from a file: %d (%s), from a buffer: %d", file_rc, file_err.msg,
+	             rc);
+	cr_assert_str_eq(file_err.msg, err.msg);
+	if (rc == 0)
+		cr_assert_eq(mp_pickle_n_slots(from_file), mp_pickle_n_slots(doc));
+	mp_pickle_free(from_file);
+	return rc;
 }
 
 #define BYTES(...) ((const unsigned char[]){__VA_ARGS__})

@@ -3,7 +3,9 @@
  * items of root['device_traces'][i] reach the hook in order whatever the
  * pickler's batching (APPENDS with marks, a lone APPEND), they are released
  * (slots reused: memory does not grow with their number), a later memo
- * reference to one is refused, and lists elsewhere are not streamed.
+ * reference to one is refused, and lists elsewhere are not streamed.  A
+ * file is read as it is parsed: the first entry arrives long before the
+ * end of a large file, and strings outlive the window they were read in.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -370,4 +372,203 @@ Test(pickle_stream, entries_reachable_twice_are_kept)
 		cr_assert_eq(s.item[i], i);
 	}
 	mp_pickle_free(doc);
+}
+
+/* --- an input read through a FILE that counts the bytes it has handed over --------- */
+
+/* The input: segments, each served rep times, generated as it is read. */
+struct seg {
+	const unsigned char *b;
+	size_t n, rep;
+};
+
+struct source {
+	struct seg seg[4];
+	size_t n_seg, at_seg, at_rep, at_byte;
+	size_t delivered; /* bytes handed to the reader so far */
+};
+
+static ssize_t source_read(void *cookie, char *out, size_t size)
+{
+	struct source *s = cookie;
+	size_t done = 0;
+
+	while (done < size && s->at_seg < s->n_seg) {
+		const struct seg *g = &s->seg[s->at_seg];
+		size_t k = g->n - s->at_byte < size - done ? g->n - s->at_byte : size - done;
+
+		memcpy(out + done, g->b + s->at_byte, k);
+		done += k;
+		if ((s->at_byte += k) == g->n) {
+			s->at_byte = 0;
+			if (++s->at_rep == g->rep) {
+				s->at_rep = 0;
+				s->at_seg++;
+			}
+		}
+	}
+	s->delivered += done;
+	return (ssize_t)done;
+}
+
+static size_t source_size(const struct source *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_seg; i++)
+		n += s->seg[i].n * s->seg[i].rep;
+	return n;
+}
+
+static FILE *source_open(struct source *s)
+{
+	FILE *f = fopencookie(s, "rb", (cookie_io_functions_t){.read = source_read});
+
+	cr_assert_not_null(f);
+	return f;
+}
+
+struct lead {
+	struct source *src;
+	size_t n, first_delivered; /* bytes handed to the reader at the first entry */
+};
+
+static int lead_hook(void *ctx, size_t list, size_t item, const struct mp_pk *v,
+                     struct mp_error *err)
+{
+	struct lead *l = ctx;
+	int64_t a = -1;
+
+	(void)list;
+	(void)err;
+	cr_assert(mp_pk_int(mp_pk_get(v, "addr"), &a));
+	cr_assert_eq(a, (int64_t)(item % 1000), "item %zu", item);
+	if (l->n++ == 0)
+		l->first_delivered = l->src->delivered;
+	return 0;
+}
+
+/*
+ * A snapshot of about 9 MiB: the first entry reaches the hook after the
+ * first few MiB have been read, not after the whole file.
+ */
+Test(pickle_stream, the_input_is_read_as_it_is_parsed)
+{
+	static struct buf batch, tail;
+	struct source src = {0};
+	struct lead l = {.src = &src};
+	struct mp_pickle_stream st = {.ctx = &l};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err = {0};
+	size_t total;
+	FILE *f;
+
+	b.n = batch.n = tail.n = 0;
+	head(&b);
+	op(&b, ']');
+	op(&b, 0x94);
+	op(&b, ']');
+	op(&b, 0x94);
+	op(&batch, '(');
+	for (uint32_t i = 0; i < 1000; i++)
+		entry(&batch, i);
+	op(&batch, 'e');
+	op(&tail, 'a');
+	op(&tail, 'u');
+	op(&tail, '.');
+	src.seg[0] = (struct seg){b.b, b.n, 1};
+	src.seg[1] = (struct seg){batch.b, batch.n, 400};
+	src.seg[2] = (struct seg){tail.b, tail.n, 1};
+	src.n_seg = 3;
+	total = source_size(&src);
+	cr_assert_gt(total, 8u << 20);
+	st.item = lead_hook;
+	f = source_open(&src);
+	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), 0, "%s", err.msg);
+	fclose(f);
+	cr_assert_eq(l.n, 400000);
+	cr_assert_eq(st.input_bytes, total);
+	cr_assert_eq(mp_pickle_size(doc), total);
+	cr_assert_lt(l.first_delivered, 3u << 20, "%zu of %zu bytes read before the first entry",
+	             l.first_delivered, total);
+	mp_pickle_free(doc);
+}
+
+/* Strings are the reader's own: one longer than the window, and one
+ * memoized early and fetched again megabytes later, read back whole. */
+Test(pickle_stream, strings_outlive_the_window)
+{
+	static struct buf pre, fill, post;
+	static const char pattern[] = "0123456789abcdef";
+	struct source src = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err = {0};
+	const struct mp_pk *r, *big, *again;
+	size_t len = 16 * 200000; /* 3.05 MiB */
+	FILE *f;
+
+	pre.n = fill.n = post.n = 0;
+	op(&pre, 0x80);
+	op(&pre, 4);
+	op(&pre, '}');
+	op(&pre, '(');
+	str(&pre, "name");
+	str(&pre, "hello"); /* memo 0 */
+	op(&pre, 0x94);
+	str(&pre, "big");
+	u32(&pre, 'X', (uint32_t)len); /* BINUNICODE: its bytes follow */
+	memcpy(fill.b, pattern, 16);
+	fill.n = 16;
+	str(&post, "again");
+	op(&post, 'h'); /* BINGET 0 */
+	op(&post, 0);
+	op(&post, 'u');
+	op(&post, '.');
+	src.seg[0] = (struct seg){pre.b, pre.n, 1};
+	src.seg[1] = (struct seg){fill.b, fill.n, len / 16};
+	src.seg[2] = (struct seg){post.b, post.n, 1};
+	src.n_seg = 3;
+	f = source_open(&src);
+	cr_assert_eq(mp_pickle_load(&doc, f, "t.pkl", &err), 0, "%s", err.msg);
+	fclose(f);
+	r = mp_pickle_root(doc);
+	big = mp_pk_get(r, "big");
+	again = mp_pk_get(r, "again");
+	cr_assert_not_null(big);
+	cr_assert_eq(big->n, len);
+	for (size_t i = 0; i < len; i += 16)
+		cr_assert_eq(memcmp(big->v.s + i, pattern, 16), 0, "byte %zu", i);
+	cr_assert(mp_pk_str_is(again, "hello"));
+	cr_assert(mp_pk_str_is(mp_pk_get(r, "name"), "hello"));
+	mp_pickle_free(doc);
+}
+
+/* A string cut short by the end of a file read in chunks is refused as one
+ * in a buffer is, naming what was there, without allocating its length. */
+Test(pickle_stream, a_string_past_the_end_of_a_file)
+{
+	static struct buf pre, fill;
+	struct source src = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err = {0};
+	FILE *f;
+
+	pre.n = fill.n = 0;
+	op(&pre, 0x80);
+	op(&pre, 4);
+	op(&pre, 0x8d); /* BINUNICODE8 of 2^62 bytes */
+	for (int i = 0; i < 7; i++)
+		op(&pre, 0);
+	op(&pre, 0x40);
+	memset(fill.b, 'x', 1000);
+	fill.n = 1000;
+	src.seg[0] = (struct seg){pre.b, pre.n, 1};
+	src.seg[1] = (struct seg){fill.b, fill.n, 2500}; /* 2.4 MiB, past the window */
+	src.n_seg = 2;
+	f = source_open(&src);
+	cr_assert_eq(mp_pickle_load(&doc, f, "t.pkl", &err), MP_EFORMAT);
+	fclose(f);
+	cr_assert_str_eq(err.msg, "invalid pickle 't.pkl' at byte 2: a string of "
+	                          "4611686018427387904 bytes but only 2500000 bytes left");
+	cr_assert_null(doc);
 }
