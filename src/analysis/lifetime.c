@@ -4,11 +4,14 @@
  * lifetime.h).  Per event: a few hash lookups, no allocation once the
  * tables have grown.  Keeps nothing per live block but its group's number
  * in the tag of memstate's block (a free finds its group without a probe).
- * Never prints; returns MP_E* codes.
+ * The groups beyond the table's bound go to analysis/group_spill; the
+ * findings are the same either way.  Never prints; returns MP_E* codes.
  */
 #include "analysis/lifetime.h"
+#include "analysis/group_spill.h"
 #include "util/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,12 +26,15 @@ struct lt_acc {
 	struct lt_sum life;
 };
 
-/* Allocations of one (device, call site, granted size): all the hot path
- * touches, in 56 bytes (a trace may hold millions of groups), kept in
- * chunks of GROUP_CHUNK that never move (no copy, no slack beyond one chunk). */
+/* Allocations of one (device, call site, granted size) since it last came
+ * into memory: all the hot path touches, in one 64-byte cache line, kept
+ * in chunks of GROUP_CHUNK that an eviction compacts.  A group leaves
+ * memory only with no live allocation, so no two of its allocations live
+ * at once span two of its records: or-ing their shared flags is exact. */
 struct mp_lifetime_group {
 	int64_t stack_id, size_bytes;
 	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
+	int64_t last_seq;               /* of the latest allocation (0: none) */
 	int32_t device;
 	uint32_t index; /* among the groups */
 	uint32_t site;  /* its (device, call site) */
@@ -36,6 +42,7 @@ struct mp_lifetime_group {
 };
 
 #define GROUP_CHUNK 4096
+_Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
 {
@@ -55,15 +62,16 @@ struct mp_lifetime_site {
 
 /* A block freed since the last allocation on its device. */
 struct lt_cand {
-	size_t group;
-	int64_t alloc_ts_ns, free_ts_ns, alloc_seq;
+	uint32_t site;
 	int preexisting;
+	int64_t size_bytes, alloc_ts_ns, free_ts_ns, alloc_seq;
 };
 
 struct mp_lifetime_dev {
 	int32_t device;
 	struct lt_cand *cands;
 	size_t n_cands, cap_cands;
+	int64_t kept; /* findings kept while trimming one kind */
 	struct mp_lifetime_totals totals;
 };
 
@@ -156,14 +164,11 @@ static uint64_t slot_of(size_t index, uint64_t hash)
 	return (hash & 0xffffffff00000000ULL) | (uint64_t)(index + 1);
 }
 
-/* Double the slot table (at most half full) and place every group again. */
-static int grow_slots(struct mp_lifetime *l)
+/* Place every group in the (zeroed) slots. */
+static void place_groups(struct mp_lifetime *l, uint64_t *slots, size_t cap)
 {
-	size_t cap = l->cap_slots ? l->cap_slots * 2 : 256, i, j;
-	uint64_t *slots = calloc(cap, sizeof(*slots));
+	size_t i, j;
 
-	if (!slots)
-		return MP_ENOMEM;
 	for (i = 0; i < l->n_groups; i++) {
 		const struct mp_lifetime_group *g = group_at(l, i);
 		uint64_t hash = group_hash(g->device, g->stack_id, g->size_bytes);
@@ -172,10 +177,28 @@ static int grow_slots(struct mp_lifetime *l)
 			;
 		slots[j] = slot_of(i, hash);
 	}
+}
+
+/* Double the slot table (at most half full) and place every group again. */
+static int grow_slots(struct mp_lifetime *l)
+{
+	size_t cap = l->cap_slots ? l->cap_slots * 2 : 256;
+	uint64_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return MP_ENOMEM;
+	place_groups(l, slots, cap);
 	free(l->group_slots);
 	l->group_slots = slots;
 	l->cap_slots = cap;
 	return 0;
+}
+
+static int fail(struct mp_lifetime *l, int code)
+{
+	if (!l->error)
+		l->error = code;
+	return l->error;
 }
 
 /* The site of (device, stack_id), created when absent; NULL when out of
@@ -201,6 +224,143 @@ static struct mp_lifetime_site *site_of(struct mp_lifetime *l, int32_t device, i
 	return s;
 }
 
+/* The message for the spill database's failure rc; returns rc. */
+static int spill_failed(struct mp_lifetime *l, int rc)
+{
+	if (rc == MP_ENOMEM)
+		return fail(l, rc);
+	snprintf(l->error_msg, sizeof(l->error_msg),
+	         "cannot write the lifetime groups to a temporary database: %s\nhint: SQLite "
+	         "makes it in SQLITE_TMPDIR or TMPDIR, else /var/tmp or /tmp: point one of them "
+	         "at a directory with free space",
+	         mp_group_spill_error(l->spill));
+	return fail(l, rc);
+}
+
+/* Sum the first n records of l->evicted into the spill database. */
+static int spill_out(struct mp_lifetime *l, size_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!l->spill && (rc = mp_group_spill_open(&l->spill, l->opts.spill_max_pages)) < 0)
+		return spill_failed(l, rc);
+	if ((rc = mp_group_spill_add(l->spill, l->evicted, n)) < 0)
+		return spill_failed(l, rc);
+	l->n_spilled += (int64_t)n;
+	return 0;
+}
+
+static void rec_of(const struct mp_lifetime_group *g, struct mp_group_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->device = g->device;
+	r->stack_id = g->stack_id;
+	r->size_bytes = g->size_bytes;
+	r->site = g->site;
+	r->count = g->count;
+	r->first_seq = g->first_seq;
+	r->shared = g->shared;
+}
+
+/* Append g's record to l->evicted (n of them so far). */
+static int add_evicted(struct mp_lifetime *l, const struct mp_lifetime_group *g, size_t *n)
+{
+	if (reserve((void **)&l->evicted, &l->cap_evicted, *n, sizeof(*l->evicted)) < 0)
+		return MP_ENOMEM;
+	rec_of(g, &l->evicted[(*n)++]);
+	return 0;
+}
+
+/* The k-th least (from 0) of v[0..n), v reordered (Hoare's selection). */
+static int64_t kth_least(int64_t *v, ptrdiff_t n, ptrdiff_t k)
+{
+	ptrdiff_t lo = 0, hi = n - 1, i, j;
+	int64_t pivot, t;
+
+	while (lo < hi) {
+		pivot = v[lo + (hi - lo) / 2];
+		for (i = lo, j = hi; i <= j;) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* The last allocation seq below which idle groups leave: INT64_MAX for all
+ * of them when they are at most half the table; -1 when fewer than a quarter
+ * are idle (the table doubles instead). */
+static int64_t eviction_cut(struct mp_lifetime *l)
+{
+	size_t i, n = 0, half = l->max_groups > 1 ? l->max_groups / 2 : 1;
+
+	if (l->cap_idle < l->n_groups) {
+		int64_t *p = realloc(l->idle_seqs, l->n_groups * sizeof(*p));
+
+		if (!p)
+			return MP_ENOMEM;
+		l->idle_seqs = p;
+		l->cap_idle = l->n_groups;
+	}
+	for (i = 0; i < l->n_groups; i++)
+		if (group_at(l, i)->live == 0)
+			l->idle_seqs[n++] = group_at(l, i)->last_seq;
+	if (n == 0 || n < l->max_groups / 4)
+		return -1;
+	return n <= half ? INT64_MAX : kth_least(l->idle_seqs, (ptrdiff_t)n, (ptrdiff_t)half - 1);
+}
+
+/* The table is full: the idle groups allocated from least recently, half of
+ * the table, go to the spill database (their allocations summed into their
+ * sites now), the others move down; or, with too few idle, the bound doubles
+ * (the live set needs it). */
+static int evict(struct mp_lifetime *l)
+{
+	int64_t cut = eviction_cut(l);
+	size_t i, w = 0, n_out = 0;
+
+	if (cut == MP_ENOMEM)
+		return fail(l, MP_ENOMEM);
+	if (cut < 0) {
+		l->max_groups *= 2;
+		return 0;
+	}
+	for (i = 0; i < l->n_groups; i++) {
+		struct mp_lifetime_group *g = group_at(l, i);
+
+		if (g->live == 0 && g->last_seq <= cut) {
+			l->sites[g->site].n_allocs += g->count;
+			if (g->count > 0 && add_evicted(l, g, &n_out) < 0)
+				return fail(l, MP_ENOMEM);
+			continue;
+		}
+		if (w != i)
+			*group_at(l, w) = *g;
+		group_at(l, w)->index = (uint32_t)w;
+		w++;
+	}
+	l->n_groups = w;
+	/* the tags of live blocks may now name another group: tagged_group checks */
+	memset(l->group_slots, 0, l->cap_slots * sizeof(*l->group_slots));
+	place_groups(l, l->group_slots, l->cap_slots);
+	return spill_out(l, n_out);
+}
+
 static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct mp_mem_block *b,
                                            uint64_t hash)
 {
@@ -208,16 +368,18 @@ static struct mp_lifetime_group *add_group(struct mp_lifetime *l, const struct m
 	struct mp_lifetime_site *s;
 	size_t j;
 
+	if (l->n_groups >= l->max_groups && evict(l) < 0)
+		return NULL;
 	if (l->n_groups >= UINT32_MAX - 1 ||
 	    ((l->n_groups + 1) * 2 > l->cap_slots && grow_slots(l) < 0) ||
 	    !(s = site_of(l, b->device, b->stack_id)))
 		return NULL;
-	if (l->n_groups % GROUP_CHUNK == 0) {
-		size_t k = l->n_groups / GROUP_CHUNK;
-
-		if (reserve((void **)&l->group_chunks, &l->cap_chunks, k, sizeof(g)) < 0 ||
-		    !(l->group_chunks[k] = malloc(GROUP_CHUNK * sizeof(*g))))
+	if (l->n_groups == l->n_chunks * GROUP_CHUNK) {
+		if (reserve((void **)&l->group_chunks, &l->cap_chunks, l->n_chunks, sizeof(g)) <
+		            0 ||
+		    !(l->group_chunks[l->n_chunks] = aligned_alloc(64, GROUP_CHUNK * sizeof(*g))))
 			return NULL;
+		l->n_chunks++;
 	}
 	for (j = hash & (l->cap_slots - 1); l->group_slots[j]; j = (j + 1) & (l->cap_slots - 1))
 		;
@@ -293,13 +455,6 @@ static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
 	return d;
 }
 
-static int fail(struct mp_lifetime *l, int code)
-{
-	if (!l->error)
-		l->error = code;
-	return code;
-}
-
 static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
 {
 	struct mp_lifetime *l = ctx;
@@ -308,7 +463,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 
 	(void)rec;
 	if (!g)
-		return fail(l, MP_ENOMEM);
+		return fail(l, MP_ENOMEM); /* or the spill's first error */
 	/* the block is memstate's own, handed over const: the tag is ours */
 	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
 	if (b->preexisting)
@@ -318,6 +473,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 		return fail(l, MP_ENOMEM);
 	if (g->count++ == 0)
 		g->first_seq = b->alloc_seq;
+	g->last_seq = b->alloc_seq;
 	if (++g->live > 1)
 		g->shared = 1;
 	d->n_cands = 0; /* frees before this allocation are not teardown */
@@ -344,7 +500,8 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 	if (!g || !d || reserve((void **)&d->cands, &d->cap_cands, d->n_cands, sizeof(*c)) < 0)
 		return fail(l, MP_ENOMEM);
 	c = &d->cands[d->n_cands++];
-	c->group = g->index;
+	c->site = g->site;
+	c->size_bytes = g->size_bytes;
 	c->alloc_ts_ns = b->alloc_ts_ns;
 	c->free_ts_ns = rec->ev.ts_ns;
 	c->alloc_seq = b->alloc_seq;
@@ -432,12 +589,11 @@ static void settle_idle(struct mp_lifetime *l)
 	for (i = 0; i < l->n_devs; i++) {
 		for (j = 0; span > 0 && j < l->devs[i].n_cands; j++) {
 			const struct lt_cand *c = &l->devs[i].cands[j];
-			const struct mp_lifetime_group *g = group_at(l, c->group);
 
 			life = life_ns(c->preexisting ? l->first_ts_ns : c->alloc_ts_ns,
 			               c->free_ts_ns);
 			if ((double)life >= least)
-				acc_add(&l->sites[g->site].idle, g->size_bytes, c->alloc_seq, life);
+				acc_add(&l->sites[c->site].idle, c->size_bytes, c->alloc_seq, life);
 		}
 		l->devs[i].n_cands = 0;
 	}
@@ -460,12 +616,44 @@ static int cmp_finding(const void *pa, const void *pb)
 	return 0;
 }
 
+static void add_total(struct mp_lifetime_total *t, int64_t count, int64_t bytes)
+{
+	t->count += count;
+	t->bytes = sat_add(t->bytes, bytes);
+	t->n_findings++;
+}
+
+/* Keep the first opts.keep findings of kind k of each device, in the order
+ * of cmp_finding (all of them sorted when keep is 0). */
+static void trim(struct mp_lifetime *l, enum mp_lifetime_kind k)
+{
+	struct mp_lifetime_finding *f = l->findings[k];
+	size_t i, w = 0;
+
+	if (l->n_findings[k] > 1)
+		qsort(f, l->n_findings[k], sizeof(*f), cmp_finding);
+	if (l->opts.keep <= 0)
+		return;
+	for (i = 0; i < l->n_devs; i++)
+		l->devs[i].kept = 0;
+	for (i = 0; i < l->n_findings[k]; i++) {
+		struct mp_lifetime_dev *d = dev_of(l, f[i].device); /* made by add_finding */
+
+		if (d && d->kept++ < l->opts.keep)
+			f[w++] = f[i];
+	}
+	l->n_findings[k] = w;
+}
+
+/* A new finding of kind k at site s, counted into the totals by
+ * add_finding once filled; NULL when out of memory. */
 static struct mp_lifetime_finding *push(struct mp_lifetime *l, enum mp_lifetime_kind k,
-                                        const struct mp_lifetime_site *s, size_t *cap)
+                                        const struct mp_lifetime_site *s)
 {
 	struct mp_lifetime_finding *f;
 
-	if (reserve((void **)&l->findings[k], cap, l->n_findings[k], sizeof(*f)) < 0)
+	if (reserve((void **)&l->findings[k], &l->cap_findings[k], l->n_findings[k], sizeof(*f)) <
+	    0)
 		return NULL;
 	f = &l->findings[k][l->n_findings[k]++];
 	memset(f, 0, sizeof(*f));
@@ -477,14 +665,31 @@ static struct mp_lifetime_finding *push(struct mp_lifetime *l, enum mp_lifetime_
 	return f;
 }
 
+/* Count the last finding pushed into the totals; trim its kind when it
+ * holds many more than it keeps. */
+static int add_finding(struct mp_lifetime *l, enum mp_lifetime_kind k)
+{
+	const struct mp_lifetime_finding *f = &l->findings[k][l->n_findings[k] - 1];
+	struct mp_lifetime_dev *d = dev_of(l, f->device);
+	size_t most = (size_t)l->opts.keep * l->n_devs;
+
+	if (!d)
+		return MP_ENOMEM;
+	add_total(&l->totals.kind[k], f->count, f->bytes);
+	add_total(&d->totals.kind[k], f->count, f->bytes);
+	if (l->opts.keep > 0 && l->n_findings[k] >= 2 * most + 4096)
+		trim(l, k);
+	return 0;
+}
+
 static int push_acc(struct mp_lifetime *l, enum mp_lifetime_kind k,
-                    const struct mp_lifetime_site *s, const struct lt_acc *a, size_t *cap)
+                    const struct mp_lifetime_site *s, const struct lt_acc *a)
 {
 	struct mp_lifetime_finding *f;
 
 	if (a->count == 0)
 		return 0;
-	f = push(l, k, s, cap);
+	f = push(l, k, s);
 	if (!f)
 		return MP_ENOMEM;
 	f->count = a->count;
@@ -492,80 +697,86 @@ static int push_acc(struct mp_lifetime *l, enum mp_lifetime_kind k,
 	f->first_seq = a->first_seq;
 	if (k != MP_LIFETIME_LEAK)
 		f->mean_lifetime_ns = sum_div(&a->life, a->count);
-	return 0;
+	return add_finding(l, k);
 }
 
-static int collect_sites(struct mp_lifetime *l, size_t *cap)
+static int collect_sites(struct mp_lifetime *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->n_sites; i++) {
 		const struct mp_lifetime_site *s = &l->sites[i];
 
-		if (push_acc(l, MP_LIFETIME_LEAK, s, &s->leak, &cap[MP_LIFETIME_LEAK]) < 0 ||
-		    push_acc(l, MP_LIFETIME_CHURN, s, &s->churn, &cap[MP_LIFETIME_CHURN]) < 0 ||
-		    push_acc(l, MP_LIFETIME_IDLE, s, &s->idle, &cap[MP_LIFETIME_IDLE]) < 0)
+		if (push_acc(l, MP_LIFETIME_LEAK, s, &s->leak) < 0 ||
+		    push_acc(l, MP_LIFETIME_CHURN, s, &s->churn) < 0 ||
+		    push_acc(l, MP_LIFETIME_IDLE, s, &s->idle) < 0)
 			return MP_ENOMEM;
 	}
 	return 0;
 }
 
-static int collect_groups(struct mp_lifetime *l, size_t *cap)
+/* The reuse finding of a group's record (all of its records summed). */
+static int reuse_of(void *ctx, const struct mp_group_rec *r)
 {
-	size_t i;
+	struct mp_lifetime *l = ctx;
+	struct mp_lifetime_finding *f = push(l, MP_LIFETIME_REUSE, &l->sites[r->site]);
+	int64_t size = r->size_bytes > 0 ? r->size_bytes : 0;
+
+	if (!f)
+		return MP_ENOMEM;
+	f->count = r->count;
+	f->size_bytes = r->size_bytes;
+	f->calls_saved = r->count - 1;
+	f->bytes = size && f->calls_saved > INT64_MAX / size ? INT64_MAX : f->calls_saved * size;
+	f->first_seq = r->first_seq;
+	return add_finding(l, MP_LIFETIME_REUSE);
+}
+
+/* The reuse findings: from the groups in memory, or, once some were
+ * spilled, from the spill database with the groups in memory summed in. */
+static int collect_groups(struct mp_lifetime *l)
+{
+	size_t i, n = 0;
+	int rc;
 
 	for (i = 0; i < l->n_groups; i++) {
 		const struct mp_lifetime_group *g = group_at(l, i);
-		struct mp_lifetime_finding *f;
-		int64_t size = g->size_bytes > 0 ? g->size_bytes : 0;
+		struct mp_group_rec r;
 
+		if (l->spill) {
+			if (g->count > 0 && add_evicted(l, g, &n) < 0)
+				return fail(l, MP_ENOMEM);
+			continue;
+		}
 		if (g->count < 2 || g->shared)
 			continue;
-		f = push(l, MP_LIFETIME_REUSE, &l->sites[g->site], cap);
-		if (!f)
-			return MP_ENOMEM;
-		f->count = g->count;
-		f->size_bytes = g->size_bytes;
-		f->calls_saved = g->count - 1;
-		f->bytes = size && f->calls_saved > INT64_MAX / size ? INT64_MAX
-		                                                     : f->calls_saved * size;
-		f->first_seq = g->first_seq;
+		rec_of(g, &r);
+		if (reuse_of(l, &r) < 0)
+			return fail(l, MP_ENOMEM);
 	}
-	return 0;
+	if (!l->spill)
+		return 0;
+	if ((rc = spill_out(l, n)) < 0)
+		return rc;
+	rc = mp_group_spill_foreach_reuse(l->spill, reuse_of, l);
+	return rc == MP_ENOMEM ? fail(l, rc) : rc < 0 ? spill_failed(l, rc) : 0;
 }
 
-static void add_total(struct mp_lifetime_total *t, int64_t count, int64_t bytes)
+static void sum_preexisting(struct mp_lifetime *l)
 {
-	t->count += count;
-	t->bytes = sat_add(t->bytes, bytes);
-}
-
-static void sum_totals(struct mp_lifetime *l)
-{
-	struct mp_lifetime_dev *d;
 	size_t i;
-	int k;
 
-	for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
-		for (i = 0; i < l->n_findings[k]; i++) {
-			const struct mp_lifetime_finding *f = &l->findings[k][i];
+	for (i = 0; i < l->n_devs; i++) {
+		struct mp_lifetime_total *t = &l->totals.preexisting_live_at_end;
 
-			add_total(&l->totals.kind[k], f->count, f->bytes);
-			d = dev_of(l, f->device);
-			if (d)
-				add_total(&d->totals.kind[k], f->count, f->bytes);
-		}
+		t->count += l->devs[i].totals.preexisting_live_at_end.count;
+		t->bytes = sat_add(t->bytes, l->devs[i].totals.preexisting_live_at_end.bytes);
 	}
-	for (i = 0; i < l->n_devs; i++)
-		add_total(&l->totals.preexisting_live_at_end,
-		          l->devs[i].totals.preexisting_live_at_end.count,
-		          l->devs[i].totals.preexisting_live_at_end.bytes);
 }
 
 static int on_end(void *ctx)
 {
 	struct mp_lifetime *l = ctx;
-	size_t cap[MP_LIFETIME_N_KINDS] = {0};
 	int k, rc;
 
 	if (l->ended)
@@ -574,15 +785,40 @@ static int on_end(void *ctx)
 	if (l->ms && (rc = mp_memstate_foreach_live(l->ms, leak_cb, l)) < 0)
 		return fail(l, rc);
 	settle_idle(l);
-	if (collect_sites(l, cap) < 0 || collect_groups(l, &cap[MP_LIFETIME_REUSE]) < 0)
+	if (collect_sites(l) < 0)
 		return fail(l, MP_ENOMEM);
+	if ((rc = collect_groups(l)) < 0)
+		return rc;
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
-		if (l->n_findings[k] > 1)
-			qsort(l->findings[k], l->n_findings[k], sizeof(*l->findings[k]),
-			      cmp_finding);
-	sum_totals(l);
+		trim(l, (enum mp_lifetime_kind)k);
+	sum_preexisting(l);
 	l->ended = 1;
 	return 0;
+}
+
+/* The environment variable name as a number in [1, UINT32_MAX / 4], else 0. */
+static uint64_t env_count(const char *name)
+{
+	const char *e = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!e || *e < '0' || *e > '9')
+		return 0;
+	v = strtoull(e, &end, 10);
+	return !*end && v >= 1 && v <= UINT32_MAX / 4 ? v : 0;
+}
+
+/* The table's bound and the spill's page limit: the options', else the
+ * environment's (for tests), else MP_LIFETIME_MAX_GROUPS and none. */
+static void limits(struct mp_lifetime *l)
+{
+	l->max_groups =
+	        l->opts.max_groups ? l->opts.max_groups : env_count("MEMPROF_LIFETIME_MAX_GROUPS");
+	if (!l->max_groups)
+		l->max_groups = MP_LIFETIME_MAX_GROUPS;
+	if (!l->opts.spill_max_pages)
+		l->opts.spill_max_pages = (int64_t)env_count("MEMPROF_LIFETIME_SPILL_PAGES");
 }
 
 int mp_lifetime_init(struct mp_lifetime *l, const struct mp_lifetime_opts *o,
@@ -594,12 +830,16 @@ int mp_lifetime_init(struct mp_lifetime *l, const struct mp_lifetime_opts *o,
 	l->ms = ms;
 	l->opts.churn_window_ns = MP_LIFETIME_DEFAULT_CHURN_WINDOW_NS;
 	l->opts.idle_min_share = MP_LIFETIME_DEFAULT_IDLE_SHARE;
-	if (!o)
-		return 0;
-	/* written so that a NaN share fails too */
-	if (o->churn_window_ns < 0 || !(o->idle_min_share >= 0 && o->idle_min_share <= 1))
-		return MP_EINVAL;
-	l->opts = *o;
+	if (o) {
+		/* written so that a NaN share fails too */
+		if (o->churn_window_ns < 0 || !(o->idle_min_share >= 0 && o->idle_min_share <= 1) ||
+		    o->keep < 0 || o->max_groups > UINT32_MAX / 4 || o->spill_max_pages < 0) {
+			limits(l);
+			return MP_EINVAL;
+		}
+		l->opts = *o;
+	}
+	limits(l);
 	return 0;
 }
 
@@ -612,10 +852,13 @@ void mp_lifetime_free(struct mp_lifetime *l)
 		free(l->devs[i].cands);
 	free(l->devs);
 	free(l->sites);
-	for (i = 0; i * GROUP_CHUNK < l->n_groups; i++)
+	for (i = 0; i < l->n_chunks; i++)
 		free(l->group_chunks[i]);
 	free(l->group_chunks);
 	free(l->group_slots);
+	mp_group_spill_close(l->spill);
+	free(l->evicted);
+	free(l->idle_seqs);
 	mp_intmap_free(&l->site_map);
 	mp_intmap_free(&l->dev_map);
 	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
@@ -660,6 +903,11 @@ void mp_lifetime_device_totals(const struct mp_lifetime *l, int32_t device,
 		*out = l->devs[i].totals;
 	else
 		memset(out, 0, sizeof(*out));
+}
+
+const char *mp_lifetime_error(const struct mp_lifetime *l)
+{
+	return l->error_msg[0] ? l->error_msg : NULL;
 }
 
 const char *mp_lifetime_kind_name(enum mp_lifetime_kind k)

@@ -70,7 +70,10 @@ int mp_pass_run(struct mp_store *s, const struct mp_pass_opts *o, mp_pass_setup_
 		rc = setup(ctx, *pass);
 	if (rc < 0)
 		return mp_err(err, rc, "cannot set up the analyses");
-	return mp_pass_read(s, *reader, &(*pass)->ms, err);
+	rc = mp_pass_read(s, *reader, &(*pass)->ms, err);
+	if (rc < 0 && mp_lifetime_error(&(*pass)->life))
+		return mp_err(err, rc, "%s", mp_lifetime_error(&(*pass)->life));
+	return rc;
 }
 
 void mp_pass_close(struct mp_pass *pass, struct mp_reader *reader)

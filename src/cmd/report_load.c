@@ -71,6 +71,7 @@ static int analyze(struct mp_report_trace *st, struct mp_error *err)
 	po.timeline_points = st->o->points;
 	po.kinds |= 1u << MP_ATTR_API;
 	po.life.no_timestamps = mp_load_no_timestamps(st->s);
+	po.life.keep = st->o->top;
 	return mp_pass_run(st->s, &po, listen, st, &st->pass, &st->r, err);
 }
 

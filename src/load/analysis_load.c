@@ -36,6 +36,7 @@ int mp_analyze_load_pass(struct mp_store *s, const struct mp_analysis *a, int64_
 
 	memset(l, 0, sizeof(*l));
 	po.life.no_timestamps = mp_load_no_timestamps(s);
+	po.life.keep = a->top;
 	po.timeline_points = timeline_points;
 	po.ranks = 1;
 	po.ranks_device = a->device;

@@ -305,16 +305,13 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 {
 	size_t n, i;
 	const struct mp_lifetime_finding *f = mp_lifetime_findings(a->life, kind, &n);
+	struct mp_lifetime_totals t;
 	char b[32], d[32], label[512];
-	int shown = 0, rows = 0;
+	int shown = 0, rows;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && shown < a->top; i++) {
 		if (f[i].device != device)
 			continue;
-		if (shown == a->top) {
-			rows++;
-			continue;
-		}
 		fprintf(out, "| %s | %s | %lld | ",
 		        kind == MP_LIFETIME_LEAK && a->window
 		                ? "live at the window's end (not a leak)"
@@ -331,6 +328,8 @@ static int write_kind(FILE *out, const struct mp_analysis *a, int32_t device, in
 			fputs(" | |\n", out);
 		shown++;
 	}
+	mp_lifetime_device_totals(a->life, device, &t); /* counts the findings not kept */
+	rows = (int)(t.kind[kind].n_findings - shown);
 	if (rows)
 		fprintf(out, "| %s | | | and %d more call sites | |\n",
 		        kind == MP_LIFETIME_LEAK && a->window ? "live at the window's end"

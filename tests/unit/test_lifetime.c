@@ -542,7 +542,16 @@ Test(lifetime, options_are_checked)
 	o.idle_min_share = NAN;
 	cr_assert_eq(mp_lifetime_init(&lt, &o, &fake_ms), MP_EINVAL);
 	mp_lifetime_free(&lt);
+	o.idle_min_share = 0.5;
+	o.keep = -1;
+	cr_assert_eq(mp_lifetime_init(&lt, &o, &fake_ms), MP_EINVAL);
+	mp_lifetime_free(&lt);
+	o.keep = 0;
+	o.spill_max_pages = -1;
+	cr_assert_eq(mp_lifetime_init(&lt, &o, &fake_ms), MP_EINVAL);
+	mp_lifetime_free(&lt);
 	cr_assert_eq(mp_lifetime_init(&lt, NULL, &fake_ms), 0);
+	cr_assert_eq(lt.max_groups, MP_LIFETIME_MAX_GROUPS);
 	cr_assert_eq(lt.opts.churn_window_ns, 1000000);
 	cr_assert_eq(lt.opts.idle_min_share, 0.5);
 	cr_assert_str_eq(mp_lifetime_kind_name(MP_LIFETIME_REUSE), "reuse");
@@ -819,23 +828,233 @@ static void check_reference(int n, int64_t window_ns, double share)
 		check_kind(i, want[i], n_want[i]);
 }
 
-Test(lifetime, random_traces_match_brute_force)
+/* The random traces with a table of max_groups groups (0: the default). */
+static int64_t random_rounds(size_t max_groups)
 {
 	static const int64_t windows[] = {0, 500, 3000};
 	static const double shares[] = {0.0, 0.1, 0.5};
+	int64_t spilled = 0;
 	int round;
 
 	for (round = 0; round < 60; round++) {
 		int64_t window = windows[round % 3];
 		double share = shares[(round / 3) % 3];
-		struct mp_lifetime_opts o = {window, share};
+		struct mp_lifetime_opts o = {.churn_window_ns = window, .idle_min_share = share};
 		int n;
 
+		o.max_groups = max_groups ? max_groups + (size_t)round % 3 : 0;
 		r_state = 0x9e3779b97f4a7c15ULL + (uint64_t)round * 7919;
 		start(&o);
 		n = random_trace(50 + round * 20);
 		check_reference(n, window, share);
+		spilled += lt.n_spilled;
 		mp_lifetime_free(&lt);
 	}
 	start(NULL); /* for the suite's teardown */
+	return spilled;
+}
+
+Test(lifetime, random_traces_match_brute_force)
+{
+	cr_assert_eq(random_rounds(0), 0);
+}
+
+/* The same traces with 1 to 3 groups in memory: most of them spilled and
+ * brought back, the findings still those of the brute force. */
+Test(lifetime, random_traces_spilled_match_brute_force)
+{
+	cr_assert_gt(random_rounds(1), 1000);
+}
+
+/* --- groups spilled out of memory ------------------------------------------------ */
+
+/* Allocate and free n blocks of sizes no other block has, at site 2: each
+ * a group of one allocation, which pushes the idle groups out of a small
+ * table. */
+static void fillers(int *next, int n, int64_t *ts)
+{
+	int i;
+
+	for (i = 0; i < n; i++, (*next)++, *ts += 10) {
+		alloc(*next, 2, 100000 + *next, *ts);
+		freeb(*next, *ts + 5);
+	}
+}
+
+/* Site 1: size 100 shared before a spill, reused after it; size 200 shared
+ * while a block stays live through the spills; size 300 reused across one. */
+static void spill_scenario(size_t max_groups)
+{
+	struct mp_lifetime_opts o = {.churn_window_ns = 0, .idle_min_share = 0.5};
+	int64_t ts = 0;
+	int next = 100;
+
+	o.max_groups = max_groups;
+	start(&o);
+	alloc(1, 1, 100, ts += 10); /* seq 1 */
+	alloc(2, 1, 100, ts += 10); /* two of size 100 live at once */
+	freeb(1, ts += 10);
+	freeb(2, ts += 10);
+	alloc(3, 1, 300, ts += 10); /* seq 5: the first of size 300 */
+	freeb(3, ts += 10);
+	alloc(4, 1, 200, ts += 10); /* live through the fillers */
+	fillers(&next, 8, &ts);
+	alloc(5, 1, 100, ts += 10); /* size 100 again: one at a time now */
+	freeb(5, ts += 10);
+	alloc(6, 1, 100, ts += 10);
+	freeb(6, ts += 10);
+	alloc(7, 1, 200, ts += 10); /* while block 4 is still live */
+	freeb(7, ts += 10);
+	freeb(4, ts += 10);
+	fillers(&next, 8, &ts);
+	alloc(8, 1, 300, ts += 10);
+	freeb(8, ts += 10);
+	alloc(9, 3, 8, ts += 10); /* the last allocation */
+	end();
+}
+
+/* A copy of the findings of kind k, without the stack pointers. */
+static size_t copy_findings(enum mp_lifetime_kind k, struct mp_lifetime_finding *out, size_t max)
+{
+	size_t n, i;
+	const struct mp_lifetime_finding *f = mp_lifetime_findings(&lt, k, &n);
+
+	cr_assert_leq(n, max);
+	for (i = 0; i < n; i++) {
+		out[i] = f[i];
+		out[i].stack = NULL;
+	}
+	return n;
+}
+
+Test(lifetime, spilled_groups_give_the_same_findings)
+{
+	static struct mp_lifetime_finding want[MP_LIFETIME_N_KINDS][64], got[64];
+	size_t n_want[MP_LIFETIME_N_KINDS], i, j;
+	struct mp_lifetime_totals t_want, t_got;
+	int k;
+
+	spill_scenario(0);
+	cr_assert_eq(lt.n_spilled, 0);
+	for (k = 0; k < MP_LIFETIME_N_KINDS; k++)
+		n_want[k] = copy_findings(k, want[k], 64);
+	mp_lifetime_totals(&lt, &t_want);
+	/* only size 300 is a reuse candidate: 100 and 200 had two live at once */
+	cr_assert_eq(n_want[MP_LIFETIME_REUSE], 1);
+	cr_assert_eq(want[MP_LIFETIME_REUSE][0].size_bytes, 300);
+	cr_assert_eq(want[MP_LIFETIME_REUSE][0].count, 2);
+	cr_assert_eq(want[MP_LIFETIME_REUSE][0].first_seq, 5);
+	cr_assert_eq(want[MP_LIFETIME_REUSE][0].site_allocs, 8);
+	for (i = 1; i <= 4; i++) {
+		mp_lifetime_free(&lt);
+		spill_scenario(i);
+		cr_assert_gt(lt.n_spilled, 0, "table of %zu: nothing spilled", i);
+		for (k = 0; k < MP_LIFETIME_N_KINDS; k++) {
+			size_t n = copy_findings(k, got, 64);
+
+			cr_assert_eq(n, n_want[k], "table of %zu, %s: %zu findings, not %zu", i,
+			             mp_lifetime_kind_name(k), n, n_want[k]);
+			for (j = 0; j < n; j++)
+				cr_assert(got[j].kind == want[k][j].kind &&
+				                  got[j].device == want[k][j].device &&
+				                  got[j].stack_id == want[k][j].stack_id &&
+				                  got[j].count == want[k][j].count &&
+				                  got[j].bytes == want[k][j].bytes &&
+				                  got[j].first_seq == want[k][j].first_seq &&
+				                  got[j].site_allocs == want[k][j].site_allocs &&
+				                  got[j].mean_lifetime_ns ==
+				                          want[k][j].mean_lifetime_ns &&
+				                  got[j].size_bytes == want[k][j].size_bytes &&
+				                  got[j].calls_saved == want[k][j].calls_saved,
+				          "table of %zu, %s #%zu differs", i,
+				          mp_lifetime_kind_name(k), j);
+		}
+		mp_lifetime_totals(&lt, &t_got);
+		cr_assert(memcmp(&t_got, &t_want, sizeof(t_got)) == 0, "table of %zu: totals", i);
+	}
+}
+
+Test(lifetime, the_bound_comes_from_the_environment)
+{
+	setenv("MEMPROF_LIFETIME_MAX_GROUPS", "3", 1);
+	setenv("MEMPROF_LIFETIME_SPILL_PAGES", "7", 1);
+	start(NULL);
+	cr_assert_eq(lt.max_groups, 3);
+	cr_assert_eq(lt.opts.spill_max_pages, 7);
+	mp_lifetime_free(&lt);
+	setenv("MEMPROF_LIFETIME_MAX_GROUPS", "0", 1); /* not a bound: the default */
+	setenv("MEMPROF_LIFETIME_SPILL_PAGES", "x", 1);
+	start(NULL);
+	cr_assert_eq(lt.max_groups, MP_LIFETIME_MAX_GROUPS);
+	cr_assert_eq(lt.opts.spill_max_pages, 0);
+	unsetenv("MEMPROF_LIFETIME_MAX_GROUPS");
+	unsetenv("MEMPROF_LIFETIME_SPILL_PAGES");
+}
+
+Test(lifetime, a_full_spill_database_is_an_error)
+{
+	struct mp_lifetime_opts o = {.churn_window_ns = 0, .idle_min_share = 0.5};
+	int i, rc = 0;
+
+	o.max_groups = 4;
+	o.spill_max_pages = 2; /* the schema's two pages, then full */
+	start(&o);
+	cr_assert_null(mp_lifetime_error(&lt));
+	for (i = 0; i < 2000 && rc == 0; i++) {
+		struct memprof_record rec = record(MEMPROF_OP_ALLOC, i);
+
+		blocks[i].size_bytes = 1000 + i;
+		blocks[i].stack_id = 1;
+		blocks[i].alloc_seq = rec.ev.seq;
+		rc = lis.on_alloc(lis.ctx, &blocks[i], &rec);
+		if (rc == 0) {
+			rec = record(MEMPROF_OP_FREE, i);
+			cr_assert_eq(lis.on_free(lis.ctx, &blocks[i], &rec), 0);
+		}
+	}
+	cr_assert_eq(rc, MP_EFULL, "rc %d after %d allocations", rc, i);
+	cr_assert_eq(lt.error, MP_EFULL);
+	cr_assert_not_null(mp_lifetime_error(&lt));
+	cr_assert(strstr(mp_lifetime_error(&lt), "cannot write the lifetime groups to a "
+	                                         "temporary database: database or disk is full"),
+	          "%s", mp_lifetime_error(&lt));
+}
+
+Test(lifetime, keep_trims_findings_but_totals_count_all)
+{
+	struct mp_lifetime_opts o = {.churn_window_ns = 0, .idle_min_share = 0.5};
+	struct mp_lifetime_totals t;
+	const struct mp_lifetime_finding *f;
+	size_t n;
+	int i;
+
+	o.keep = 2;
+	start(&o);
+	for (i = 0; i < 5; i++) /* device 0: reuse of sizes 10..50, twice each */
+		alloc(i, 1, 10 * (i + 1), 10 * i);
+	for (i = 0; i < 5; i++)
+		freeb(i, 100 + i);
+	for (i = 0; i < 5; i++) {
+		alloc(10 + i, 1, 10 * (i + 1), 200 + 10 * i);
+		freeb(10 + i, 201 + 10 * i);
+	}
+	alloc_on(20, 1, 1, 0, 1, 7, 300, 0); /* device 1: one reuse of 7 bytes */
+	freeb(20, 301);
+	alloc_on(21, 1, 1, 0, 1, 7, 302, 0);
+	freeb(21, 303);
+	end();
+	f = mp_lifetime_findings(&lt, MP_LIFETIME_REUSE, &n);
+	cr_assert_eq(n, 3); /* the first 2 of device 0, the 1 of device 1 */
+	cr_assert(f[0].device == 0 && f[0].size_bytes == 50);
+	cr_assert(f[1].device == 0 && f[1].size_bytes == 40);
+	cr_assert(f[2].device == 1 && f[2].size_bytes == 7);
+	mp_lifetime_device_totals(&lt, 0, &t);
+	cr_assert_eq(t.kind[MP_LIFETIME_REUSE].n_findings, 5);
+	cr_assert_eq(t.kind[MP_LIFETIME_REUSE].count, 10);
+	cr_assert_eq(t.kind[MP_LIFETIME_REUSE].bytes, 150);
+	mp_lifetime_totals(&lt, &t);
+	cr_assert_eq(t.kind[MP_LIFETIME_REUSE].n_findings, 6);
+	cr_assert_eq(t.kind[MP_LIFETIME_REUSE].bytes, 157);
+	f = mp_lifetime_findings(&lt, MP_LIFETIME_CHURN, &n);
+	cr_assert_eq(n, 2); /* one site per device, under the keep */
 }
