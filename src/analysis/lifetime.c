@@ -42,6 +42,7 @@ struct mp_lifetime_group {
 };
 
 #define GROUP_CHUNK 4096
+#define SPILL_BATCH 8192 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
@@ -264,13 +265,20 @@ static void rec_of(const struct mp_lifetime_group *g, struct mp_group_rec *r)
 	r->shared = g->shared;
 }
 
-/* Append g's record to l->evicted (n of them so far). */
+/* Append g's record to l->evicted (n of them so far), spilled by
+ * SPILL_BATCH (the buffer stays small). */
 static int add_evicted(struct mp_lifetime *l, const struct mp_lifetime_group *g, size_t *n)
 {
+	int rc;
+
 	if (reserve((void **)&l->evicted, &l->cap_evicted, *n, sizeof(*l->evicted)) < 0)
 		return MP_ENOMEM;
 	rec_of(g, &l->evicted[(*n)++]);
-	return 0;
+	if (*n < SPILL_BATCH)
+		return 0;
+	rc = spill_out(l, *n);
+	*n = 0;
+	return rc;
 }
 
 /* The k-th least (from 0) of v[0..n), v reordered (Hoare's selection). */
