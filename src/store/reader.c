@@ -37,6 +37,8 @@ struct mp_reader {
 	int64_t n_read;       /* records decoded */
 	int64_t last_process; /* the previous record's process and its pid */
 	int64_t last_pid;
+	int64_t last_phase_id, last_api_id; /* the last ids looked up and their names */
+	const char *last_phase, *last_api;
 };
 
 static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
@@ -279,8 +281,16 @@ static int decode(struct mp_reader *r, sqlite3_value **v)
 	ev->thread = value_or(v[14], 0);
 	ev->duration_ns = value_or(v[15], 0);
 	r->n_read++;
-	o->phase = ev->phase_id ? name_of(&r->phase_names, ev->phase_id) : NULL;
-	o->api = ev->api_id ? name_of(&r->api_names, ev->api_id) : NULL;
+	if (ev->phase_id != r->last_phase_id) {
+		r->last_phase_id = ev->phase_id;
+		r->last_phase = name_of(&r->phase_names, ev->phase_id);
+	}
+	o->phase = r->last_phase;
+	if (ev->api_id != r->last_api_id) {
+		r->last_api_id = ev->api_id;
+		r->last_api = name_of(&r->api_names, ev->api_id);
+	}
+	o->api = r->last_api;
 	if (ev->process_id != r->last_process) {
 		pid = 0;
 		mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);
