@@ -36,11 +36,36 @@ void mp_memstate_free(struct mp_memstate *ms)
 	free(ms->stream_counts);
 }
 
+/* Which listener callback a change of a block calls; then the kinds of
+ * mp_memstate.calls that are no block change. */
+enum notice { NOTICE_ALLOC, NOTICE_FREE, NOTICE_RELEASE, NOTICE_HELD, CALL_EVENT, CALL_PREFETCH };
+
+static void add_call(struct mp_memstate *ms, int kind, const struct mp_mem_listener *l,
+                     int (*block)(void *, const struct mp_mem_block *,
+                                  const struct memprof_record *))
+{
+	struct mp_mem_call *c;
+
+	if (kind == CALL_EVENT ? !l->on_event : kind == CALL_PREFETCH ? !l->prefetch : !block)
+		return;
+	c = &ms->calls[kind][ms->n_calls[kind]++];
+	c->ctx = l->ctx;
+	c->block = block;
+	c->event = l->on_event;
+	c->prefetch = l->prefetch;
+}
+
 int mp_memstate_listen(struct mp_memstate *ms, const struct mp_mem_listener *l)
 {
 	if (ms->n_listeners == MP_MEM_MAX_LISTENERS)
 		return MP_EINVAL;
 	ms->listeners[ms->n_listeners++] = *l;
+	add_call(ms, NOTICE_ALLOC, l, l->on_alloc);
+	add_call(ms, NOTICE_FREE, l, l->on_free);
+	add_call(ms, NOTICE_RELEASE, l, l->on_release);
+	add_call(ms, NOTICE_HELD, l, l->on_held);
+	add_call(ms, CALL_EVENT, l, NULL);
+	add_call(ms, CALL_PREFETCH, l, NULL);
 	return 0;
 }
 
@@ -137,25 +162,15 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 	return ms->stream_counts[idx];
 }
 
-/* Which listener callback a change of a block calls. */
-enum notice { NOTICE_ALLOC, NOTICE_FREE, NOTICE_RELEASE, NOTICE_HELD };
-
 static int notify(struct mp_memstate *ms, enum notice what, const struct mp_mem_block *b,
                   const struct memprof_record *rec)
 {
-	int i, rc;
+	const struct mp_mem_call *c = ms->calls[what];
+	int i, n = ms->n_calls[what], rc;
 
-	for (i = 0; i < ms->n_listeners; i++) {
-		const struct mp_mem_listener *l = &ms->listeners[i];
-		int (*fn)(void *, const struct mp_mem_block *, const struct memprof_record *) =
-		        what == NOTICE_ALLOC     ? l->on_alloc
-		        : what == NOTICE_FREE    ? l->on_free
-		        : what == NOTICE_RELEASE ? l->on_release
-		                                 : l->on_held;
-
-		if (fn && (rc = fn(l->ctx, b, rec)) < 0)
+	for (i = 0; i < n; i++)
+		if ((rc = c[i].block(c[i].ctx, b, rec)) < 0)
 			return rc;
-	}
 	return 0;
 }
 
@@ -189,11 +204,11 @@ static void fill_block(struct mp_mem_block *b, const struct memprof_record *rec,
 static void prefetch(const struct mp_memstate *ms, const struct memprof_record *rec,
                      const struct mp_mem_block *b)
 {
-	int i;
+	const struct mp_mem_call *c = ms->calls[CALL_PREFETCH];
+	int i, n = ms->n_calls[CALL_PREFETCH];
 
-	for (i = 0; i < ms->n_listeners; i++)
-		if (ms->listeners[i].prefetch)
-			ms->listeners[i].prefetch(ms->listeners[i].ctx, rec, b);
+	for (i = 0; i < n; i++)
+		c[i].prefetch(c[i].ctx, rec, b);
 }
 
 /* A block becomes live, or (pending_from_start) only active: a block the
@@ -344,14 +359,12 @@ static int notify_event(struct mp_memstate *ms, const struct memprof_record *rec
                         unsigned changes)
 {
 	const struct mp_mem_device *d = slot < 0 ? NULL : &ms->devices[slot];
-	int i, rc;
+	const struct mp_mem_call *c = ms->calls[CALL_EVENT];
+	int i, n = ms->n_calls[CALL_EVENT], rc;
 
-	for (i = 0; i < ms->n_listeners; i++) {
-		const struct mp_mem_listener *l = &ms->listeners[i];
-
-		if (l->on_event && (rc = l->on_event(l->ctx, rec, d, changes)) < 0)
+	for (i = 0; i < n; i++)
+		if ((rc = c[i].event(c[i].ctx, rec, d, changes)) < 0)
 			return rc;
-	}
 	return 0;
 }
 

@@ -128,6 +128,19 @@ struct mp_memstate {
 	/* private */
 	struct mp_mem_listener listeners[MP_MEM_MAX_LISTENERS];
 	int n_listeners;
+	/* the listeners' callbacks that are set, per kind (enum notice in
+	 * memstate.c, then on_event and prefetch), in registration order: the
+	 * per-event dispatch tests no NULL */
+	struct mp_mem_call {
+		void *ctx;
+		int (*block)(void *ctx, const struct mp_mem_block *b,
+		             const struct memprof_record *rec);
+		int (*event)(void *ctx, const struct memprof_record *rec,
+		             const struct mp_mem_device *d, unsigned changes);
+		void (*prefetch)(void *ctx, const struct memprof_record *rec,
+		                 const struct mp_mem_block *b);
+	} calls[6][MP_MEM_MAX_LISTENERS];
+	int n_calls[6];
 	struct mp_live_sets live;     /* alloc id -> block slot, per process */
 	struct mp_live_sets segments; /* segment id -> size and device slot, per process */
 	struct mp_slot_pool blocks;   /* of struct mp_mem_block */

@@ -86,7 +86,7 @@ static int add_process(struct mp_ranks *r, struct mp_intmap *by_rank,
 		u->local_rank = p->local_rank;
 	if (add_pid(u, p->pid) < 0)
 		return MP_ENOMEM;
-	return mp_intmap_put(&r->by_process, (uint64_t)p->id, (uint64_t)(u - r->units));
+	return mp_densemap_put(&r->by_process, (uint64_t)p->id, (uint32_t)(u - r->units));
 }
 
 int mp_ranks_init(struct mp_ranks *r, const struct memprof_process *procs, size_t n_procs,
@@ -99,7 +99,7 @@ int mp_ranks_init(struct mp_ranks *r, const struct memprof_process *procs, size_
 	memset(r, 0, sizeof(*r));
 	r->device = device;
 	r->last_process = -1;
-	mp_intmap_init(&r->by_process);
+	mp_densemap_init(&r->by_process);
 	mp_densemap_init(&r->by_stack);
 	mp_strmap_init(&r->site_keys);
 	mp_live_sets_init(&r->segments);
@@ -136,7 +136,7 @@ void mp_ranks_free(struct mp_ranks *r)
 	free(r->sites);
 	free(r->diffs);
 	free(r->spread.above);
-	mp_intmap_free(&r->by_process);
+	mp_densemap_free(&r->by_process);
 	mp_densemap_free(&r->by_stack);
 	mp_strmap_free(&r->site_keys);
 	mp_live_sets_free(&r->segments);
@@ -146,15 +146,16 @@ void mp_ranks_free(struct mp_ranks *r)
 static struct mp_rank *unit_of(struct mp_ranks *r, int64_t process_id, int64_t pid)
 {
 	struct mp_rank *u;
-	uint64_t i;
+	uint32_t i;
 
 	if (process_id == r->last_process)
 		return &r->units[r->last_unit];
-	if (!mp_intmap_get(&r->by_process, (uint64_t)process_id, &i)) {
-		if (!(u = new_unit(r, -1, process_id)) || add_pid(u, pid) < 0)
+	if ((i = mp_densemap_get(&r->by_process, (uint64_t)process_id)) == MP_DENSEMAP_NONE) {
+		if (r->n_units >= MP_DENSEMAP_NONE || !(u = new_unit(r, -1, process_id)) ||
+		    add_pid(u, pid) < 0)
 			return NULL;
-		i = r->n_units - 1;
-		if (mp_intmap_put(&r->by_process, (uint64_t)process_id, i) < 0)
+		i = (uint32_t)(r->n_units - 1);
+		if (mp_densemap_put(&r->by_process, (uint64_t)process_id, i) < 0)
 			return NULL;
 	}
 	r->last_process = process_id;

@@ -93,9 +93,9 @@ struct mp_ranks {
 	struct mp_rank_site_diff *diffs; /* sites that differ, by max - min descending, key */
 	size_t n_diffs;
 	/* private */
-	struct mp_intmap by_process; /* process row id -> unit number */
-	struct mp_densemap by_stack; /* stack id -> site number */
-	struct mp_strmap site_keys;  /* site key -> site number */
+	struct mp_densemap by_process; /* process row id -> unit number */
+	struct mp_densemap by_stack;   /* stack id -> site number */
+	struct mp_strmap site_keys;    /* site key -> site number */
 	size_t cap_units, cap_sites;
 	struct mp_live_sets segments; /* segment id -> device and size, per process */
 	int64_t last_process;
