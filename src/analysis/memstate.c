@@ -34,6 +34,7 @@ void mp_memstate_free(struct mp_memstate *ms)
 	mp_slot_pool_free(&ms->blocks);
 	mp_strmap_free(&ms->streams);
 	free(ms->stream_counts);
+	free(ms->stream_keys);
 }
 
 /* Which listener callback a change of a block calls; then the kinds of
@@ -120,6 +121,44 @@ static void stream_key(char key[20], int64_t process_id, int32_t device, uint64_
 	memcpy(key + 12, &stream, 8);
 }
 
+/* The index of a stream key in stream_counts, or -1: the few streams of a
+ * trace are compared one by one, more go through the string map. */
+static int64_t find_stream(const struct mp_memstate *ms, const char key[20])
+{
+	int64_t i, idx;
+
+	if (ms->n_streams <= MP_MEM_STREAMS_SCANNED) {
+		for (i = 0; i < ms->n_streams; i++)
+			if (memcmp(ms->stream_keys[i], key, 20) == 0)
+				return i;
+		return -1;
+	}
+	return mp_strmap_get(&ms->streams, key, 20, &idx) ? idx : -1;
+}
+
+/* A new stream key with its counter at 0: its index, or -1 when out of memory. */
+static int64_t add_stream(struct mp_memstate *ms, const char key[20])
+{
+	if ((size_t)ms->n_streams == ms->cap_streams) {
+		size_t cap = ms->cap_streams ? ms->cap_streams * 2 : 16;
+		int64_t *p = realloc(ms->stream_counts, cap * sizeof(*p));
+		char(*k)[20];
+
+		if (!p)
+			return -1;
+		ms->stream_counts = p;
+		if (!(k = realloc(ms->stream_keys, cap * sizeof(*k))))
+			return -1;
+		ms->stream_keys = k;
+		ms->cap_streams = cap;
+	}
+	if (mp_strmap_put(&ms->streams, key, 20, ms->n_streams, NULL) < 0)
+		return -1;
+	memcpy(ms->stream_keys[ms->n_streams], key, 20);
+	ms->stream_counts[ms->n_streams] = 0;
+	return ms->n_streams++;
+}
+
 /* The stream's allocation counter, created at 0 on first use. */
 static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32_t device,
                                uint64_t stream)
@@ -130,21 +169,8 @@ static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32
 	stream_key(key, process_id, device, stream);
 	if (ms->last_stream >= 0 && memcmp(key, ms->last_stream_key, sizeof(key)) == 0)
 		return &ms->stream_counts[ms->last_stream];
-	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx)) {
-		if ((size_t)ms->n_streams == ms->cap_streams) {
-			size_t cap = ms->cap_streams ? ms->cap_streams * 2 : 16;
-			int64_t *p = realloc(ms->stream_counts, cap * sizeof(*p));
-
-			if (!p)
-				return NULL;
-			ms->stream_counts = p;
-			ms->cap_streams = cap;
-		}
-		idx = ms->n_streams;
-		if (mp_strmap_put(&ms->streams, key, sizeof(key), idx, NULL) < 0)
-			return NULL;
-		ms->stream_counts[ms->n_streams++] = 0;
-	}
+	if ((idx = find_stream(ms, key)) < 0 && (idx = add_stream(ms, key)) < 0)
+		return NULL;
 	ms->last_stream = idx;
 	memcpy(ms->last_stream_key, key, sizeof(key));
 	return &ms->stream_counts[idx];
@@ -157,9 +183,8 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 	int64_t idx;
 
 	stream_key(key, process_id, device, stream);
-	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx))
-		return 0;
-	return ms->stream_counts[idx];
+	idx = find_stream(ms, key);
+	return idx < 0 ? 0 : ms->stream_counts[idx];
 }
 
 static int notify(struct mp_memstate *ms, enum notice what, const struct mp_mem_block *b,

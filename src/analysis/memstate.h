@@ -24,8 +24,9 @@
 #include "util/slot_pool.h"
 #include "util/strmap.h"
 
-#define MP_MEM_MAX_DEVICES   64
-#define MP_MEM_MAX_LISTENERS 8
+#define MP_MEM_MAX_DEVICES     64
+#define MP_MEM_MAX_LISTENERS   8
+#define MP_MEM_STREAMS_SCANNED 16 /* up to this many streams are found without hashing */
 
 /* One live (or pending) block, as its allocation described it. */
 struct mp_mem_block {
@@ -146,6 +147,7 @@ struct mp_memstate {
 	struct mp_slot_pool blocks;   /* of struct mp_mem_block */
 	struct mp_strmap streams;     /* (process, device, stream) -> index in stream_counts */
 	int64_t *stream_counts;       /* allocations so far, per stream */
+	char (*stream_keys)[20];      /* the key of each, in the same order */
 	int64_t n_streams;
 	size_t cap_streams;
 	int64_t last_stream; /* index of the last stream used, -1 for none */
