@@ -290,15 +290,17 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 	struct mp_intmap *live = mp_live_sets_of(&ms->live, ev->process_id);
 	struct mp_mem_device *d;
 	struct mp_mem_block *b;
+	size_t at;
 	uint64_t bslot;
 	int rc;
 
 	if (!live)
 		return MP_ENOMEM;
-	if (!mp_intmap_get(live, (uint64_t)ev->alloc_id, &bslot)) {
+	if ((at = mp_intmap_slot(live, (uint64_t)ev->alloc_id)) == MP_INTMAP_NO_SLOT) {
 		ms->n_unmatched_frees++;
 		return 0;
 	}
+	bslot = live->vals[at]; /* the listeners below change no live set: at stays valid */
 	b = mp_slot_pool_at(&ms->blocks, bslot);
 	d = b->dev_slot < 0 ? NULL : &ms->devices[b->dev_slot];
 	if (!b->pending) {
@@ -320,7 +322,7 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 		ms->held_bytes -= b->size_bytes;
 		if (d)
 			d->active_bytes -= b->size_bytes;
-		mp_intmap_del(live, (uint64_t)ev->alloc_id);
+		mp_intmap_del_slot(live, at);
 		ms->n_pending--;
 		mp_slot_pool_give(&ms->blocks, bslot);
 	}

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_densemap.c - util/densemap: random puts, replaces and
  * deletes of dense, sparse and mixed keys checked after every step against
- * a brute-force list of (key, value) pairs.
+ * a brute-force list of (key, value) pairs; and util/intmap's lookup by
+ * slot and removal at a slot, the same way.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -154,4 +155,43 @@ Test(densemap, sparse_keys_keep_the_array_small)
 	cr_assert_eq(mp_densemap_get(&m, 3), MP_DENSEMAP_NONE);
 	cr_assert_eq(mp_densemap_put(&m, 3, MP_DENSEMAP_NONE), MP_EINVAL);
 	mp_densemap_free(&m);
+}
+
+/* mp_intmap_slot then mp_intmap_del_slot removes what mp_intmap_del would,
+ * clusters and wrap-around included: checked against a brute-force list. */
+Test(intmap, remove_at_a_found_slot_matches_brute_force)
+{
+	static struct brute b;
+	struct mp_intmap m;
+	uint64_t s = 99;
+	int step;
+	size_t i;
+
+	b.n = 0;
+	mp_intmap_init(&m);
+	for (step = 0; step < 20000; step++) {
+		uint64_t k = next_rand(&s) % 700, r = next_rand(&s);
+		size_t at = mp_intmap_slot(&m, k);
+
+		cr_assert_eq(at == MP_INTMAP_NO_SLOT, brute_get(&b, k) == MP_DENSEMAP_NONE);
+		if (at != MP_INTMAP_NO_SLOT) {
+			cr_assert_eq(m.keys[at], k);
+			cr_assert_eq(m.vals[at], brute_get(&b, k));
+		}
+		if (r % 2 && at != MP_INTMAP_NO_SLOT) {
+			mp_intmap_del_slot(&m, at);
+			cr_assert(brute_del(&b, k));
+		} else if (!(r % 2) && b.n < MAX_PAIRS) {
+			cr_assert_eq(mp_intmap_put(&m, k, (uint32_t)(r >> 8)), 0);
+			brute_put(&b, k, (uint32_t)(r >> 8));
+		}
+	}
+	cr_assert_eq(m.n, b.n);
+	for (i = 0; i < b.n; i++) {
+		uint64_t v;
+
+		cr_assert(mp_intmap_get(&m, b.keys[i], &v));
+		cr_assert_eq(v, b.vals[i]);
+	}
+	mp_intmap_free(&m);
 }
