@@ -23,27 +23,45 @@ struct stack_slot {
 	int64_t id;
 };
 
+#define N_LAST_NAMES 4 /* phases or APIs kept: two processes' rows interleave */
+
 struct last_name {
 	char text[64];
 	size_t len;
 	int64_t id; /* 0: none kept */
 };
 
+#define N_RECENT 8 /* processes and devices kept, by the low bits of their number */
+
+/* The maps of live ids of processes, the recent ones' found without a search. */
+struct live_of {
+	struct mp_live_sets sets;
+	int n_sets; /* sets.n when recent was filled: a new set may move them all */
+	struct {
+		int64_t process_id;
+		struct mp_intmap *map; /* NULL: none */
+	} recent[N_RECENT];
+};
+
 struct csv_import {
 	struct mp_writer *w;
 	const char *path;
-	struct mp_live_sets live_blocks;   /* alloc id -> size, per process */
-	struct mp_live_sets live_segments; /* segment id -> size, per process */
-	struct mp_intmap processes;        /* pid -> process id */
-	struct mp_intmap devices;          /* process id << 32 | ordinal -> 1 */
-	struct mp_strmap stacks;           /* stack text -> stack id */
-	const char *last_stack;            /* the map's copy of the last stack text */
+	struct live_of live_blocks;   /* alloc id -> size, per process */
+	struct live_of live_segments; /* segment id -> size, per process */
+	struct mp_intmap processes;   /* pid -> process id */
+	struct mp_intmap devices;     /* process id << 32 | ordinal -> 1 */
+	struct {
+		int64_t pid, id; /* id 0: none */
+	} recent_process[N_RECENT];
+	uint64_t recent_device[N_RECENT]; /* device keys; 0: none */
+	struct mp_strmap stacks;          /* stack text -> stack id */
+	const char *last_stack;           /* the map's copy of the last stack text */
 	size_t last_stack_len;
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
 	struct stack_slot cache[STACK_CACHE];
-	struct last_name last_phase, last_api;
+	struct last_name last_phase[N_LAST_NAMES], last_api[N_LAST_NAMES];
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -51,12 +69,18 @@ static int64_t process_id(struct csv_import *ci, int64_t pid)
 	struct memprof_process p = {0, pid, 0, NULL, -1, -1, -1, NULL};
 	uint64_t id;
 
-	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id))
-		return (int64_t)id;
-	if (mp_writer_process(ci->w, &p) < 0 ||
-	    mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0)
+	unsigned k = (unsigned)pid % N_RECENT;
+
+	if (ci->recent_process[k].id > 0 && ci->recent_process[k].pid == pid)
+		return ci->recent_process[k].id;
+	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id)) {
+		p.id = (int64_t)id;
+	} else if (mp_writer_process(ci->w, &p) < 0 ||
+	           mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0) {
 		return -1;
-	return p.id;
+	}
+	ci->recent_process[k].pid = pid;
+	return ci->recent_process[k].id = p.id;
 }
 
 static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
@@ -64,11 +88,33 @@ static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 	struct memprof_device d = {process, ordinal, NULL, NULL, 0};
 	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
 
-	if (mp_intmap_get(&ci->devices, key, NULL))
+	unsigned k = (unsigned)(process + ordinal) % N_RECENT;
+
+	if (key == ci->recent_device[k]) /* process ids start at 1: never key 0 */
 		return 0;
-	if (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0)
+	if (!mp_intmap_get(&ci->devices, key, NULL) &&
+	    (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0))
 		return -1;
+	ci->recent_device[k] = key;
 	return 0;
+}
+
+/* The live map of a process; NULL when out of memory. */
+static struct mp_intmap *live_map(struct live_of *l, int64_t process_id)
+{
+	unsigned k = (unsigned)process_id % N_RECENT;
+	struct mp_intmap *map;
+
+	if (l->n_sets == l->sets.n && l->recent[k].map && l->recent[k].process_id == process_id)
+		return l->recent[k].map;
+	map = mp_live_sets_of(&l->sets, process_id);
+	if (l->n_sets != l->sets.n) { /* a set was added: the others may have moved */
+		memset(l->recent, 0, sizeof(l->recent));
+		l->n_sets = l->sets.n;
+	}
+	l->recent[k].process_id = process_id;
+	l->recent[k].map = map;
+	return map;
 }
 
 /* The cache slot of text s (n >= 1 bytes): its length and three 8-byte samples. */
@@ -124,22 +170,35 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	return id;
 }
 
-/* The writer's id of a phase or API name, the last one's kept: rows run in
- * phases of thousands, and most of them name the same API as the row before. */
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, the
+ * latest first: rows run in phases of thousands (one per process), and most
+ * of them name the same API as the row before. */
 static int64_t name_id(struct csv_import *ci, struct last_name *last, const char *s, size_t n,
                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
+	struct last_name hit;
 	int64_t id;
+	int i;
 
-	if (last->id > 0 && n == last->len && memcmp(s, last->text, n) == 0)
-		return last->id;
-	id = intern(ci->w, s, n);
-	if (id > 0 && n <= sizeof(last->text)) {
-		memcpy(last->text, s, n);
-		last->len = n;
-		last->id = id;
+	for (i = 0; i < N_LAST_NAMES && last[i].id > 0; i++)
+		if (n == last[i].len && memcmp(s, last[i].text, n) == 0)
+			break;
+	if (i < N_LAST_NAMES && last[i].id > 0) {
+		if (i == 0)
+			return last[0].id;
+		hit = last[i];
+	} else {
+		id = intern(ci->w, s, n);
+		if (id <= 0 || n > sizeof(last->text))
+			return id;
+		memcpy(hit.text, s, n);
+		hit.len = n;
+		hit.id = id;
+		i = N_LAST_NAMES - 1;
 	}
-	return id;
+	memmove(last + 1, last, (size_t)i * sizeof(*last));
+	last[0] = hit;
+	return hit.id;
 }
 
 /* Pair allocs with frees (and reserves with releases); fill a free's size. */
@@ -148,7 +207,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	struct memprof_event *ev = &row->ev;
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
 	struct mp_intmap *live =
-	        mp_live_sets_of(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
+	        live_map(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
 	uint64_t key = (uint64_t)ev->alloc_id, size;
 
 	if (!live)
@@ -198,11 +257,11 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
+	if (row->phase && (ev->phase_id = name_id(ci, ci->last_phase, row->phase, row->phase_len,
 	                                          mp_writer_phase)) < 0)
 		return MP_EIO;
 	if (row->api &&
-	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	    (ev->api_id = name_id(ci, ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
 		return MP_EIO;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
@@ -222,8 +281,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 	rc = mp_csv_open(&r, c->in, c->path, err);
 	if (rc < 0)
 		return rc;
-	mp_live_sets_init(&ci->live_blocks);
-	mp_live_sets_init(&ci->live_segments);
+	mp_live_sets_init(&ci->live_blocks.sets);
+	mp_live_sets_init(&ci->live_segments.sets);
 	mp_intmap_init(&ci->processes);
 	mp_intmap_init(&ci->devices);
 	mp_strmap_init(&ci->stacks);
@@ -236,8 +295,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 			break;
 	}
 	mp_csv_close(r);
-	mp_live_sets_free(&ci->live_blocks);
-	mp_live_sets_free(&ci->live_segments);
+	mp_live_sets_free(&ci->live_blocks.sets);
+	mp_live_sets_free(&ci->live_segments.sets);
 	mp_intmap_free(&ci->processes);
 	mp_intmap_free(&ci->devices);
 	mp_strmap_free(&ci->stacks);
