@@ -5,8 +5,8 @@
  */
 #include "import/csv.h"
 #include "import/import.h"
+#include "import/pair_map.h"
 #include "util/intmap.h"
-#include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 
@@ -33,23 +33,13 @@ struct last_name {
 
 #define N_RECENT 8 /* processes and devices kept, by the low bits of their number */
 
-/* The maps of live ids of processes, the recent ones' found without a search. */
-struct live_of {
-	struct mp_live_sets sets;
-	int n_sets; /* sets.n when recent was filled: a new set may move them all */
-	struct {
-		int64_t process_id;
-		struct mp_intmap *map; /* NULL: none */
-	} recent[N_RECENT];
-};
-
 struct csv_import {
 	struct mp_writer *w;
 	const char *path;
-	struct live_of live_blocks;   /* alloc id -> size, per process */
-	struct live_of live_segments; /* segment id -> size, per process */
-	struct mp_intmap processes;   /* pid -> process id */
-	struct mp_intmap devices;     /* process id << 32 | ordinal -> 1 */
+	struct mp_pair_map live_blocks;   /* (alloc id, process) -> size */
+	struct mp_pair_map live_segments; /* (segment id, process) -> size */
+	struct mp_intmap processes;       /* pid -> process id */
+	struct mp_intmap devices;         /* process id << 32 | ordinal -> 1 */
 	struct {
 		int64_t pid, id; /* id 0: none */
 	} recent_process[N_RECENT];
@@ -97,24 +87,6 @@ static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 		return -1;
 	ci->recent_device[k] = key;
 	return 0;
-}
-
-/* The live map of a process; NULL when out of memory. */
-static struct mp_intmap *live_map(struct live_of *l, int64_t process_id)
-{
-	unsigned k = (unsigned)process_id % N_RECENT;
-	struct mp_intmap *map;
-
-	if (l->n_sets == l->sets.n && l->recent[k].map && l->recent[k].process_id == process_id)
-		return l->recent[k].map;
-	map = mp_live_sets_of(&l->sets, process_id);
-	if (l->n_sets != l->sets.n) { /* a set was added: the others may have moved */
-		memset(l->recent, 0, sizeof(l->recent));
-		l->n_sets = l->sets.n;
-	}
-	l->recent[k].process_id = process_id;
-	l->recent[k].map = map;
-	return map;
 }
 
 /* The cache slot of text s (n >= 1 bytes): its length and three 8-byte samples. */
@@ -206,24 +178,21 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 {
 	struct memprof_event *ev = &row->ev;
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
-	struct mp_intmap *live =
-	        live_map(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
-	uint64_t key = (uint64_t)ev->alloc_id, size;
+	struct mp_pair_map *live = seg ? &ci->live_segments : &ci->live_blocks;
+	uint64_t key = (uint64_t)ev->alloc_id, process = (uint64_t)ev->process_id, size;
 
-	if (!live)
-		return mp_err(err, MP_ENOMEM, "out of memory");
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
 	case MEMPROF_OP_RESERVE:
-		if (mp_intmap_get(live, key, NULL))
+		if (mp_pair_map_get(live, key, process, NULL))
 			return mp_err(err, MP_EFORMAT,
 			              "duplicate id '%s:%lld': %s %lld is still live (ids may be "
 			              "reused only after their %s)",
 			              ci->path, (long long)row->line,
 			              seg ? "segment" : "allocation", (long long)ev->alloc_id,
 			              seg ? "release" : "free");
-		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
+		if (mp_pair_map_put(live, key, process, (uint64_t)ev->size_bytes) < 0)
 			return mp_err(err, MP_ENOMEM, "out of memory");
 		if (!seg)
 			ci->st->n_allocs++;
@@ -231,7 +200,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
 	case MEMPROF_OP_FREE_REQUESTED:
-		if (!mp_intmap_get(live, key, &size)) {
+		if (!mp_pair_map_get(live, key, process, &size)) {
 			ci->st->n_warnings[seg ? MP_WARN_UNMATCHED_RELEASE
 			                       : MP_WARN_UNMATCHED_FREE]++;
 			return 0;
@@ -239,7 +208,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 		if (ev->size_bytes == 0)
 			ev->size_bytes = ev->requested_bytes = (int64_t)size;
 		if (ev->op != MEMPROF_OP_FREE_REQUESTED) /* the free that follows ends it */
-			mp_intmap_del(live, key);
+			mp_pair_map_del(live, key, process);
 		return 0;
 	default:
 		return 0;
@@ -281,8 +250,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 	rc = mp_csv_open(&r, c->in, c->path, err);
 	if (rc < 0)
 		return rc;
-	mp_live_sets_init(&ci->live_blocks.sets);
-	mp_live_sets_init(&ci->live_segments.sets);
+	mp_pair_map_init(&ci->live_blocks);
+	mp_pair_map_init(&ci->live_segments);
 	mp_intmap_init(&ci->processes);
 	mp_intmap_init(&ci->devices);
 	mp_strmap_init(&ci->stacks);
@@ -295,8 +264,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 			break;
 	}
 	mp_csv_close(r);
-	mp_live_sets_free(&ci->live_blocks.sets);
-	mp_live_sets_free(&ci->live_segments.sets);
+	mp_pair_map_free(&ci->live_blocks);
+	mp_pair_map_free(&ci->live_segments);
 	mp_intmap_free(&ci->processes);
 	mp_intmap_free(&ci->devices);
 	mp_strmap_free(&ci->stacks);
