@@ -369,6 +369,9 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 			              r->name, (long long)r->record_line,
 			              mp_csv_column_names[required[i]]);
 	r->n_header_fields = r->n_fields;
+	for (c = 0; c < MP_CSV_N_COLUMNS; c++)
+		if (r->column_field[c] < 0)
+			r->absent[r->n_absent++] = (unsigned char)c;
 	return 0;
 }
 

@@ -249,10 +249,11 @@ int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
 	int i, last = r->n_header_fields - 1;
 
 	if (r->buf_pos >= r->fast_end || *p == '#' || *p == '\n' || *p == '\r')
-		return 0; /* no whole line here, or a comment or blank line */
-	memset(f.v, 0, sizeof(f.v));
-	memset(f.len, 0, sizeof(f.len));
+		return 0;                 /* no whole line here, or a comment or blank line */
+	for (i = 0; i < r->n_absent; i++) /* the others are all set below */
+		f.v[r->absent[i]] = f.len[r->absent[i]] = 0;
 	f.given = 0;
+	f.op = 0;
 	f.stack_col = 0;
 	for (i = 0;; i++) {
 		if (!(p = field(&f, r->field_column[i], p, line)))

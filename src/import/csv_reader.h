@@ -29,6 +29,8 @@ struct mp_csv_reader {
 	int64_t line, col;                      /* position of the next byte */
 	int column_field[MP_CSV_N_COLUMNS];     /* field index of each column, or -1 */
 	unsigned char field_column[MAX_FIELDS]; /* column of each header field */
+	unsigned char absent[MP_CSV_N_COLUMNS]; /* the columns the header lacks */
+	int n_absent;
 	int n_header_fields;
 	char *scratch; /* unescaped bytes of the current record's fields */
 	size_t scratch_len, scratch_cap;
