@@ -12,7 +12,7 @@
 #
 # usage: import-floor.sh [EVENTS]   (default 1000000)
 # environment: MEMPROF (default ./memprof), REPEAT (default 3), KEEP (keep the inputs),
-# BEFORE (another memprof, e.g. main's, run in the same alternation: its CPU
+# FORMATS (default "csv rmm minimalloc"), BEFORE (another memprof, e.g. main's, run in the same alternation: its CPU
 # median and its ratio to the floor are printed after the goal).
 # Exits non-zero only when a command fails, never for a missed goal.
 
@@ -50,7 +50,7 @@ echo "memprof import vs SQLite alone storing the same rows (bench/sqlite_floor -
 echo "medians of $REPEAT alternating runs"
 printf '%-11s %9s %7s %8s %8s %6s %7s %7s %6s %7s%s\n' format events MiB mp_cpu fl_cpu x_cpu \
 	mp_s fl_s x_wall goal "${BEFORE:+   bf_cpu x_bf}"
-for fmt in csv rmm minimalloc; do
+for fmt in ${FORMATS:-csv rmm minimalloc}; do
 	case $fmt in
 	csv) f=$csv ;;
 	rmm) f=$rmm ;;
