@@ -11,7 +11,9 @@
 # bench-import-floor'); writes only under bench-out/.
 #
 # usage: import-floor.sh [EVENTS]   (default 1000000)
-# environment: MEMPROF (default ./memprof), REPEAT (default 3), KEEP (keep the inputs).
+# environment: MEMPROF (default ./memprof), REPEAT (default 3), KEEP (keep the inputs),
+# FORMATS (default "csv rmm minimalloc"), BEFORE (another memprof, e.g. main's, run in the same alternation: its CPU
+# median and its ratio to the floor are printed after the goal).
 # Exits non-zero only when a command fails, never for a missed goal.
 
 set -u
@@ -46,9 +48,9 @@ fi
 echo "memprof import vs SQLite alone storing the same rows (bench/sqlite_floor -f):" \
 	"$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "medians of $REPEAT alternating runs"
-printf '%-11s %9s %7s %8s %8s %6s %7s %7s %6s %7s\n' format events MiB mp_cpu fl_cpu x_cpu \
-	mp_s fl_s x_wall goal
-for fmt in csv rmm minimalloc; do
+printf '%-11s %9s %7s %8s %8s %6s %7s %7s %6s %7s%s\n' format events MiB mp_cpu fl_cpu x_cpu \
+	mp_s fl_s x_wall goal "${BEFORE:+   bf_cpu x_bf}"
+for fmt in ${FORMATS:-csv rmm minimalloc}; do
 	case $fmt in
 	csv) f=$csv ;;
 	rmm) f=$rmm ;;
@@ -56,12 +58,18 @@ for fmt in csv rmm minimalloc; do
 	esac
 	mlog=$OUT/floor-$fmt.memprof.log
 	flog=$OUT/floor-$fmt.floor.log
+	blog=$OUT/floor-$fmt.before.log
 	: >"$mlog"
 	: >"$flog"
+	: >"$blog"
 	i=0
 	while [ "$i" -lt "$REPEAT" ]; do
 		"$MEASURE" -o "$mlog" -- "$MEMPROF" import -q -f -o "$OUT/floor-mp.db" "$f" \
 			2>>"$OUT/floor-warnings.txt" || die "memprof import failed on '$f'"
+		if [ -n "${BEFORE:-}" ]; then
+			"$MEASURE" -o "$blog" -- "$BEFORE" import -q -f -o "$OUT/floor-bf.db" "$f" \
+				2>>"$OUT/floor-warnings.txt" || die "'$BEFORE' import failed on '$f'"
+		fi
 		rm -f "$OUT/floor-sq.db"
 		"$FLOOR" -f "$OUT/floor-mp.db" -o "$OUT/floor-sq.db" >>"$flog" ||
 			die "sqlite_floor failed on '$OUT/floor-mp.db'"
@@ -72,14 +80,19 @@ for fmt in csv rmm minimalloc; do
 	fc=$(median "$flog" cpu_s)
 	mw=$(median "$mlog" wall_s)
 	fw=$(median "$flog" wall_s)
-	awk -v fmt=$fmt -v n="$rows" -v b="$(wc -c <"$f")" -v mc="$mc" -v fc="$fc" -v mw="$mw" \
+	bc=
+	[ -z "${BEFORE:-}" ] || bc=$(cpu_median "$blog")
+	awk -v bc="$bc" -v fmt=$fmt -v n="$rows" -v b="$(wc -c <"$f")" -v mc="$mc" -v fc="$fc" -v mw="$mw" \
 		-v fw="$fw" 'BEGIN {
 		x = mc / fc
-		printf "%-11s %9d %7.1f %8.3f %8.3f %6.2f %7.3f %7.3f %6.2f %7s\n", fmt, n, b / 1048576,
+		printf "%-11s %9d %7.1f %8.3f %8.3f %6.2f %7.3f %7.3f %6.2f %7s", fmt, n, b / 1048576,
 		       mc, fc, x, mw, fw, mw / fw, (x <= 1.2) ? "met" : "NOT met"
+		if (bc != "")
+			printf " %8.3f %5.2f", bc, bc / fc
+		printf "\n"
 	}'
 done
-rm -f "$OUT/floor-mp.db" "$OUT/floor-sq.db"
+rm -f "$OUT/floor-mp.db" "$OUT/floor-sq.db" "$OUT/floor-bf.db"
 [ -n "${KEEP:-}" ] || rm -f "$csv" "$rmm" "$mm"
 echo "events: rows stored (phase markers and implied frees included); x_cpu = memprof CPU / floor CPU"
 echo "(goal: x_cpu <= 1.2); the floor's times cover storing only, memprof's the whole command"

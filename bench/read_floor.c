@@ -3,7 +3,7 @@
  * to an analysis, in the two ways src/store/reader.c reads them, on a
  * read-only connection without mutexes as mp_store_open opens it:
  *   push (default): mp_reader_run's aggregate function, called by SQLite
- *     with the 15 values of every events row inside one sqlite3_step;
+ *     with the 16 values of every events row inside one sqlite3_step;
  *   step: mp_reader_next's statement (the same columns, ORDER BY seq),
  *     stepped row by row and its columns fetched one by one.
  * Every value is read the way the reader decodes it; nothing is analysed.
@@ -18,8 +18,8 @@
 /* copied from src/store/reader.c (EVENT_COLUMNS): keep them in step */
 #define EVENT_COLUMNS                                                                              \
 	"seq, ts_ns, op, alloc_id, size, requested, address, device, stream, process, phase, "     \
-	"stack, api, device_free, thread"
-#define N_EVENT_COLUMNS 15
+	"stack, api, device_free, thread, duration_ns"
+#define N_EVENT_COLUMNS 16
 
 struct tally {
 	uint64_t rows, sum;
@@ -38,10 +38,10 @@ static void touch(struct tally *t, sqlite3_value **v)
 	for (i = 0; i < 10; i++) /* seq .. process; op and device as int */
 		t->sum += i == 2 || i == 7 ? (uint64_t)sqlite3_value_int(v[i])
 		                           : (uint64_t)sqlite3_value_int64(v[i]);
-	/* phase, stack, api, device_free, thread: NULL when absent */
+	/* phase, stack, api, device_free, thread, duration_ns: NULL when absent */
 	t->sum += (uint64_t)value_or(v[10], 0) + (uint64_t)value_or(v[11], 0) +
 	          (uint64_t)value_or(v[12], 0) + (uint64_t)value_or(v[13], -1) +
-	          (uint64_t)value_or(v[14], 0);
+	          (uint64_t)value_or(v[14], 0) + (uint64_t)value_or(v[15], 0);
 	t->rows++;
 }
 

@@ -5,6 +5,7 @@
  * on a dirty list, so a copy costs what changed, not the table size.
  */
 #include "analysis/attribution.h"
+#include "util/densemap.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -23,7 +24,7 @@ struct entry {
 };
 
 struct mp_attr_table {
-	struct mp_intmap index; /* key -> entry number */
+	struct mp_densemap index; /* key -> entry number */
 	struct entry *entries;
 	size_t n, cap;
 	size_t *dirty; /* entry numbers changed since the last copy */
@@ -32,13 +33,7 @@ struct mp_attr_table {
 
 int mp_attr_size_class(int64_t size_bytes)
 {
-	int k = 0;
-
-	while (size_bytes > 0) {
-		size_bytes >>= 1;
-		k++;
-	}
-	return k;
+	return size_bytes > 0 ? 64 - __builtin_clzll((unsigned long long)size_bytes) : 0;
 }
 
 void mp_attribution_init(struct mp_attribution *a, const struct mp_memstate *ms, unsigned kinds,
@@ -55,7 +50,7 @@ static void table_free(struct mp_attr_table *t)
 {
 	if (!t)
 		return;
-	mp_intmap_free(&t->index);
+	mp_densemap_free(&t->index);
 	free(t->entries);
 	free(t->dirty);
 	free(t);
@@ -88,6 +83,8 @@ static struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
 	if (slot < 0)
 		return NULL;
 	d = &a->devices[slot];
+	if (slot < a->n_ready)
+		return d; /* its tables are made */
 	if (slot >= a->n_devices) {
 		a->n_devices = slot + 1;
 		d->device = a->ms->devices[slot].device;
@@ -96,8 +93,10 @@ static struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
 		if ((a->kinds & (1u << k)) && !d->tables[k]) {
 			if (!(d->tables[k] = calloc(1, sizeof(*d->tables[k]))))
 				return NULL;
-			mp_intmap_init(&d->tables[k]->index);
+			mp_densemap_init(&d->tables[k]->index);
 		}
+	if (slot == a->n_ready)
+		a->n_ready++;
 	return d;
 }
 
@@ -121,10 +120,12 @@ static struct entry *find_entry(struct mp_attr_table *t, const struct mp_mem_blo
 {
 	int64_t key = key_of(b, kind);
 	struct entry *e;
-	uint64_t i;
+	uint32_t i = mp_densemap_get(&t->index, (uint64_t)key);
 
-	if (mp_intmap_get(&t->index, (uint64_t)key, &i))
+	if (i != MP_DENSEMAP_NONE)
 		return &t->entries[i];
+	if (t->n >= MP_DENSEMAP_NONE)
+		return NULL;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
 		struct entry *p = realloc(t->entries, cap * sizeof(*p));
@@ -138,7 +139,7 @@ static struct entry *find_entry(struct mp_attr_table *t, const struct mp_mem_blo
 			return NULL;
 		t->cap = t->cap_dirty = cap;
 	}
-	if (mp_intmap_put(&t->index, (uint64_t)key, t->n) < 0)
+	if (mp_densemap_put(&t->index, (uint64_t)key, (uint32_t)t->n) < 0)
 		return NULL;
 	e = &t->entries[t->n++];
 	memset(e, 0, sizeof(*e));

@@ -61,6 +61,7 @@ struct mp_attribution {
 	const struct mp_memstate *ms;
 	struct mp_attr_device devices[MP_MEM_MAX_DEVICES]; /* by memstate device slot */
 	int n_devices;
+	int n_ready; /* slots below it have their tables */
 };
 
 void mp_attribution_init(struct mp_attribution *a, const struct mp_memstate *ms, unsigned kinds,

@@ -6,7 +6,7 @@
  */
 #include "analysis/extents.h"
 #include "util/error.h"
-#include "util/intmap.h"
+#include "util/densemap.h"
 #include "util/slot_pool.h"
 
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 
 /*
  * How it works.  Every node lives in one slot pool, linked by 32-bit slot
- * numbers; an intmap finds a block's node by key.  The main treap holds
+ * numbers; a dense-key map finds a block's node by key.  The main treap holds
  * nodes in (address, kind, key) order, kinds end marker < start marker <
  * block < top sentinel.  Each node carries the holes between its address-
  * order predecessor and itself (one in the segments model; up to two in the
@@ -68,8 +68,8 @@ struct gap {
 struct mp_extents {
 	uint64_t gran; /* 0: segments model */
 	struct mp_slot_pool pool;
-	struct mp_intmap keys; /* block key -> slot */
-	uint32_t root, croot;  /* main treap, container treap */
+	struct mp_densemap keys; /* block key -> slot */
+	uint32_t root, croot;    /* main treap, container treap */
 	uint32_t rng;
 	uint64_t *scratch; /* container ends or ranges during one map or unmap */
 	size_t scratch_cap;
@@ -605,7 +605,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 		return MP_ENOMEM;
 	x->gran = granularity;
 	mp_slot_pool_init(&x->pool, sizeof(struct xnode));
-	mp_intmap_init(&x->keys);
+	mp_densemap_init(&x->keys);
 	x->root = x->croot = NIL;
 	x->rng = 0x9e3779b9u;
 	if (granularity) { /* the sentinel that holds the last region's tail */
@@ -626,7 +626,7 @@ void mp_extents_destroy(struct mp_extents *x)
 	if (!x)
 		return;
 	mp_slot_pool_free(&x->pool);
-	mp_intmap_free(&x->keys);
+	mp_densemap_free(&x->keys);
 	free(x->scratch);
 	free(x);
 }
@@ -638,13 +638,13 @@ int mp_extents_add_block(struct mp_extents *x, uint64_t key, uint64_t address, u
 	struct xnode *n;
 	int rc;
 
-	if (size > UINT64_MAX - address || mp_intmap_get(&x->keys, key, NULL))
+	if (size > UINT64_MAX - address || mp_densemap_get(&x->keys, key) != MP_DENSEMAP_NONE)
 		return MP_EINVAL;
 	if (x->gran && size && address + size > UINT64_MAX - x->gran + 1)
 		return MP_EINVAL; /* its last granule would end past 2^64 */
 	if ((rc = take_node(x, &i)) < 0)
 		return rc;
-	if (mp_intmap_put(&x->keys, key, i) < 0) {
+	if (mp_densemap_put(&x->keys, key, i) < 0) {
 		mp_slot_pool_give(&x->pool, i);
 		return MP_ENOMEM;
 	}
@@ -676,20 +676,18 @@ int mp_extents_add_block(struct mp_extents *x, uint64_t key, uint64_t address, u
 
 int mp_extents_remove_block(struct mp_extents *x, uint64_t key, uint64_t address)
 {
-	uint64_t v;
-	uint32_t i;
+	uint32_t i = mp_densemap_get(&x->keys, key);
 	struct xnode *n;
 
-	if (!mp_intmap_get(&x->keys, key, &v) || nd(x, (uint32_t)v)->addr != address)
+	if (i == MP_DENSEMAP_NONE || nd(x, i)->addr != address)
 		return 0;
-	i = (uint32_t)v;
 	n = nd(x, i);
 	if (n->flags & F_LINKED) {
 		if (!x->gran && !(n->flags & F_INSIDE))
 			x->f.n_outside--;
 		unlink_node(x, i);
 	}
-	mp_intmap_del(&x->keys, key);
+	mp_densemap_del(&x->keys, key);
 	mp_slot_pool_give(&x->pool, i);
 	x->f.n_blocks--;
 	return 1;

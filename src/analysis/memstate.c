@@ -34,6 +34,26 @@ void mp_memstate_free(struct mp_memstate *ms)
 	mp_slot_pool_free(&ms->blocks);
 	mp_strmap_free(&ms->streams);
 	free(ms->stream_counts);
+	free(ms->stream_keys);
+}
+
+/* Which listener callback a change of a block calls; then the kinds of
+ * mp_memstate.calls that are no block change. */
+enum notice { NOTICE_ALLOC, NOTICE_FREE, NOTICE_RELEASE, NOTICE_HELD, CALL_EVENT, CALL_PREFETCH };
+
+static void add_call(struct mp_memstate *ms, int kind, const struct mp_mem_listener *l,
+                     int (*block)(void *, const struct mp_mem_block *,
+                                  const struct memprof_record *))
+{
+	struct mp_mem_call *c;
+
+	if (kind == CALL_EVENT ? !l->on_event : kind == CALL_PREFETCH ? !l->prefetch : !block)
+		return;
+	c = &ms->calls[kind][ms->n_calls[kind]++];
+	c->ctx = l->ctx;
+	c->block = block;
+	c->event = l->on_event;
+	c->prefetch = l->prefetch;
 }
 
 int mp_memstate_listen(struct mp_memstate *ms, const struct mp_mem_listener *l)
@@ -41,6 +61,12 @@ int mp_memstate_listen(struct mp_memstate *ms, const struct mp_mem_listener *l)
 	if (ms->n_listeners == MP_MEM_MAX_LISTENERS)
 		return MP_EINVAL;
 	ms->listeners[ms->n_listeners++] = *l;
+	add_call(ms, NOTICE_ALLOC, l, l->on_alloc);
+	add_call(ms, NOTICE_FREE, l, l->on_free);
+	add_call(ms, NOTICE_RELEASE, l, l->on_release);
+	add_call(ms, NOTICE_HELD, l, l->on_held);
+	add_call(ms, CALL_EVENT, l, NULL);
+	add_call(ms, CALL_PREFETCH, l, NULL);
 	return 0;
 }
 
@@ -95,6 +121,44 @@ static void stream_key(char key[20], int64_t process_id, int32_t device, uint64_
 	memcpy(key + 12, &stream, 8);
 }
 
+/* The index of a stream key in stream_counts, or -1: the few streams of a
+ * trace are compared one by one, more go through the string map. */
+static int64_t find_stream(const struct mp_memstate *ms, const char key[20])
+{
+	int64_t i, idx;
+
+	if (ms->n_streams <= MP_MEM_STREAMS_SCANNED) {
+		for (i = 0; i < ms->n_streams; i++)
+			if (memcmp(ms->stream_keys[i], key, 20) == 0)
+				return i;
+		return -1;
+	}
+	return mp_strmap_get(&ms->streams, key, 20, &idx) ? idx : -1;
+}
+
+/* A new stream key with its counter at 0: its index, or -1 when out of memory. */
+static int64_t add_stream(struct mp_memstate *ms, const char key[20])
+{
+	if ((size_t)ms->n_streams == ms->cap_streams) {
+		size_t cap = ms->cap_streams ? ms->cap_streams * 2 : 16;
+		int64_t *p = realloc(ms->stream_counts, cap * sizeof(*p));
+		char(*k)[20];
+
+		if (!p)
+			return -1;
+		ms->stream_counts = p;
+		if (!(k = realloc(ms->stream_keys, cap * sizeof(*k))))
+			return -1;
+		ms->stream_keys = k;
+		ms->cap_streams = cap;
+	}
+	if (mp_strmap_put(&ms->streams, key, 20, ms->n_streams, NULL) < 0)
+		return -1;
+	memcpy(ms->stream_keys[ms->n_streams], key, 20);
+	ms->stream_counts[ms->n_streams] = 0;
+	return ms->n_streams++;
+}
+
 /* The stream's allocation counter, created at 0 on first use. */
 static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32_t device,
                                uint64_t stream)
@@ -105,21 +169,8 @@ static int64_t *stream_counter(struct mp_memstate *ms, int64_t process_id, int32
 	stream_key(key, process_id, device, stream);
 	if (ms->last_stream >= 0 && memcmp(key, ms->last_stream_key, sizeof(key)) == 0)
 		return &ms->stream_counts[ms->last_stream];
-	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx)) {
-		if ((size_t)ms->n_streams == ms->cap_streams) {
-			size_t cap = ms->cap_streams ? ms->cap_streams * 2 : 16;
-			int64_t *p = realloc(ms->stream_counts, cap * sizeof(*p));
-
-			if (!p)
-				return NULL;
-			ms->stream_counts = p;
-			ms->cap_streams = cap;
-		}
-		idx = ms->n_streams;
-		if (mp_strmap_put(&ms->streams, key, sizeof(key), idx, NULL) < 0)
-			return NULL;
-		ms->stream_counts[ms->n_streams++] = 0;
-	}
+	if ((idx = find_stream(ms, key)) < 0 && (idx = add_stream(ms, key)) < 0)
+		return NULL;
 	ms->last_stream = idx;
 	memcpy(ms->last_stream_key, key, sizeof(key));
 	return &ms->stream_counts[idx];
@@ -132,30 +183,19 @@ int64_t mp_memstate_stream_allocs(const struct mp_memstate *ms, int64_t process_
 	int64_t idx;
 
 	stream_key(key, process_id, device, stream);
-	if (!mp_strmap_get(&ms->streams, key, sizeof(key), &idx))
-		return 0;
-	return ms->stream_counts[idx];
+	idx = find_stream(ms, key);
+	return idx < 0 ? 0 : ms->stream_counts[idx];
 }
-
-/* Which listener callback a change of a block calls. */
-enum notice { NOTICE_ALLOC, NOTICE_FREE, NOTICE_RELEASE, NOTICE_HELD };
 
 static int notify(struct mp_memstate *ms, enum notice what, const struct mp_mem_block *b,
                   const struct memprof_record *rec)
 {
-	int i, rc;
+	const struct mp_mem_call *c = ms->calls[what];
+	int i, n = ms->n_calls[what], rc;
 
-	for (i = 0; i < ms->n_listeners; i++) {
-		const struct mp_mem_listener *l = &ms->listeners[i];
-		int (*fn)(void *, const struct mp_mem_block *, const struct memprof_record *) =
-		        what == NOTICE_ALLOC     ? l->on_alloc
-		        : what == NOTICE_FREE    ? l->on_free
-		        : what == NOTICE_RELEASE ? l->on_release
-		                                 : l->on_held;
-
-		if (fn && (rc = fn(l->ctx, b, rec)) < 0)
+	for (i = 0; i < n; i++)
+		if ((rc = c[i].block(c[i].ctx, b, rec)) < 0)
 			return rc;
-	}
 	return 0;
 }
 
@@ -189,11 +229,11 @@ static void fill_block(struct mp_mem_block *b, const struct memprof_record *rec,
 static void prefetch(const struct mp_memstate *ms, const struct memprof_record *rec,
                      const struct mp_mem_block *b)
 {
-	int i;
+	const struct mp_mem_call *c = ms->calls[CALL_PREFETCH];
+	int i, n = ms->n_calls[CALL_PREFETCH];
 
-	for (i = 0; i < ms->n_listeners; i++)
-		if (ms->listeners[i].prefetch)
-			ms->listeners[i].prefetch(ms->listeners[i].ctx, rec, b);
+	for (i = 0; i < n; i++)
+		c[i].prefetch(c[i].ctx, rec, b);
 }
 
 /* A block becomes live, or (pending_from_start) only active: a block the
@@ -250,15 +290,17 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 	struct mp_intmap *live = mp_live_sets_of(&ms->live, ev->process_id);
 	struct mp_mem_device *d;
 	struct mp_mem_block *b;
+	size_t at;
 	uint64_t bslot;
 	int rc;
 
 	if (!live)
 		return MP_ENOMEM;
-	if (!mp_intmap_get(live, (uint64_t)ev->alloc_id, &bslot)) {
+	if ((at = mp_intmap_slot(live, (uint64_t)ev->alloc_id)) == MP_INTMAP_NO_SLOT) {
 		ms->n_unmatched_frees++;
 		return 0;
 	}
+	bslot = live->vals[at]; /* the listeners below change no live set: at stays valid */
 	b = mp_slot_pool_at(&ms->blocks, bslot);
 	d = b->dev_slot < 0 ? NULL : &ms->devices[b->dev_slot];
 	if (!b->pending) {
@@ -280,7 +322,7 @@ static int on_free(struct mp_memstate *ms, const struct memprof_record *rec)
 		ms->held_bytes -= b->size_bytes;
 		if (d)
 			d->active_bytes -= b->size_bytes;
-		mp_intmap_del(live, (uint64_t)ev->alloc_id);
+		mp_intmap_del_slot(live, at);
 		ms->n_pending--;
 		mp_slot_pool_give(&ms->blocks, bslot);
 	}
@@ -344,14 +386,12 @@ static int notify_event(struct mp_memstate *ms, const struct memprof_record *rec
                         unsigned changes)
 {
 	const struct mp_mem_device *d = slot < 0 ? NULL : &ms->devices[slot];
-	int i, rc;
+	const struct mp_mem_call *c = ms->calls[CALL_EVENT];
+	int i, n = ms->n_calls[CALL_EVENT], rc;
 
-	for (i = 0; i < ms->n_listeners; i++) {
-		const struct mp_mem_listener *l = &ms->listeners[i];
-
-		if (l->on_event && (rc = l->on_event(l->ctx, rec, d, changes)) < 0)
+	for (i = 0; i < n; i++)
+		if ((rc = c[i].event(c[i].ctx, rec, d, changes)) < 0)
 			return rc;
-	}
 	return 0;
 }
 

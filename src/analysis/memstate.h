@@ -24,8 +24,9 @@
 #include "util/slot_pool.h"
 #include "util/strmap.h"
 
-#define MP_MEM_MAX_DEVICES   64
-#define MP_MEM_MAX_LISTENERS 8
+#define MP_MEM_MAX_DEVICES     64
+#define MP_MEM_MAX_LISTENERS   8
+#define MP_MEM_STREAMS_SCANNED 16 /* up to this many streams are found without hashing */
 
 /* One live (or pending) block, as its allocation described it. */
 struct mp_mem_block {
@@ -128,11 +129,25 @@ struct mp_memstate {
 	/* private */
 	struct mp_mem_listener listeners[MP_MEM_MAX_LISTENERS];
 	int n_listeners;
+	/* the listeners' callbacks that are set, per kind (enum notice in
+	 * memstate.c, then on_event and prefetch), in registration order: the
+	 * per-event dispatch tests no NULL */
+	struct mp_mem_call {
+		void *ctx;
+		int (*block)(void *ctx, const struct mp_mem_block *b,
+		             const struct memprof_record *rec);
+		int (*event)(void *ctx, const struct memprof_record *rec,
+		             const struct mp_mem_device *d, unsigned changes);
+		void (*prefetch)(void *ctx, const struct memprof_record *rec,
+		                 const struct mp_mem_block *b);
+	} calls[6][MP_MEM_MAX_LISTENERS];
+	int n_calls[6];
 	struct mp_live_sets live;     /* alloc id -> block slot, per process */
 	struct mp_live_sets segments; /* segment id -> size and device slot, per process */
 	struct mp_slot_pool blocks;   /* of struct mp_mem_block */
 	struct mp_strmap streams;     /* (process, device, stream) -> index in stream_counts */
 	int64_t *stream_counts;       /* allocations so far, per stream */
+	char (*stream_keys)[20];      /* the key of each, in the same order */
 	int64_t n_streams;
 	size_t cap_streams;
 	int64_t last_stream; /* index of the last stream used, -1 for none */

@@ -37,6 +37,9 @@ void mp_plan_free(struct mp_plan *p)
 	for (i = 0; i < p->n_snaps; i++)
 		free(p->snaps[i].pts);
 	free(p->snaps);
+	for (i = 0; i < p->n_spare; i++)
+		free(p->spare[i]);
+	free(p->spare);
 	for (k = 0; k < p->n_devices; k++)
 		free(p->devices[k].at_end);
 	for (c = 0; c < MP_CALL_KINDS; c++) {
@@ -82,16 +85,41 @@ int mp_plan_alloc_target_met(const struct mp_plan *p)
 	return 1;
 }
 
+/* A copy no longer needed: kept for reuse when it has the size the next
+ * copies will have, else freed. */
+static void drop_points(struct mp_plan *p, struct mp_plan_snap *s)
+{
+	if (s->n != p->n_slots || p->n_spare == p->cap_spare) {
+		free(s->pts);
+		return;
+	}
+	p->spare[p->n_spare++] = s->pts;
+}
+
 /* Drop the copies the detector no longer needs. */
 static void prune(struct mp_plan *p)
 {
 	size_t i, kept = 0;
 
+	if (p->spare_n != p->n_slots) { /* the spares are of an old size */
+		for (i = 0; i < p->n_spare; i++)
+			free(p->spare[i]);
+		p->n_spare = 0;
+		p->spare_n = p->n_slots;
+	}
+	if (p->cap_spare < p->n_snaps) {
+		struct mp_plan_point **sp = realloc(p->spare, p->n_snaps * sizeof(*sp));
+
+		if (sp) {
+			p->spare = sp;
+			p->cap_spare = p->n_snaps;
+		}
+	}
 	for (i = 0; i < p->n_snaps; i++) {
 		if (mp_steps_needed(&p->steps, p->snaps[i].seq))
 			p->snaps[kept++] = p->snaps[i];
 		else
-			free(p->snaps[i].pts);
+			drop_points(p, &p->snaps[i]);
 	}
 	p->n_snaps = kept;
 	p->prune_at = kept * 2 > 1024 ? kept * 2 : 1024;
@@ -116,7 +144,9 @@ static int keep(struct mp_plan *p, const struct memprof_event *ev)
 	s->seq = ev->seq;
 	s->n = p->n_slots;
 	s->pts = NULL;
-	if (s->n > 0 && !(s->pts = malloc((size_t)s->n * sizeof(*s->pts))))
+	if (s->n > 0 && s->n == p->spare_n && p->n_spare > 0)
+		s->pts = p->spare[--p->n_spare];
+	else if (s->n > 0 && !(s->pts = malloc((size_t)s->n * sizeof(*s->pts))))
 		return MP_ENOMEM;
 	if (s->n > 0)
 		memcpy(s->pts, p->last, (size_t)s->n * sizeof(*s->pts));

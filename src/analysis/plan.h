@@ -130,6 +130,9 @@ struct mp_plan {
 	int n_slots;
 	struct mp_plan_snap *snaps;
 	size_t n_snaps, cap_snaps, prune_at;
+	struct mp_plan_point **spare; /* copies' arrays dropped, of spare_n points, for reuse */
+	size_t n_spare, cap_spare;
+	int spare_n;
 };
 
 /* step_name: --step, or NULL; device: -1 or the only device; prefix_allocs

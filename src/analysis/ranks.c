@@ -53,7 +53,7 @@ static struct mp_rank *new_unit(struct mp_ranks *r, int64_t rank, int64_t proces
 	u->rank = rank;
 	u->local_rank = -1;
 	u->first_process = process_id;
-	mp_intmap_init(&u->site_index);
+	mp_densemap_init(&u->site_index);
 	return u;
 }
 
@@ -86,7 +86,7 @@ static int add_process(struct mp_ranks *r, struct mp_intmap *by_rank,
 		u->local_rank = p->local_rank;
 	if (add_pid(u, p->pid) < 0)
 		return MP_ENOMEM;
-	return mp_intmap_put(&r->by_process, (uint64_t)p->id, (uint64_t)(u - r->units));
+	return mp_densemap_put(&r->by_process, (uint64_t)p->id, (uint32_t)(u - r->units));
 }
 
 int mp_ranks_init(struct mp_ranks *r, const struct memprof_process *procs, size_t n_procs,
@@ -99,8 +99,8 @@ int mp_ranks_init(struct mp_ranks *r, const struct memprof_process *procs, size_
 	memset(r, 0, sizeof(*r));
 	r->device = device;
 	r->last_process = -1;
-	mp_intmap_init(&r->by_process);
-	mp_intmap_init(&r->by_stack);
+	mp_densemap_init(&r->by_process);
+	mp_densemap_init(&r->by_stack);
 	mp_strmap_init(&r->site_keys);
 	mp_live_sets_init(&r->segments);
 	mp_intmap_init(&by_rank);
@@ -115,7 +115,7 @@ void mp_rank_unit_free(struct mp_rank *u)
 	free(u->host);
 	free(u->pids);
 	free(u->devices);
-	mp_intmap_free(&u->site_index);
+	mp_densemap_free(&u->site_index);
 	free(u->entries);
 	free(u->dirty);
 }
@@ -136,8 +136,8 @@ void mp_ranks_free(struct mp_ranks *r)
 	free(r->sites);
 	free(r->diffs);
 	free(r->spread.above);
-	mp_intmap_free(&r->by_process);
-	mp_intmap_free(&r->by_stack);
+	mp_densemap_free(&r->by_process);
+	mp_densemap_free(&r->by_stack);
 	mp_strmap_free(&r->site_keys);
 	mp_live_sets_free(&r->segments);
 }
@@ -146,15 +146,16 @@ void mp_ranks_free(struct mp_ranks *r)
 static struct mp_rank *unit_of(struct mp_ranks *r, int64_t process_id, int64_t pid)
 {
 	struct mp_rank *u;
-	uint64_t i;
+	uint32_t i;
 
 	if (process_id == r->last_process)
 		return &r->units[r->last_unit];
-	if (!mp_intmap_get(&r->by_process, (uint64_t)process_id, &i)) {
-		if (!(u = new_unit(r, -1, process_id)) || add_pid(u, pid) < 0)
+	if ((i = mp_densemap_get(&r->by_process, (uint64_t)process_id)) == MP_DENSEMAP_NONE) {
+		if (r->n_units >= MP_DENSEMAP_NONE || !(u = new_unit(r, -1, process_id)) ||
+		    add_pid(u, pid) < 0)
 			return NULL;
-		i = r->n_units - 1;
-		if (mp_intmap_put(&r->by_process, (uint64_t)process_id, i) < 0)
+		i = (uint32_t)(r->n_units - 1);
+		if (mp_densemap_put(&r->by_process, (uint64_t)process_id, i) < 0)
 			return NULL;
 	}
 	r->last_process = process_id;
@@ -223,13 +224,14 @@ static int64_t new_site(struct mp_ranks *r, const struct memprof_stack *s)
 
 static int64_t site_of(struct mp_ranks *r, const struct mp_mem_block *b)
 {
-	uint64_t key = (uint64_t)(b->stack ? b->stack_id : 0), i;
+	uint64_t key = (uint64_t)(b->stack ? b->stack_id : 0);
+	uint32_t i = mp_densemap_get(&r->by_stack, key);
 	int64_t site;
 
-	if (mp_intmap_get(&r->by_stack, key, &i))
+	if (i != MP_DENSEMAP_NONE)
 		return (int64_t)i;
-	if ((site = new_site(r, b->stack)) < 0 ||
-	    mp_intmap_put(&r->by_stack, key, (uint64_t)site) < 0)
+	if ((site = new_site(r, b->stack)) < 0 || site >= (int64_t)MP_DENSEMAP_NONE ||
+	    mp_densemap_put(&r->by_stack, key, (uint32_t)site) < 0)
 		return -1;
 	return site;
 }
@@ -238,15 +240,17 @@ static struct mp_rank_site_entry *entry_of(struct mp_rank *u, size_t site)
 {
 	struct mp_rank_site_entry *e;
 	size_t cap;
-	uint64_t i;
+	uint32_t i = mp_densemap_get(&u->site_index, site);
 
-	if (mp_intmap_get(&u->site_index, site, &i))
+	if (i != MP_DENSEMAP_NONE)
 		return &u->entries[i];
+	if (u->n_entries >= MP_DENSEMAP_NONE)
+		return NULL;
 	cap = u->cap_entries;
 	if (grow((void **)&u->entries, &u->cap_entries, u->n_entries + 1, sizeof(*e)) < 0 ||
 	    grow((void **)&u->dirty, &cap, u->n_entries + 1, sizeof(size_t)) < 0)
 		return NULL;
-	if (mp_intmap_put(&u->site_index, site, u->n_entries) < 0)
+	if (mp_densemap_put(&u->site_index, site, (uint32_t)u->n_entries) < 0)
 		return NULL;
 	e = &u->entries[u->n_entries++];
 	memset(e, 0, sizeof(*e));
@@ -408,9 +412,9 @@ struct mp_mem_listener mp_ranks_listener(struct mp_ranks *r)
 
 static const struct mp_rank_site_entry *find_entry(const struct mp_rank *u, size_t site)
 {
-	uint64_t i;
+	uint32_t i = mp_densemap_get(&u->site_index, site);
 
-	return mp_intmap_get(&u->site_index, site, &i) ? &u->entries[i] : NULL;
+	return i != MP_DENSEMAP_NONE ? &u->entries[i] : NULL;
 }
 
 int64_t mp_rank_site_bytes(const struct mp_rank *u, size_t site)

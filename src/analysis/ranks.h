@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "analysis/memstate.h"
+#include "util/densemap.h"
 #include "util/intmap.h"
 #include "util/strmap.h"
 
@@ -50,7 +51,7 @@ struct mp_rank {
 	/* as of the last event (the end, after the run) */
 	int64_t live_bytes, live_blocks, requested_bytes, reserved_bytes;
 	/* private: call-site totals, now and at the live peak */
-	struct mp_intmap site_index; /* site number -> entry number */
+	struct mp_densemap site_index; /* site number -> entry number */
 	struct mp_rank_site_entry *entries;
 	size_t n_entries, cap_entries;
 	size_t *dirty; /* entries changed since the last copy */
@@ -92,9 +93,9 @@ struct mp_ranks {
 	struct mp_rank_site_diff *diffs; /* sites that differ, by max - min descending, key */
 	size_t n_diffs;
 	/* private */
-	struct mp_intmap by_process; /* process row id -> unit number */
-	struct mp_intmap by_stack;   /* stack id -> site number */
-	struct mp_strmap site_keys;  /* site key -> site number */
+	struct mp_densemap by_process; /* process row id -> unit number */
+	struct mp_densemap by_stack;   /* stack id -> site number */
+	struct mp_strmap site_keys;    /* site key -> site number */
 	size_t cap_units, cap_sites;
 	struct mp_live_sets segments; /* segment id -> device and size, per process */
 	int64_t last_process;

@@ -3,7 +3,7 @@
  * buffered stream, a header that maps named columns, and per-field value
  * checks.  Every error names file, line and column.  No store access.
  */
-#include "import/csv.h"
+#include "import/csv_reader.h"
 #include "util/limits.h"
 #include "util/op_names.h"
 
@@ -11,41 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define READ_CHUNK       (1 << 20)
-#define MAX_RECORD_BYTES (16 << 20)
-#define MAX_FIELDS       (MP_CSV_N_COLUMNS + 1)
-
 const char *const mp_csv_column_names[MP_CSV_N_COLUMNS] = {
         "ts_ns", "op",    "id",  "size",        "requested", "address", "device",      "stream",
         "pid",   "phase", "api", "device_free", "thread",    "stack",   "duration_ns",
 };
 
-struct field {
-	const char *ptr; /* set when the record is complete */
-	size_t off, len; /* off: into scratch, while scanning a quoted record */
-	int64_t line, col;
-};
-
-struct mp_csv_reader {
-	FILE *f;
-	char *name;
-	unsigned char *buf;
-	size_t buf_len, buf_pos;
-	int eof;
-	int64_t line, col;                  /* position of the next byte */
-	int column_field[MP_CSV_N_COLUMNS]; /* field index of each column, or -1 */
-	int n_header_fields;
-	char *scratch; /* unescaped bytes of the current record's fields */
-	size_t scratch_len, scratch_cap;
-	struct field fields[MAX_FIELDS];
-	int n_fields, too_many;
-	int64_t record_line;
-	int64_t prev_ts;
-	int64_t prev_ts_line;
-};
-
 static int fill(struct mp_csv_reader *r, struct mp_error *err)
 {
+	const unsigned char *nl;
 	size_t n;
 
 	if (r->eof)
@@ -60,6 +33,9 @@ static int fill(struct mp_csv_reader *r, struct mp_error *err)
 	}
 	r->buf_len = n;
 	r->buf_pos = 0;
+	memset(r->buf + n, 0, READ_PAD);
+	nl = memrchr(r->buf, '\n', n);
+	r->fast_end = nl ? (size_t)(nl - r->buf) + 1 : 0;
 	return 1;
 }
 
@@ -384,6 +360,7 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 			              r->name, (long long)r->fields[i].line,
 			              (long long)r->fields[i].col, mp_csv_column_names[c]);
 		r->column_field[c] = i;
+		r->field_column[i] = (unsigned char)c;
 	}
 	for (i = 0; i < (int)(sizeof(required) / sizeof(required[0])); i++)
 		if (r->column_field[required[i]] < 0)
@@ -392,6 +369,9 @@ static int read_header(struct mp_csv_reader *r, struct mp_error *err)
 			              r->name, (long long)r->record_line,
 			              mp_csv_column_names[required[i]]);
 	r->n_header_fields = r->n_fields;
+	for (c = 0; c < MP_CSV_N_COLUMNS; c++)
+		if (r->column_field[c] < 0)
+			r->absent[r->n_absent++] = (unsigned char)c;
 	return 0;
 }
 
@@ -400,7 +380,7 @@ int mp_csv_open(struct mp_csv_reader **out, FILE *f, const char *name, struct mp
 	struct mp_csv_reader *r = calloc(1, sizeof(*r));
 
 	*out = NULL;
-	if (!r || !(r->name = strdup(name)) || !(r->buf = malloc(READ_CHUNK)) ||
+	if (!r || !(r->name = strdup(name)) || !(r->buf = malloc(READ_CHUNK + READ_PAD)) ||
 	    !(r->scratch = malloc(4096))) {
 		mp_csv_close(r);
 		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
@@ -680,12 +660,15 @@ static int parse_values(struct mp_csv_reader *r, struct mp_csv_row *row, struct 
 
 int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error *err)
 {
-	int rc = next_record(r, err);
+	int rc;
 
-	if (rc <= 0)
-		return rc;
-	if (check_columns(r, err) < 0 || parse_values(r, row, err) < 0)
-		return MP_EFORMAT;
+	if (!mp_csv_fast_row(r, row)) {
+		rc = next_record(r, err);
+		if (rc <= 0)
+			return rc;
+		if (check_columns(r, err) < 0 || parse_values(r, row, err) < 0)
+			return MP_EFORMAT;
+	}
 	if (row->ev.ts_ns < r->prev_ts)
 		return mp_err(err, MP_EFORMAT,
 		              "timestamp goes back '%s:%lld': %lld is before %lld on line %lld "

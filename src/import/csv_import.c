@@ -5,8 +5,8 @@
  */
 #include "import/csv.h"
 #include "import/import.h"
+#include "import/pair_map.h"
 #include "util/intmap.h"
-#include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 
@@ -23,27 +23,35 @@ struct stack_slot {
 	int64_t id;
 };
 
+#define N_LAST_NAMES 4 /* phases or APIs kept: two processes' rows interleave */
+
 struct last_name {
 	char text[64];
 	size_t len;
 	int64_t id; /* 0: none kept */
 };
 
+#define N_RECENT 8 /* processes and devices kept, by the low bits of their number */
+
 struct csv_import {
 	struct mp_writer *w;
 	const char *path;
-	struct mp_live_sets live_blocks;   /* alloc id -> size, per process */
-	struct mp_live_sets live_segments; /* segment id -> size, per process */
-	struct mp_intmap processes;        /* pid -> process id */
-	struct mp_intmap devices;          /* process id << 32 | ordinal -> 1 */
-	struct mp_strmap stacks;           /* stack text -> stack id */
-	const char *last_stack;            /* the map's copy of the last stack text */
+	struct mp_pair_map live_blocks;   /* (alloc id, process) -> size */
+	struct mp_pair_map live_segments; /* (segment id, process) -> size */
+	struct mp_intmap processes;       /* pid -> process id */
+	struct mp_intmap devices;         /* process id << 32 | ordinal -> 1 */
+	struct {
+		int64_t pid, id; /* id 0: none */
+	} recent_process[N_RECENT];
+	uint64_t recent_device[N_RECENT]; /* device keys; 0: none */
+	struct mp_strmap stacks;          /* stack text -> stack id */
+	const char *last_stack;           /* the map's copy of the last stack text */
 	size_t last_stack_len;
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
 	struct stack_slot cache[STACK_CACHE];
-	struct last_name last_phase, last_api;
+	struct last_name last_phase[N_LAST_NAMES], last_api[N_LAST_NAMES];
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -51,12 +59,18 @@ static int64_t process_id(struct csv_import *ci, int64_t pid)
 	struct memprof_process p = {0, pid, 0, NULL, -1, -1, -1, NULL};
 	uint64_t id;
 
-	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id))
-		return (int64_t)id;
-	if (mp_writer_process(ci->w, &p) < 0 ||
-	    mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0)
+	unsigned k = (unsigned)pid % N_RECENT;
+
+	if (ci->recent_process[k].id > 0 && ci->recent_process[k].pid == pid)
+		return ci->recent_process[k].id;
+	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id)) {
+		p.id = (int64_t)id;
+	} else if (mp_writer_process(ci->w, &p) < 0 ||
+	           mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0) {
 		return -1;
-	return p.id;
+	}
+	ci->recent_process[k].pid = pid;
+	return ci->recent_process[k].id = p.id;
 }
 
 static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
@@ -64,10 +78,14 @@ static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 	struct memprof_device d = {process, ordinal, NULL, NULL, 0};
 	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
 
-	if (mp_intmap_get(&ci->devices, key, NULL))
+	unsigned k = (unsigned)(process + ordinal) % N_RECENT;
+
+	if (key == ci->recent_device[k]) /* process ids start at 1: never key 0 */
 		return 0;
-	if (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0)
+	if (!mp_intmap_get(&ci->devices, key, NULL) &&
+	    (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0))
 		return -1;
+	ci->recent_device[k] = key;
 	return 0;
 }
 
@@ -124,22 +142,35 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	return id;
 }
 
-/* The writer's id of a phase or API name, the last one's kept: rows run in
- * phases of thousands, and most of them name the same API as the row before. */
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, the
+ * latest first: rows run in phases of thousands (one per process), and most
+ * of them name the same API as the row before. */
 static int64_t name_id(struct csv_import *ci, struct last_name *last, const char *s, size_t n,
                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
+	struct last_name hit;
 	int64_t id;
+	int i;
 
-	if (last->id > 0 && n == last->len && memcmp(s, last->text, n) == 0)
-		return last->id;
-	id = intern(ci->w, s, n);
-	if (id > 0 && n <= sizeof(last->text)) {
-		memcpy(last->text, s, n);
-		last->len = n;
-		last->id = id;
+	for (i = 0; i < N_LAST_NAMES && last[i].id > 0; i++)
+		if (n == last[i].len && memcmp(s, last[i].text, n) == 0)
+			break;
+	if (i < N_LAST_NAMES && last[i].id > 0) {
+		if (i == 0)
+			return last[0].id;
+		hit = last[i];
+	} else {
+		id = intern(ci->w, s, n);
+		if (id <= 0 || n > sizeof(last->text))
+			return id;
+		memcpy(hit.text, s, n);
+		hit.len = n;
+		hit.id = id;
+		i = N_LAST_NAMES - 1;
 	}
-	return id;
+	memmove(last + 1, last, (size_t)i * sizeof(*last));
+	last[0] = hit;
+	return hit.id;
 }
 
 /* Pair allocs with frees (and reserves with releases); fill a free's size. */
@@ -147,24 +178,21 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 {
 	struct memprof_event *ev = &row->ev;
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
-	struct mp_intmap *live =
-	        mp_live_sets_of(seg ? &ci->live_segments : &ci->live_blocks, ev->process_id);
-	uint64_t key = (uint64_t)ev->alloc_id, size;
+	struct mp_pair_map *live = seg ? &ci->live_segments : &ci->live_blocks;
+	uint64_t key = (uint64_t)ev->alloc_id, process = (uint64_t)ev->process_id, size;
 
-	if (!live)
-		return mp_err(err, MP_ENOMEM, "out of memory");
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
 	case MEMPROF_OP_RESERVE:
-		if (mp_intmap_get(live, key, NULL))
+		if (mp_pair_map_get(live, key, process, NULL))
 			return mp_err(err, MP_EFORMAT,
 			              "duplicate id '%s:%lld': %s %lld is still live (ids may be "
 			              "reused only after their %s)",
 			              ci->path, (long long)row->line,
 			              seg ? "segment" : "allocation", (long long)ev->alloc_id,
 			              seg ? "release" : "free");
-		if (mp_intmap_put(live, key, (uint64_t)ev->size_bytes) < 0)
+		if (mp_pair_map_put(live, key, process, (uint64_t)ev->size_bytes) < 0)
 			return mp_err(err, MP_ENOMEM, "out of memory");
 		if (!seg)
 			ci->st->n_allocs++;
@@ -172,7 +200,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
 	case MEMPROF_OP_FREE_REQUESTED:
-		if (!mp_intmap_get(live, key, &size)) {
+		if (!mp_pair_map_get(live, key, process, &size)) {
 			ci->st->n_warnings[seg ? MP_WARN_UNMATCHED_RELEASE
 			                       : MP_WARN_UNMATCHED_FREE]++;
 			return 0;
@@ -180,7 +208,7 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 		if (ev->size_bytes == 0)
 			ev->size_bytes = ev->requested_bytes = (int64_t)size;
 		if (ev->op != MEMPROF_OP_FREE_REQUESTED) /* the free that follows ends it */
-			mp_intmap_del(live, key);
+			mp_pair_map_del(live, key, process);
 		return 0;
 	default:
 		return 0;
@@ -198,11 +226,11 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
+	if (row->phase && (ev->phase_id = name_id(ci, ci->last_phase, row->phase, row->phase_len,
 	                                          mp_writer_phase)) < 0)
 		return MP_EIO;
 	if (row->api &&
-	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	    (ev->api_id = name_id(ci, ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
 		return MP_EIO;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
@@ -222,8 +250,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 	rc = mp_csv_open(&r, c->in, c->path, err);
 	if (rc < 0)
 		return rc;
-	mp_live_sets_init(&ci->live_blocks);
-	mp_live_sets_init(&ci->live_segments);
+	mp_pair_map_init(&ci->live_blocks);
+	mp_pair_map_init(&ci->live_segments);
 	mp_intmap_init(&ci->processes);
 	mp_intmap_init(&ci->devices);
 	mp_strmap_init(&ci->stacks);
@@ -236,8 +264,8 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 			break;
 	}
 	mp_csv_close(r);
-	mp_live_sets_free(&ci->live_blocks);
-	mp_live_sets_free(&ci->live_segments);
+	mp_pair_map_free(&ci->live_blocks);
+	mp_pair_map_free(&ci->live_segments);
 	mp_intmap_free(&ci->processes);
 	mp_intmap_free(&ci->devices);
 	mp_strmap_free(&ci->stacks);

@@ -6,6 +6,7 @@
  * then sorted by time and written.  Memory grows with the number of buffers.
  */
 #include "import/import.h"
+#include "util/intmap.h"
 #include "util/limits.h"
 #include "util/strmap.h"
 
@@ -75,7 +76,8 @@ struct mm {
 	size_t n_bufs, cap_bufs;
 	struct mm_gap *gaps;
 	size_t n_gaps, cap_gaps;
-	struct mp_strmap ids; /* id text -> line */
+	struct mp_intmap int_ids; /* id -> line, for ids that are plain integers */
+	struct mp_strmap ids;     /* id text -> line, for the others */
 	int all_int;
 	int64_t n_partial, n_hints, n_offsets, max_alignment;
 };
@@ -297,6 +299,20 @@ static int parse_i64(const char *s, size_t n, int64_t *out)
 	int neg = 0;
 	size_t i = 0;
 
+	if (n && n <= 18) { /* the usual case: plain digits; 18 cannot overflow */
+		unsigned d;
+
+		while (i < n && (d = (unsigned)(unsigned char)s[i] - '0') < 10) {
+			v = v * 10 + d;
+			i++;
+		}
+		if (i == n) {
+			*out = (int64_t)v;
+			return 0;
+		}
+		v = 0;
+		i = 0;
+	}
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
 		n--;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
@@ -485,19 +501,30 @@ static int read_gaps(struct mm *m, struct mm_buffer *b, const struct field *f)
 
 /* --- rows ----------------------------------------------------------------- */
 
+/* A plain integer's text is the only text of its value: those ids are
+ * checked by value (no copy of the text), the others by text. */
 static int check_id(struct mm *m, struct mm_buffer *b, const struct field *f)
 {
+	uint64_t line;
 	int64_t first;
 	char buf[48];
+	int found, plain;
 
-	if (mp_strmap_get(&m->ids, f->s, f->n, &first))
+	b->alloc_id = -1;
+	plain = plain_int(f->s, f->n, &b->alloc_id);
+	if (plain) {
+		found = mp_intmap_get(&m->int_ids, (uint64_t)b->alloc_id, &line);
+		first = (int64_t)line;
+	} else {
+		found = mp_strmap_get(&m->ids, f->s, f->n, &first);
+		m->all_int = 0;
+	}
+	if (found)
 		return bad(m, f->col, "duplicate id", "'%s' was already used on line %lld",
 		           shown(f->s, f->n, buf), (long long)first);
-	if (mp_strmap_put(&m->ids, f->s, f->n, m->line_no, NULL) < 0)
+	if ((plain ? mp_intmap_put(&m->int_ids, (uint64_t)b->alloc_id, (uint64_t)m->line_no)
+	           : mp_strmap_put(&m->ids, f->s, f->n, m->line_no, NULL)) < 0)
 		return mp_err(m->c->err, MP_ENOMEM, "out of memory");
-	b->alloc_id = -1;
-	if (!plain_int(f->s, f->n, &b->alloc_id))
-		m->all_int = 0;
 	return 0;
 }
 
@@ -556,31 +583,30 @@ static int read_options(struct mm *m, struct mm_buffer *b, const struct field *f
 	return 0;
 }
 
-/* Split m->line into fields by column. */
+/* Split m->line into fields by column, in one pass. */
 static int split_row(struct mm *m, struct field fields[COL_N])
 {
-	size_t i, start = 0, n_fields = 1;
-	int k = 0;
+	const char *line = m->line, *end = line + m->len, *p = line, *q;
+	size_t k = 0;
 
-	for (i = 0; i < m->len; i++)
-		n_fields += m->line[i] == ',';
-	if (n_fields != (size_t)m->n_cols)
-		return bad(m, 0, "wrong number of fields", "expected %d, found %zu", m->n_cols,
-		           n_fields);
 	memset(fields, 0, COL_N * sizeof(fields[0]));
-	for (i = 0; i <= m->len; i++) {
-		if (i < m->len && m->line[i] != ',')
-			continue;
-		if (m->col_of[k] != COL_OTHER) {
+	for (;; p = q + 1, k++) {
+		q = memchr(p, ',', (size_t)(end - p));
+		if (!q)
+			q = end;
+		if (k < (size_t)m->n_cols && m->col_of[k] != COL_OTHER) {
 			struct field *f = &fields[m->col_of[k]];
 
-			f->s = m->line + start;
-			f->n = i - start;
-			f->col = (int64_t)start + 1;
+			f->s = p;
+			f->n = (size_t)(q - p);
+			f->col = (int64_t)(p - line) + 1;
 		}
-		k++;
-		start = i + 1;
+		if (q == end)
+			break;
 	}
+	if (k + 1 != (size_t)m->n_cols)
+		return bad(m, 0, "wrong number of fields", "expected %d, found %zu", m->n_cols,
+		           k + 1);
 	return 0;
 }
 
@@ -677,6 +703,48 @@ static int key_cmp(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
+#define RADIX_BITS 11
+
+/*
+ * Sort keys[0..n) by t, keeping the order of equal ones: a radix sort, 11
+ * bits of t a pass, as many passes as the largest t needs (times are not
+ * negative).  0, or -1 when out of memory for its second array.
+ */
+static int sort_by_time(struct mm_key *keys, size_t n)
+{
+	struct mm_key *tmp = malloc(n * sizeof(*tmp) + 1), *from = keys, *to = tmp, *swap;
+	uint64_t max = 0;
+	size_t i, count[1 << RADIX_BITS];
+	int shift;
+
+	if (!tmp)
+		return -1;
+	for (i = 0; i < n; i++)
+		max |= (uint64_t)keys[i].t;
+	for (shift = 0; shift < 64 && (max >> shift) != 0; shift += RADIX_BITS) {
+		size_t sum = 0, c;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[((uint64_t)from[i].t >> shift) & ((1u << RADIX_BITS) - 1)]++;
+		for (i = 0; i < (1u << RADIX_BITS); i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[((uint64_t)from[i].t >> shift) & ((1u << RADIX_BITS) - 1)]++] =
+			        from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != keys)
+		memcpy(keys, from, n * sizeof(*keys));
+	free(tmp);
+	return 0;
+}
+
 static int write_events(struct mm *m, const struct mm_piece *pieces, size_t n, int64_t process)
 {
 	struct mm_key *keys = malloc(2 * n * sizeof(*keys) + 1);
@@ -684,11 +752,14 @@ static int write_events(struct mm *m, const struct mm_piece *pieces, size_t n, i
 
 	if (!keys)
 		return mp_err(m->c->err, MP_ENOMEM, "out of memory");
+	/* in (t, ord) order once sorted by t keeping the order of equal times:
+	 * the frees (ord: the piece), then the allocs (ord: the top bit and the piece) */
 	for (i = 0; i < n; i++) {
-		keys[2 * i] = (struct mm_key){pieces[i].start, (1ULL << 63) | i};
-		keys[2 * i + 1] = (struct mm_key){pieces[i].end, i};
+		keys[i] = (struct mm_key){pieces[i].end, i};
+		keys[n + i] = (struct mm_key){pieces[i].start, (1ULL << 63) | i};
 	}
-	qsort(keys, 2 * n, sizeof(*keys), key_cmp); /* frees first at equal times */
+	if (sort_by_time(keys, 2 * n) < 0) /* frees first at equal times */
+		qsort(keys, 2 * n, sizeof(*keys), key_cmp);
 	for (i = 0; i < 2 * n; i++) {
 		const struct mm_piece *p = &pieces[keys[i].ord & ~(1ULL << 63)];
 		int alloc = (keys[i].ord >> 63) != 0;
@@ -779,11 +850,13 @@ static int run(struct mp_import_ctx *c)
 	m.chunk = malloc(READ_CHUNK);
 	if (!m.chunk)
 		return mp_err(c->err, MP_ENOMEM, "out of memory");
+	mp_intmap_init(&m.int_ids);
 	mp_strmap_init(&m.ids);
 	rc = read_header(&m);
 	if (rc > 0)
 		rc = read_rows(&m);
-	mp_strmap_free(&m.ids); /* ids are checked: free them before the sort */
+	mp_intmap_free(&m.int_ids); /* ids are checked: free them before the sort */
+	mp_strmap_free(&m.ids);
 	free(m.chunk);
 	free(m.line);
 	if (rc == 0)

@@ -8,8 +8,8 @@
  */
 #include "import/event_pipe.h"
 #include "import/import.h"
+#include "import/pair_map.h"
 #include "import/rmm_scan.h"
-#include "util/intmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +29,7 @@ struct rmm_import {
 	struct mp_event_pipe *pipe;
 	struct mp_error err;     /* the reading thread's error */
 	struct memprof_event ev; /* the next event; process and device stay */
-	struct mp_intmap live;   /* address -> index in blocks */
+	struct mp_pair_map live; /* (address, 0) -> index in blocks */
 	struct block *blocks;    /* live allocations, and free slots */
 	int64_t *free_slots;     /* indices in blocks not in use */
 	size_t n_blocks, n_free, cap_blocks;
@@ -133,7 +133,7 @@ static int block_add(struct rmm_import *ri, uint64_t address, int64_t id, int64_
 	}
 	ri->blocks[i].id = id;
 	ri->blocks[i].size = size;
-	return mp_intmap_put(&ri->live, address, i);
+	return mp_pair_map_put(&ri->live, address, 0, i);
 }
 
 /* Take the live allocation at address out of the live set: 1 when there was one. */
@@ -141,11 +141,11 @@ static int block_take(struct rmm_import *ri, uint64_t address, struct block *out
 {
 	uint64_t i;
 
-	if (!mp_intmap_get(&ri->live, address, &i))
+	if (!mp_pair_map_get(&ri->live, address, 0, &i))
 		return 0;
 	*out = ri->blocks[i];
 	ri->free_slots[ri->n_free++] = (int64_t)i;
-	mp_intmap_del(&ri->live, address);
+	mp_pair_map_del(&ri->live, address, 0);
 	return 1;
 }
 
@@ -273,7 +273,7 @@ static int run(struct mp_import_ctx *c)
 	rc = mp_rmm_scan_open(&ri.s, c->in, c->path, 0, c->err);
 	if (rc < 0)
 		return rc;
-	mp_intmap_init(&ri.live);
+	mp_pair_map_init(&ri.live);
 	rc = start(&ri);
 	if (rc == 0) {
 		rc = mp_event_pipe_run(c->w, produce, &ri, &werr);
@@ -283,7 +283,7 @@ static int run(struct mp_import_ctx *c)
 	if (rc == 0)
 		rc = finish(&ri, ri.s);
 	mp_rmm_scan_close(ri.s);
-	mp_intmap_free(&ri.live);
+	mp_pair_map_free(&ri.live);
 	free(ri.blocks);
 	free(ri.free_slots);
 	return rc < 0 ? rc : 0;

@@ -7,6 +7,7 @@
 #include "store/reader.h"
 #include "store/stack_cache.h"
 #include "store/store_internal.h"
+#include "util/densemap.h"
 #include "util/intmap.h"
 
 #include <stdlib.h>
@@ -25,9 +26,11 @@ struct mp_reader {
 	unsigned flags;
 	sqlite3_stmt *events, *stack_node, *frame_row;
 	struct mp_intmap phase_names, api_names, pids; /* id -> char* / pid */
-	struct mp_stack_cache stacks;                  /* id -> stack */
-	struct mp_intmap frame_cache;                  /* id -> struct memprof_frame* */
-	int64_t *node_ids, *frame_ids;                 /* scratch: the uncached nodes of a stack */
+	struct mp_densemap pid_index;                  /* id -> index in pid_list */
+	int64_t *pid_list;
+	struct mp_stack_cache stacks;  /* id -> stack */
+	struct mp_intmap frame_cache;  /* id -> struct memprof_frame* */
+	int64_t *node_ids, *frame_ids; /* scratch: the uncached nodes of a stack */
 	uint32_t walk_cap;
 	int64_t walk_top; /* where the walk stopped: 0 or a cached node */
 	struct memprof_record rec;
@@ -37,6 +40,8 @@ struct mp_reader {
 	int64_t n_read;       /* records decoded */
 	int64_t last_process; /* the previous record's process and its pid */
 	int64_t last_pid;
+	int64_t last_phase_id, last_api_id; /* the last ids looked up and their names */
+	const char *last_phase, *last_api;
 };
 
 static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
@@ -61,6 +66,25 @@ static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
 	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
 }
 
+/* The pids again, in a list found through a dense-key map: process ids
+ * are table row ids, and events alternate between processes. */
+static int index_pids(struct mp_reader *r)
+{
+	size_t i, n = 0;
+
+	if (r->pids.n >= MP_DENSEMAP_NONE ||
+	    !(r->pid_list = malloc((r->pids.n ? r->pids.n : 1) * sizeof(*r->pid_list))))
+		return MP_ENOMEM;
+	for (i = 0; i < r->pids.cap; i++) {
+		if (!r->pids.used[i])
+			continue;
+		r->pid_list[n] = (int64_t)r->pids.vals[i];
+		if (mp_densemap_put(&r->pid_index, r->pids.keys[i], (uint32_t)n++) < 0)
+			return MP_ENOMEM;
+	}
+	return 0;
+}
+
 static int load_pids(struct mp_reader *r)
 {
 	sqlite3_stmt *st;
@@ -70,9 +94,14 @@ static int load_pids(struct mp_reader *r)
 	    SQLITE_OK)
 		return mp_store_sqlerr(r->s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		mp_intmap_put(&r->pids, (uint64_t)sqlite3_column_int64(st, 0),
-		              (uint64_t)sqlite3_column_int64(st, 1));
+		if (mp_intmap_put(&r->pids, (uint64_t)sqlite3_column_int64(st, 0),
+		                  (uint64_t)sqlite3_column_int64(st, 1)) < 0) {
+			sqlite3_finalize(st);
+			return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
+		}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && index_pids(r) < 0)
+		return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
 	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
 }
 
@@ -88,6 +117,7 @@ int mp_reader_open(struct mp_store *s, unsigned flags, struct mp_reader **out)
 	mp_intmap_init(&r->phase_names);
 	mp_intmap_init(&r->api_names);
 	mp_intmap_init(&r->pids);
+	mp_densemap_init(&r->pid_index);
 	mp_stack_cache_init(&r->stacks);
 	mp_intmap_init(&r->frame_cache);
 	r->last_process = -1;
@@ -251,7 +281,6 @@ static int decode(struct mp_reader *r, sqlite3_value **v)
 {
 	struct memprof_record *o = &r->rec;
 	struct memprof_event *ev = &o->ev;
-	uint64_t pid = 0;
 	int64_t seq = sqlite3_value_int64(v[0]);
 
 	if (seq <= ev->seq && r->n_read > 0) /* the rowid scan is in seq order */
@@ -279,13 +308,21 @@ static int decode(struct mp_reader *r, sqlite3_value **v)
 	ev->thread = value_or(v[14], 0);
 	ev->duration_ns = value_or(v[15], 0);
 	r->n_read++;
-	o->phase = ev->phase_id ? name_of(&r->phase_names, ev->phase_id) : NULL;
-	o->api = ev->api_id ? name_of(&r->api_names, ev->api_id) : NULL;
+	if (ev->phase_id != r->last_phase_id) {
+		r->last_phase_id = ev->phase_id;
+		r->last_phase = name_of(&r->phase_names, ev->phase_id);
+	}
+	o->phase = r->last_phase;
+	if (ev->api_id != r->last_api_id) {
+		r->last_api_id = ev->api_id;
+		r->last_api = name_of(&r->api_names, ev->api_id);
+	}
+	o->api = r->last_api;
 	if (ev->process_id != r->last_process) {
-		pid = 0;
-		mp_intmap_get(&r->pids, (uint64_t)ev->process_id, &pid);
+		uint32_t i = mp_densemap_get(&r->pid_index, (uint64_t)ev->process_id);
+
 		r->last_process = ev->process_id;
-		r->last_pid = (int64_t)pid;
+		r->last_pid = i == MP_DENSEMAP_NONE ? 0 : r->pid_list[i];
 	}
 	o->pid = r->last_pid;
 	o->stack = NULL;
@@ -408,6 +445,8 @@ void mp_reader_close(struct mp_reader *r)
 	free_values(&r->phase_names, 0);
 	free_values(&r->api_names, 0);
 	mp_intmap_free(&r->pids);
+	mp_densemap_free(&r->pid_index);
+	free(r->pid_list);
 	mp_stack_cache_free(&r->stacks);
 	free_values(&r->frame_cache, 1);
 	free(r->node_ids);

@@ -100,12 +100,17 @@ int mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val)
 	return 1;
 }
 
-int mp_intmap_del(struct mp_intmap *m, uint64_t key)
+size_t mp_intmap_slot(const struct mp_intmap *m, uint64_t key)
 {
-	size_t hole, i, home, mask = m->cap - 1;
+	size_t i;
 
-	if (!find(m, key, &hole))
-		return 0;
+	return find(m, key, &i) ? i : MP_INTMAP_NO_SLOT;
+}
+
+void mp_intmap_del_slot(struct mp_intmap *m, size_t hole)
+{
+	size_t i, home, mask = m->cap - 1;
+
 	m->used[hole] = 0;
 	m->n--;
 	for (i = (hole + 1) & mask; m->used[i]; i = (i + 1) & mask) {
@@ -119,5 +124,14 @@ int mp_intmap_del(struct mp_intmap *m, uint64_t key)
 			hole = i;
 		}
 	}
+}
+
+int mp_intmap_del(struct mp_intmap *m, uint64_t key)
+{
+	size_t hole;
+
+	if (!find(m, key, &hole))
+		return 0;
+	mp_intmap_del_slot(m, hole);
 	return 1;
 }

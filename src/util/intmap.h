@@ -27,4 +27,12 @@ int mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val);
 /* Returns 1 when the key was present and is now removed, else 0. */
 int mp_intmap_del(struct mp_intmap *m, uint64_t key);
 
+#define MP_INTMAP_NO_SLOT ((size_t)-1)
+/* Where key is (its value is m->vals[slot]), or MP_INTMAP_NO_SLOT: valid
+ * until the next put or delete. */
+size_t mp_intmap_slot(const struct mp_intmap *m, uint64_t key);
+/* Remove the key at slot, a slot mp_intmap_slot just gave: one probe for a
+ * lookup followed by a removal. */
+void mp_intmap_del_slot(struct mp_intmap *m, size_t slot);
+
 #endif

@@ -381,3 +381,55 @@ Test(minimalloc, long_line_is_refused)
 	refused(text, "line too long 'in.csv:2': over 1 MiB");
 	free(text);
 }
+
+/* The fast number parse (up to 18 digits, no sign or blank) against the
+ * checked one: 18, 19 and 20 digits, blanks, signs and leading zeros. */
+Test(minimalloc, numbers_at_the_fast_parse_edges)
+{
+	refused("id,lower,upper,size\n1,0,9223372036854775808,1\n",
+	        "invalid upper 'in.csv:2:5': out of range, found '9223372036854775808'");
+	refused("id,lower,upper,size\n1,0,12345678901234567x,1\n",
+	        "invalid upper 'in.csv:2:5': expected a whole number, found '12345678901234567x'");
+	refused("id,lower,upper,size\n1,0,1,1 2\n",
+	        "invalid size 'in.csv:2:7': expected a whole number, found '1 2'");
+	cr_assert_str_eq(good("id,lower,upper,size\n"
+	                      "1,999999999999999998,999999999999999999,1\n"
+	                      "2,9223372036854775806,9223372036854775807,2\n"
+	                      "3, 4 ,+0005,\t3\n"
+	                      "4,0000000000000000000000007,8,1\n",
+	                      NULL),
+	                 "4+3:3 5-3:3 7+4:1 8-4:1 999999999999999998+1:1 999999999999999999-1:1 "
+	                 "9223372036854775806+2:2 9223372036854775807-2:2");
+}
+
+/* Plain integer ids are checked for duplicates by value, others by text:
+ * '7' twice is a duplicate, '7' and '07' or ' 7' are not. */
+Test(minimalloc, duplicate_ids_by_value_and_by_text)
+{
+	refused("id,lower,upper,size\n7,0,1,1\n9,0,1,1\n7,0,1,1\n",
+	        "duplicate id 'in.csv:4:1': '7' was already used on line 2");
+	refused("id,lower,upper,size\n9223372036854775807,0,1,1\n9223372036854775807,0,1,1\n",
+	        "duplicate id 'in.csv:3:1': '9223372036854775807' was already used on line 2");
+	refused("id,lower,upper,size\n07,0,1,1\n7,0,1,1\n07,0,1,1\n",
+	        "duplicate id 'in.csv:4:1': '07' was already used on line 2");
+	cr_assert_str_eq(good("id,lower,upper,size\n7,0,2,1\n07,1,3,5\n 7,2,4,2\n", NULL),
+	                 "0+1:1 1+2:5 2-1:1 2+3:2 3-2:5 4-3:2");
+}
+
+/* Times that need one, two, three and six passes of the 11-bit radix sort,
+ * with ties between frees and allocs and among allocs in every pass. */
+Test(minimalloc, times_sorted_in_every_radix_pass)
+{
+	cr_assert_str_eq(good("id,lower,upper,size\n"
+	                      "1,2048,4194304,1\n"
+	                      "2,0,2048,2\n"
+	                      "3,4194304,8589934592,3\n"
+	                      "4,2048,8589934592,4\n"
+	                      "5,8589934592,4611686018427387904,5\n"
+	                      "6,4194304,4611686018427387904,6\n"
+	                      "7,2047,2048,7\n",
+	                      NULL),
+	                 "0+2:2 2047+7:7 2048-2:2 2048-7:7 2048+1:1 2048+4:4 4194304-1:1 "
+	                 "4194304+3:3 4194304+6:6 8589934592-3:3 8589934592-4:4 8589934592+5:5 "
+	                 "4611686018427387904-5:5 4611686018427387904-6:6");
+}

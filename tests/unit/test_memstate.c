@@ -296,3 +296,40 @@ Test(memstate, timestamps_going_back_are_counted)
 	cr_assert_eq(sum.first_ts_ns, 10);
 	cr_assert_eq(sum.last_ts_ns, 5);
 }
+
+/* Each (process, device, stream) counts its own allocations, whether the
+ * streams are few (compared one by one) or many (past
+ * MP_MEM_STREAMS_SCANNED, through the hash map), checked against counts
+ * kept here. */
+Test(memstate, stream_ordinals_count_per_stream_few_or_many)
+{
+	enum { N = 3 * MP_MEM_STREAMS_SCANNED };
+	int64_t want[N] = {0}, id = 0;
+	int i, round;
+
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < N; i += 1 + round) {
+			struct memprof_record rec;
+
+			memset(&rec, 0, sizeof(rec));
+			rec.ev.seq = ++seq;
+			rec.ev.op = MEMPROF_OP_ALLOC;
+			rec.ev.alloc_id = ++id;
+			rec.ev.size_bytes = 8;
+			rec.ev.device = i % 2;
+			rec.ev.process_id = 1 + i % 3;
+			rec.ev.stream = (uint64_t)i * 0x1000;
+			cr_assert_eq(c.on_record(c.ctx, &rec), 0);
+			want[i]++;
+			cr_assert_eq(mp_memstate_stream_allocs(&sum, 1 + i % 3, i % 2,
+			                                       (uint64_t)i * 0x1000),
+			             want[i]);
+		}
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(
+		        mp_memstate_stream_allocs(&sum, 1 + i % 3, i % 2, (uint64_t)i * 0x1000),
+		        want[i], "stream %d", i);
+		cr_assert_eq(
+		        mp_memstate_stream_allocs(&sum, 2 + i % 3, i % 2, (uint64_t)i * 0x1000), 0);
+	}
+}

@@ -216,3 +216,31 @@ Test(plan, period_copies_pruned_to_the_anchors)
 	cr_assert_eq(plan.overhead.n_with_duration, 0);
 	cr_assert_eq(mp_plan_alloc_target_met(&plan), -1);
 }
+
+/* Copies dropped by a prune are reused for later ones (plan.c keeps their
+ * arrays): every step's figures must still be its own.  A block leaks each
+ * period, so each step ends with 4 KiB more live than the one before. */
+Test(plan, reused_copies_hold_their_own_step)
+{
+	int k;
+
+	start(NULL, 64);
+	ev(MEMPROF_OP_RESERVE, 100, 64 * MIB, SEG, NULL, 0);
+	for (k = 0; k < 3000; k++) {
+		ev(MEMPROF_OP_ALLOC, 1, 4 * MIB, SEG, NULL, 0);
+		ev(MEMPROF_OP_ALLOC, 2, MIB, SEG + 4 * MIB, NULL, 0);
+		ev(MEMPROF_OP_FREE, 1, 4 * MIB, SEG, NULL, 0);
+		ev(MEMPROF_OP_FREE, 2, MIB, SEG + 4 * MIB, NULL, 0);
+		ev(MEMPROF_OP_ALLOC, 1000 + k, 4096, SEG + 8 * MIB + (uint64_t)k * 4096, NULL, 0);
+	}
+	cr_assert_eq(cons.on_end(cons.ctx), 0);
+	cr_assert_eq(plan.steps.result.method, MP_STEPS_PERIOD);
+	cr_assert_gt(plan.n_steps, 2000);
+	cr_assert_leq(plan.n_snaps, 2 * plan.n_steps + 1024);
+	for (k = 0; k + 2 < (int)plan.n_steps; k++)
+		cr_assert_eq(plan.devices[0].at_end[k + 1].live_bytes -
+		                     plan.devices[0].at_end[k].live_bytes,
+		             4096, "step %d: %lld then %lld", k,
+		             (long long)plan.devices[0].at_end[k].live_bytes,
+		             (long long)plan.devices[0].at_end[k + 1].live_bytes);
+}

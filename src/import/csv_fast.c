@@ -1,0 +1,275 @@
+/*
+ * import/csv_fast.c - the CSV reader's fast path: a plain row parsed
+ * straight into its event in one pass over its bytes, each field by the
+ * parser of its column, without splitting the line first.  Any row that is
+ * not plain is declined, nothing consumed, and import/csv.c's general path
+ * parses or reports it: for a plain row both store the same values.
+ */
+#include "import/csv_reader.h"
+#include "util/limits.h"
+#include "util/op_names.h"
+
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* Hex digit values plus one; 0 for other bytes. */
+static const unsigned char hexval1[256] = {
+        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+        ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+        ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+        ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* Decimal digits at p (none: 0): past them, or NULL past 19 digits, which
+ * could overflow (the general path parses those). */
+static inline const char *dec(const char *p, uint64_t *out)
+{
+	const char *s = p;
+	uint64_t v = 0;
+	unsigned d;
+
+	while ((d = (unsigned)(unsigned char)*p - '0') < 10) {
+		v = v * 10 + d;
+		p++;
+	}
+	*out = v;
+	return p - s > 19 ? NULL : p;
+}
+
+/* 0x and 1 to 16 hex digits, or decimal digits as dec(). */
+static inline const char *hex_or_dec(const char *p, uint64_t *out)
+{
+	const char *s;
+	uint64_t v = 0;
+	unsigned d;
+
+	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+		return dec(p, out);
+	for (s = p += 2; (d = hexval1[(unsigned char)*p] - 1u) < 16; p++)
+		v = v << 4 | d;
+	*out = v;
+	return p == s || p - s > 16 ? NULL : p;
+}
+
+/*
+ * The first ',', '\n', '"' or NUL at or after p.  There is a '\n' ahead
+ * inside the buffer, and READ_PAD bytes after it: a 16-byte load that
+ * starts at or before that '\n' stays inside.
+ */
+static inline const char *text_end(const char *p)
+{
+#ifdef __SSE2__
+	const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+	const __m128i quote = _mm_set1_epi8('"'), nul = _mm_setzero_si128();
+
+	for (;; p += 16) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i hit = _mm_or_si128(
+		        _mm_or_si128(_mm_cmpeq_epi8(b, comma), _mm_cmpeq_epi8(b, nl)),
+		        _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, nul)));
+		int m = _mm_movemask_epi8(hit);
+
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+	}
+#else
+	while (*p != ',' && *p != '\n' && *p != '"' && *p != '\0')
+		p++;
+	return p;
+#endif
+}
+
+/* The first '"', '\n' or NUL at or after p, as text_end. */
+static inline const char *quote_end(const char *p)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"');
+	const __m128i nul = _mm_setzero_si128();
+
+	for (;; p += 16) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i hit =
+		        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, nl), _mm_cmpeq_epi8(b, nul)),
+		                     _mm_cmpeq_epi8(b, quote));
+		int m = _mm_movemask_epi8(hit);
+
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+	}
+#else
+	while (*p != '\n' && *p != '"' && *p != '\0')
+		p++;
+	return p;
+#endif
+}
+
+/*
+ * A text field at s: past it (at the ',' or line end after it), its bytes
+ * in *t and *n; NULL to decline.  A quoted field is taken when it holds no
+ * '"' (doubled), line end or NUL and a ',' or the line end follows it.
+ */
+static inline const char *text(const char *s, const char **t, size_t *n)
+{
+	const char *p;
+
+	if (*s == '"') {
+		p = quote_end(s + 1);
+		if (*p != '"' || (p[1] != ',' && p[1] != '\n' && (p[1] != '\r' || p[2] != '\n')))
+			return NULL;
+		*t = s + 1;
+		*n = (size_t)(p - s - 1);
+		return p + 1;
+	}
+	p = text_end(s);
+	if (*p == '"' || *p == '\0')
+		return NULL; /* a stray quote or a NUL */
+	*t = s;
+	*n = (size_t)(p - s) - (*p == '\n' && p > s && p[-1] == '\r');
+	return p;
+}
+
+static int op_of(const char *s, size_t n)
+{
+	if (n == 5 && memcmp(s, "alloc", 5) == 0)
+		return MEMPROF_OP_ALLOC;
+	if (n == 4 && memcmp(s, "free", 4) == 0)
+		return MEMPROF_OP_FREE;
+	return mp_op_from_name(s, n);
+}
+
+struct fast_row {
+	uint64_t v[MP_CSV_N_COLUMNS]; /* numeric columns; 0 when empty or absent */
+	unsigned given;               /* bit c: column c is not empty */
+	const char *text[MP_CSV_N_COLUMNS];
+	size_t len[MP_CSV_N_COLUMNS];
+	int op;
+	int64_t stack_col;
+};
+
+/* One field of column c at p: past it, or NULL to decline the row. */
+static inline const char *field(struct fast_row *f, int c, const char *p, const char *line)
+{
+	const char *s = p;
+
+	switch (c) {
+	case MP_CSV_OP:
+		while ((unsigned)(unsigned char)*p - 'a' < 26 || *p == '_')
+			p++;
+		f->op = op_of(s, (size_t)(p - s));
+		return f->op ? p : NULL;
+	case MP_CSV_PHASE:
+	case MP_CSV_API:
+	case MP_CSV_STACK:
+		if (!(p = text(s, &f->text[c], &f->len[c])))
+			return NULL;
+		if (c == MP_CSV_STACK)
+			f->stack_col = (int64_t)(s - line) + 1;
+		return p;
+	case MP_CSV_ADDRESS:
+	case MP_CSV_STREAM:
+		p = hex_or_dec(p, &f->v[c]);
+		break;
+	default:
+		p = dec(p, &f->v[c]);
+		break;
+	}
+	if (p && p != s)
+		f->given |= 1u << c;
+	return p;
+}
+
+/* The checks of the general path's parse_values, on a row of well-formed values. */
+static int plain(const struct fast_row *f)
+{
+	const unsigned need_id =
+	        ~(1u << MEMPROF_OP_OOM | 1u << MEMPROF_OP_PHASE_BEGIN | 1u << MEMPROF_OP_PHASE_END);
+	const unsigned need_size = 1u << MEMPROF_OP_ALLOC | 1u << MEMPROF_OP_PREEXISTING |
+	                           1u << MEMPROF_OP_RESERVE | 1u << MEMPROF_OP_MAP |
+	                           1u << MEMPROF_OP_OOM;
+	const uint64_t *v = f->v;
+	uint64_t size = v[MP_CSV_SIZE], req = v[MP_CSV_REQUESTED];
+	uint64_t i64 = v[MP_CSV_TS_NS] | v[MP_CSV_ID] | v[MP_CSV_PID] | v[MP_CSV_DEVICE_FREE] |
+	               v[MP_CSV_THREAD] | v[MP_CSV_DURATION_NS];
+	int op = f->op;
+
+	if (!(f->given & 1u << MP_CSV_TS_NS) ||
+	    (!(f->given & 1u << MP_CSV_ID) && (need_id >> op & 1)) ||
+	    (!(f->given & 1u << MP_CSV_SIZE) && (need_size >> op & 1)))
+		return 0; /* a required value missing */
+	if (i64 > INT64_MAX || size >= (uint64_t)MP_MAX_SIZE_BYTES ||
+	    req >= (uint64_t)MP_MAX_SIZE_BYTES || v[MP_CSV_DEVICE] > INT32_MAX)
+		return 0;
+	if (!(f->given & 1u << MP_CSV_REQUESTED))
+		req = size;
+	if ((op == MEMPROF_OP_ALLOC || op == MEMPROF_OP_PREEXISTING) && req > size)
+		return 0;
+	if ((op == MEMPROF_OP_PHASE_BEGIN || op == MEMPROF_OP_PHASE_END) && !f->len[MP_CSV_PHASE])
+		return 0;
+	return 1;
+}
+
+static void fill_row(const struct fast_row *f, struct mp_csv_row *row, int64_t line)
+{
+	struct memprof_event *ev = &row->ev;
+	const uint64_t *v = f->v;
+
+	ev->seq = 0;
+	ev->ts_ns = (int64_t)v[MP_CSV_TS_NS];
+	ev->op = f->op;
+	ev->alloc_id = (int64_t)v[MP_CSV_ID];
+	ev->size_bytes = (int64_t)v[MP_CSV_SIZE];
+	ev->requested_bytes =
+	        f->given & 1u << MP_CSV_REQUESTED ? (int64_t)v[MP_CSV_REQUESTED] : ev->size_bytes;
+	ev->address = v[MP_CSV_ADDRESS];
+	ev->device_free_bytes =
+	        f->given & 1u << MP_CSV_DEVICE_FREE ? (int64_t)v[MP_CSV_DEVICE_FREE] : -1;
+	ev->device = (int32_t)v[MP_CSV_DEVICE];
+	ev->process_id = 0;
+	ev->stream = v[MP_CSV_STREAM];
+	ev->phase_id = ev->stack_id = ev->api_id = 0;
+	ev->thread = (int64_t)v[MP_CSV_THREAD];
+	ev->duration_ns = (int64_t)v[MP_CSV_DURATION_NS];
+	row->line = line;
+	row->pid = (int64_t)v[MP_CSV_PID];
+	row->phase_len = f->len[MP_CSV_PHASE];
+	row->api_len = f->len[MP_CSV_API];
+	row->stack_len = f->len[MP_CSV_STACK];
+	row->phase = row->phase_len ? f->text[MP_CSV_PHASE] : NULL;
+	row->api = row->api_len ? f->text[MP_CSV_API] : NULL;
+	row->stack = row->stack_len ? f->text[MP_CSV_STACK] : NULL;
+	row->stack_col = f->stack_col;
+}
+
+int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
+{
+	const char *line = (const char *)r->buf + r->buf_pos, *p = line;
+	struct fast_row f;
+	int i, last = r->n_header_fields - 1;
+
+	if (r->buf_pos >= r->fast_end || *p == '#' || *p == '\n' || *p == '\r')
+		return 0;                 /* no whole line here, or a comment or blank line */
+	for (i = 0; i < r->n_absent; i++) /* the others are all set below */
+		f.v[r->absent[i]] = f.len[r->absent[i]] = 0;
+	f.given = 0;
+	f.op = 0;
+	f.stack_col = 0;
+	for (i = 0;; i++) {
+		if (!(p = field(&f, r->field_column[i], p, line)))
+			return 0;
+		if (i == last)
+			break;
+		if (*p++ != ',')
+			return 0; /* fewer fields than the header's, or a bad value */
+	}
+	if (*p == '\r' && p[1] == '\n')
+		p++;
+	if (*p != '\n' || !plain(&f))
+		return 0; /* more fields than the header's, or a bad value */
+	fill_row(&f, row, r->line);
+	r->record_line = r->line++;
+	r->col = 1;
+	r->buf_pos = (size_t)(p + 1 - (const char *)r->buf);
+	return 1;
+}

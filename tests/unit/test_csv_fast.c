@@ -1,0 +1,343 @@
+/*
+ * tests/unit/test_csv_fast.c - src/import/csv_fast.c against the general
+ * path of src/import/csv.c: every line at the edges of the fast path (number
+ * widths, hex, ranges, quotes, text lengths around 16-byte loads, CRLF) must
+ * be taken or declined as expected and give the same row or the same error
+ * as the general path, which reads a last line without its line end.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/csv_reader.h"
+
+#define HEADER                                                                                     \
+	"ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,device_free,thread,"       \
+	"stack,duration_ns"
+
+struct result {
+	int rc, fast;
+	struct mp_csv_row row;
+	char text[3][512];
+	int null[3];
+	char msg[sizeof(((struct mp_error *)0)->msg)];
+};
+
+/* Read the one row of HEADER "\n" line end (len bytes); with fast, through mp_csv_fast_row first.
+ */
+static void read_row_after(const char *header, const char *line, size_t len, const char *end,
+                           int fast, struct result *out)
+{
+	char *text = malloc(strlen(header) + len + 4);
+	size_t n = strlen(header) + 1;
+	struct mp_csv_reader *r;
+	struct mp_error err = {0};
+	const char *t[3];
+	size_t tl[3];
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(text, header, n - 1);
+	text[n - 1] = '\n';
+	memcpy(text + n, line, len);
+	n += len;
+	memcpy(text + n, end, strlen(end));
+	n += strlen(end);
+	f = fmemopen(text, n, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(mp_csv_open(&r, f, "t.csv", &err), 0, "%s", err.msg);
+	out->fast = fast && mp_csv_fast_row(r, &out->row);
+	out->rc = out->fast ? 1 : mp_csv_next(r, &out->row, &err);
+	strcpy(out->msg, err.msg);
+	t[0] = out->row.phase, tl[0] = out->row.phase_len;
+	t[1] = out->row.api, tl[1] = out->row.api_len;
+	t[2] = out->row.stack, tl[2] = out->row.stack_len;
+	for (int i = 0; i < 3 && out->rc == 1; i++) {
+		out->null[i] = t[i] == NULL;
+		cr_assert_lt(tl[i], sizeof(out->text[i]));
+		memcpy(out->text[i], t[i] ? t[i] : "", t[i] ? tl[i] : 0);
+	}
+	mp_csv_close(r);
+	fclose(f);
+	free(text);
+}
+
+static void read_row(const char *line, size_t len, const char *end, int fast, struct result *out)
+{
+	read_row_after(HEADER, line, len, end, fast, out);
+}
+
+static void same_row(const struct mp_csv_row *a, const struct mp_csv_row *b, const char *what)
+{
+	const struct memprof_event *x = &a->ev, *y = &b->ev;
+
+	cr_assert(x->ts_ns == y->ts_ns && x->op == y->op && x->alloc_id == y->alloc_id &&
+	                  x->size_bytes == y->size_bytes &&
+	                  x->requested_bytes == y->requested_bytes && x->address == y->address &&
+	                  x->device_free_bytes == y->device_free_bytes && x->device == y->device &&
+	                  x->stream == y->stream && x->thread == y->thread &&
+	                  x->duration_ns == y->duration_ns && x->seq == y->seq &&
+	                  x->process_id == y->process_id && x->phase_id == y->phase_id &&
+	                  x->stack_id == y->stack_id && x->api_id == y->api_id,
+	          "%s: the events differ", what);
+	cr_assert(a->line == b->line && a->pid == b->pid && a->phase_len == b->phase_len &&
+	                  a->api_len == b->api_len && a->stack_len == b->stack_len &&
+	                  a->stack_col == b->stack_col,
+	          "%s: the rows differ", what);
+}
+
+/* The line with field c replaced by value (len bytes; -1: strlen). */
+static size_t make_line(char *out, int c, const char *value, int len)
+{
+	static const char *const base[MP_CSV_N_COLUMNS] = {
+	        "1000",  "alloc", "7",   "4096", "4000", "0x7f0000001000", "1", "0x10",
+	        "31400", "fwd",   "api", "",     "99",   "main@t.py:1",    "12"};
+	size_t n = 0;
+
+	for (int i = 0; i < MP_CSV_N_COLUMNS; i++) {
+		const char *v = i == c ? value : base[i];
+		size_t k = i == c && len >= 0 ? (size_t)len : strlen(v);
+
+		if (i)
+			out[n++] = ',';
+		memcpy(out + n, v, k);
+		n += k;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* Field c as value: taken by the fast path or not as fast says, and alike on both paths. */
+static void check(int c, const char *value, int len, int fast)
+{
+	static const char *const ends[][2] = {{"\n", ""}, {"\r\n", "\r"}};
+	char line[1024], what[1200];
+	size_t n = make_line(line, c, value, len);
+
+	for (int e = 0; e < 2; e++) {
+		struct result a, b;
+
+		snprintf(what, sizeof(what), "column %s = '%.*s'%s", mp_csv_column_names[c],
+		         (int)(len >= 0 ? (size_t)len : strlen(value)), value, e ? " CRLF" : "");
+		read_row(line, n, ends[e][0], 1, &a);
+		read_row(line, n, ends[e][1], 0, &b);
+		cr_assert_eq(a.fast, fast, "%s: fast path %s", what, a.fast ? "taken" : "declined");
+		cr_assert_eq(b.fast, 0);
+		cr_assert_eq(a.rc, b.rc, "%s: rc %d, general path %d (%s)", what, a.rc, b.rc,
+		             b.msg);
+		cr_assert_str_eq(a.msg, b.msg, "%s", what);
+		if (a.rc != 1)
+			continue;
+		same_row(&a.row, &b.row, what);
+		for (int i = 0; i < 3; i++) {
+			cr_assert_eq(a.null[i], b.null[i], "%s: text %d", what, i);
+			cr_assert_str_eq(a.text[i], b.text[i], "%s: text %d", what, i);
+		}
+	}
+}
+
+Test(csv_fast, numbers_around_19_digits)
+{
+	static const char *const taken[] = {"0",
+	                                    "1",
+	                                    "1234567",
+	                                    "12345678",
+	                                    "123456789",
+	                                    "123456781234567",
+	                                    "1234567812345678",
+	                                    "12345678123456789",
+	                                    "9223372036854775807",
+	                                    "0000000000000000001"};
+	static const char *const declined[] = {"9223372036854775808",
+	                                       "00000000000000000001",
+	                                       "18446744073709551615",
+	                                       "99999999999999999999",
+	                                       "",
+	                                       " 5",
+	                                       "5 ",
+	                                       "-1",
+	                                       "+1",
+	                                       "1a",
+	                                       "1.5",
+	                                       "0x10",
+	                                       "\"5\""};
+
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
+		check(MP_CSV_TS_NS, taken[i], -1, 1);
+		check(MP_CSV_THREAD, taken[i], -1, 1);
+		check(MP_CSV_DURATION_NS, taken[i], -1, 1);
+	}
+	for (size_t i = 0; i < sizeof(declined) / sizeof(*declined); i++) {
+		check(MP_CSV_TS_NS, declined[i], -1, 0);
+		check(MP_CSV_ID, declined[i], -1, 0);
+	}
+	check(MP_CSV_THREAD, "", -1, 1);
+	check(MP_CSV_DURATION_NS, "", -1, 1);
+	check(MP_CSV_PID, "", -1, 1);
+	check(MP_CSV_DEVICE_FREE, "", -1, 1);
+	check(MP_CSV_DEVICE_FREE, "0", -1, 1);
+	check(MP_CSV_DEVICE_FREE, "9223372036854775807", -1, 1);
+	check(MP_CSV_DEVICE_FREE, "9223372036854775808", -1, 0);
+}
+
+Test(csv_fast, ranges_of_sizes_and_devices)
+{
+	check(MP_CSV_SIZE, "72057594037927935", -1, 1); /* 2^56 - 1 */
+	check(MP_CSV_SIZE, "72057594037927936", -1, 0);
+	check(MP_CSV_SIZE, "", -1, 0);      /* an alloc needs one */
+	check(MP_CSV_REQUESTED, "", -1, 1); /* defaults to size */
+	check(MP_CSV_REQUESTED, "4096", -1, 1);
+	check(MP_CSV_REQUESTED, "4097", -1, 0);
+	check(MP_CSV_REQUESTED, "72057594037927936", -1, 0);
+	check(MP_CSV_DEVICE, "2147483647", -1, 1);
+	check(MP_CSV_DEVICE, "2147483648", -1, 0);
+	check(MP_CSV_DEVICE, "", -1, 1);
+	check(MP_CSV_ID, "", -1, 0);
+}
+
+Test(csv_fast, hex_and_decimal_addresses)
+{
+	static const char *const taken[] = {"0x0",
+	                                    "0x1",
+	                                    "0XaBcDeF",
+	                                    "0x123456789abcdef",
+	                                    "0xffffffffffffffff",
+	                                    "0x0000000000000001",
+	                                    "1844674407370955161",
+	                                    "0",
+	                                    ""};
+	static const char *const declined[] = {"0x00000000000000001",  "0x",   "0x1g", "0xg",
+	                                       "18446744073709551615", "0x 1", " 0x1", "x1"};
+
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++) {
+		check(MP_CSV_ADDRESS, taken[i], -1, 1);
+		check(MP_CSV_STREAM, taken[i], -1, 1);
+	}
+	for (size_t i = 0; i < sizeof(declined) / sizeof(*declined); i++) {
+		check(MP_CSV_ADDRESS, declined[i], -1, 0);
+		check(MP_CSV_STREAM, declined[i], -1, 0);
+	}
+}
+
+Test(csv_fast, ops)
+{
+	static const char *const ops[] = {"alloc",       "free",      "preexisting",   "reserve",
+	                                  "release",     "map",       "unmap",         "oom",
+	                                  "phase_begin", "phase_end", "free_requested"};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		check(MP_CSV_OP, ops[i], -1, 1);
+	check(MP_CSV_OP, "allocx", -1, 0);
+	check(MP_CSV_OP, "Alloc", -1, 0);
+	check(MP_CSV_OP, "", -1, 0);
+	check(MP_CSV_OP, " alloc", -1, 0);
+	check(MP_CSV_OP, "fre", -1, 0);
+}
+
+/* Text fields of every length around the 16-byte loads, quoted and not. */
+Test(csv_fast, text_lengths_and_quotes)
+{
+	char text[80], quoted[160];
+
+	for (int n = 0; n <= 66; n++) {
+		memset(text, 'a' + n % 26, (size_t)n);
+		text[n] = '\0';
+		snprintf(quoted, sizeof(quoted), "\"%s,%s\"", text, text);
+		for (int c = MP_CSV_PHASE; c <= MP_CSV_STACK; c++) {
+			if (c != MP_CSV_PHASE && c != MP_CSV_API && c != MP_CSV_STACK)
+				continue;
+			check(c, text, -1, 1);
+			check(c, quoted, -1, 1);
+		}
+	}
+	check(MP_CSV_STACK, "\"\"", -1, 1);
+	check(MP_CSV_STACK, "a\rb", -1, 1);
+	check(MP_CSV_STACK, "ab\r", -1, 1);
+	check(MP_CSV_STACK, "\"a\"\"b\"", -1, 0); /* a doubled quote */
+	check(MP_CSV_STACK, "\"a\"x", -1, 0);
+	check(MP_CSV_STACK, "\"a\" ", -1, 0);
+	check(MP_CSV_STACK, "\"a\"\r", -1, 0);
+	check(MP_CSV_STACK, "a\"b", -1, 0);
+	check(MP_CSV_STACK, "\"a\nb\"", -1, 0);
+	check(MP_CSV_STACK, "\"abc", -1, 0);
+	check(MP_CSV_STACK, "a\0b", 3, 0);
+	check(MP_CSV_STACK, "\"a\0b\"", 5, 0);
+	check(MP_CSV_PHASE, "", -1, 1);
+	check(MP_CSV_API, "", -1, 1);
+}
+
+Test(csv_fast, field_counts_and_phases)
+{
+	check(MP_CSV_DURATION_NS, "1,2", -1, 0);
+	check(MP_CSV_STACK, "s\n", -1, 0);
+	check(MP_CSV_OP, "phase_begin", -1, 1);
+	check(MP_CSV_PHASE, "", -1, 1);
+	{
+		struct result a, b;
+		char line[512];
+		size_t n = make_line(line, MP_CSV_OP, "phase_end", -1);
+		char *phase = strstr(line, ",fwd,");
+
+		memmove(phase + 1, phase + 4,
+		        strlen(phase + 4) + 1); /* phase_end without a phase */
+		n -= 3;
+		read_row(line, n, "\n", 1, &a);
+		read_row(line, n, "", 0, &b);
+		cr_assert_eq(a.fast, 0);
+		cr_assert_eq(a.rc, MP_EFORMAT);
+		cr_assert_str_eq(a.msg, b.msg);
+	}
+}
+
+/* A text field last on its line: a '\r' before the '\n' is not part of it. */
+Test(csv_fast, text_last_on_crlf_lines)
+{
+	static const char *const lines[] = {"1,alloc,1,8,abc", "1,alloc,1,8,",
+	                                    "1,alloc,1,8,\"a,b\"", "1,alloc,1,8,ab\rc"};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+		struct result a, b;
+
+		read_row_after("ts_ns,op,id,size,stack", lines[i], strlen(lines[i]), "\r\n", 1, &a);
+		read_row_after("ts_ns,op,id,size,stack", lines[i], strlen(lines[i]), "\r", 0, &b);
+		cr_assert_eq(a.fast, 1, "'%s'", lines[i]);
+		cr_assert_eq(a.rc, 1);
+		cr_assert_eq(b.rc, 1, "%s", b.msg);
+		same_row(&a.row, &b.row, lines[i]);
+		cr_assert_str_eq(a.text[2], b.text[2], "'%s'", lines[i]);
+		cr_assert_eq(a.null[2], b.null[2], "'%s'", lines[i]);
+	}
+}
+
+/* Lines across the 1 MiB read chunk at every offset: the fast path stops at
+ * the last whole line, the general path takes the one cut in two. */
+Test(csv_fast, lines_across_the_read_chunk)
+{
+	size_t cap = READ_CHUNK + (1 << 16), n = 0;
+	char *text = malloc(cap);
+	struct mp_csv_reader *r;
+	struct mp_error err = {0};
+	struct mp_csv_row row;
+	FILE *f;
+	int i, rc;
+
+	n = (size_t)sprintf(text, "ts_ns,op,id,size,stack\n");
+	for (i = 0; n < READ_CHUNK + 4096; i++)
+		n += (size_t)sprintf(text + n, "%d,alloc,%d,%d,\"%.*s\"\n", i, i, i % 977 + 1,
+		                     i % 23, "ffffffffffffffffffffffffff");
+	f = fmemopen(text, n, "r");
+	cr_assert_eq(mp_csv_open(&r, f, "t.csv", &err), 0, "%s", err.msg);
+	for (int k = 0; (rc = mp_csv_next(r, &row, &err)) == 1; k++) {
+		cr_assert_eq(row.ev.ts_ns, k);
+		cr_assert_eq(row.ev.alloc_id, k);
+		cr_assert_eq(row.ev.size_bytes, k % 977 + 1);
+		cr_assert_eq(row.stack_len, (size_t)(k % 23), "row %d", k);
+		cr_assert_eq(row.line, k + 2);
+		cr_assert_lt(k, i);
+	}
+	cr_assert_eq(rc, 0, "%s", err.msg);
+	mp_csv_close(r);
+	fclose(f);
+	free(text);
+}
