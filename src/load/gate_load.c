@@ -27,6 +27,7 @@ int mp_load_gate_pass(struct mp_store *s, uint64_t granularity, int32_t device,
 	po.kinds = 1u << MP_ATTR_STACK;
 	po.at = MP_ATTR_AT_PEAK;
 	po.timeline_points = 0;
+	po.life.keep = 1; /* the gate reads lifetime's totals only, never its findings */
 	rc = mp_pass_run(s, &po, NULL, NULL, &p, &r, err);
 	if (rc == 0) {
 		source = mp_store_get_meta(s, "source");
