@@ -578,8 +578,8 @@ int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_devic
 
 	result_init(res, d, pool, o);
 	mp_err_clear(err);
-	mp_live_blocks_init(&e.live);
-	rc = start(&e, in, d, pool, &p);
+	rc = mp_live_blocks_init(&e.live, d->n_allocs) < 0 ? mp_err(err, MP_ENOMEM, "out of memory")
+	                                                   : start(&e, in, d, pool, &p);
 	if (rc == 0)
 		rc = replay_ops(&e, in, d, pool, p, d->n_ops);
 	if (rc == 0 && res->peak_reserved_bytes > 0)

@@ -1,10 +1,11 @@
 /*
  * replay/live_blocks.h - the engine's table of the blocks live in one
  * replay, found by allocation index: a dense array of records whose slots
- * are recycled on free, and an open-addressed map from index to slot, so
- * its memory grows with the live set, not with the trace.  A record is
- * zeroed when added and stays at its address until the next add.  Not
- * thread-safe.
+ * are recycled on free (it grows with the live set), and a 4-byte slot
+ * number per allocation of the device (no hashing on the replay's path;
+ * the kernel gives the zeroed array's pages as they are first touched).
+ * A record is zeroed when added and stays at its address until the next
+ * add.  Not thread-safe.
  */
 #ifndef MP_REPLAY_LIVE_BLOCKS_H
 #define MP_REPLAY_LIVE_BLOCKS_H
@@ -13,7 +14,6 @@
 #include <stdint.h>
 
 #include "memprof/pool.h"
-#include "util/intmap.h"
 #include "util/slot_pool.h"
 
 /* The engine's copy of a block the pool handed out. */
@@ -29,15 +29,18 @@ struct block {
 };
 
 struct mp_live_blocks {
-	struct mp_intmap slot_of; /* allocation index -> slot */
+	uint32_t *slot_of; /* by allocation index: 1 + its record's slot, 0: none */
+	size_t n_indexes;
 	struct mp_slot_pool slots;
+	size_t n_live;
 };
 
-void mp_live_blocks_init(struct mp_live_blocks *t);
+/* A table for allocation indexes [0, n_indexes): 0 or MP_ENOMEM. */
+int mp_live_blocks_init(struct mp_live_blocks *t, size_t n_indexes);
 void mp_live_blocks_free(struct mp_live_blocks *t);
-/* A zeroed record for index (not live yet), or NULL when out of memory. */
+/* A zeroed record for index (below n_indexes, not in the table), or NULL when out of memory. */
 struct block *mp_live_blocks_add(struct mp_live_blocks *t, uint32_t index);
-/* The record of index, or NULL when it is not in the table. */
+/* The record of index (any value), or NULL when it is not in the table. */
 struct block *mp_live_blocks_get(const struct mp_live_blocks *t, uint64_t index);
 /* Drop index's record (nothing when it is not in the table). */
 void mp_live_blocks_del(struct mp_live_blocks *t, uint32_t index);

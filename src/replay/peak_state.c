@@ -98,12 +98,19 @@ static void dense_del(struct dense *d, uint64_t key)
 	}
 }
 
+/* Empty d, keeping its memory (the map's table is cleared, not shrunk). */
+static void dense_clear(struct dense *d)
+{
+	if (d->at.cap)
+		memset(d->at.used, 0, d->at.cap);
+	d->at.n = 0;
+	d->n = 0;
+}
+
 /* dst := src. */
 static int dense_copy(struct dense *dst, const struct dense *src)
 {
-	mp_intmap_free(&dst->at);
-	mp_intmap_init(&dst->at);
-	dst->n = 0;
+	dense_clear(dst);
 	for (size_t i = 0; i < src->n; i++)
 		if (dense_put(dst, src->v[i].key, src->v[i].addr, src->v[i].size) < 0)
 			return MP_ENOMEM;
@@ -293,9 +300,7 @@ static int copy_current(struct mp_peak_state *ps, mp_peak_state_blocks_fn blocks
 {
 	struct dense *b = &ps->saved.blocks;
 
-	mp_intmap_free(&b->at);
-	mp_intmap_init(&b->at);
-	b->n = 0;
+	dense_clear(b);
 	if (blocks(ctx, put_saved_block, b) < 0 ||
 	    dense_copy(&ps->saved.segments, &ps->cur.segments) < 0)
 		return MP_ENOMEM;

@@ -36,7 +36,7 @@ Test(live_blocks, matches_an_array_over_random_adds_and_frees)
 	size_t n = 0, max_live = 0;
 
 	memset(present, 0, sizeof present);
-	mp_live_blocks_init(&t);
+	cr_assert_eq(mp_live_blocks_init(&t, N_KEYS), 0);
 	for (int step = 0; step < 200000; step++) {
 		uint32_t k = (uint32_t)(next() % N_KEYS);
 		struct block *b = mp_live_blocks_get(&t, k);
@@ -72,6 +72,7 @@ Test(live_blocks, matches_an_array_over_random_adds_and_frees)
 	}
 	cr_assert_eq(seen, n);
 	cr_assert_null(mp_live_blocks_get(&t, N_KEYS + 7));
+	cr_assert_null(mp_live_blocks_add(&t, N_KEYS), "an index past the table's");
 	mp_live_blocks_free(&t);
 }
 
