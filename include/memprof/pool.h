@@ -136,9 +136,10 @@ struct memprof_pool_host {
 	uint32_t lifetime_size;
 	/*
 	 * Nonzero: the host will replay the same allocations again under this
-	 * key (memprof runs the start of a replay a second time to measure the
-	 * fragmentation at the peak), and a pool that plans may reuse the plan
-	 * it made under the same key instead of planning again.  0: no reuse.
+	 * key, and a pool that plans may reuse the plan it made under the same
+	 * key instead of planning again.  0: no reuse.  (memprof now measures
+	 * the fragmentation at the peak in one pass and passes 0; before, it
+	 * ran the start of each replay a second time under one key.)
 	 */
 	uint64_t plan_key;
 };

@@ -145,8 +145,9 @@ static int planned_create(const struct memprof_pool_host *host,
 }
 
 /*
- * The items as this plugin's struct, whatever the host's: its stride is
- * lifetime_size (1.0's without it), and the fields it lacks read as no time.
+ * The items as this plugin's struct, from a host whose items are not (see
+ * items_as_built): its stride is lifetime_size (1.0's without it), and the
+ * fields it lacks read as no time.
  */
 static struct memprof_pool_lifetime *copy_items(const struct memprof_pool_host *h,
                                                 const struct memprof_pool_lifetime *items, size_t n)
@@ -164,6 +165,14 @@ static struct memprof_pool_lifetime *copy_items(const struct memprof_pool_host *
 		       stride < sizeof *v ? stride : sizeof *v);
 	}
 	return v;
+}
+
+/* Whether the host's items are this plugin's struct exactly, to be read in place. */
+static int items_as_built(const struct memprof_pool_host *h)
+{
+	return h->struct_size >= offsetof(struct memprof_pool_host, lifetime_size) +
+	                                 sizeof h->lifetime_size &&
+	       h->lifetime_size == sizeof(struct memprof_pool_lifetime);
 }
 
 static uint64_t plan_key_of(const struct memprof_pool_host *h)
@@ -193,7 +202,8 @@ static void say_out_of_budget(const struct memprof_pool *p)
 
 static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifetime *items, size_t n)
 {
-	struct memprof_pool_lifetime *copy;
+	struct memprof_pool_lifetime *copy = NULL;
+	const struct memprof_pool_lifetime *v = items;
 	char why[256] = "";
 	int rc;
 
@@ -201,14 +211,13 @@ static int planned_plan(struct memprof_pool *p, const struct memprof_pool_lifeti
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "plan called twice");
 		return MEMPROF_POOL_EINVAL;
 	}
-	copy = copy_items(p->host, items, n);
-	if (!copy)
+	if (!items_as_built(p->host) && !(v = copy = copy_items(p->host, items, n)))
 		return MEMPROF_POOL_ENOMEM;
 	p->key = plan_key_of(p->host);
-	p->items_hash = p->key ? planned_cache_hash(copy, n) : 0;
+	p->items_hash = p->key ? planned_cache_hash(v, n) : 0;
 	p->reused = p->key && planned_cache_take(p->key, p->items_hash, &p->cfg, &p->plan);
 	rc = p->reused ? MEMPROF_POOL_OK
-	               : planned_plan_build(&p->plan, copy, n, &p->cfg, why, sizeof why);
+	               : planned_plan_build(&p->plan, v, n, &p->cfg, why, sizeof why);
 	free(copy);
 	if (rc != MEMPROF_POOL_OK) {
 		p->host->log(p->host->ctx, MEMPROF_POOL_LOG_ERROR, "cannot plan: %s",

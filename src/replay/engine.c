@@ -16,22 +16,83 @@ struct trace_state {
 	uint64_t live_bytes, requested_bytes;
 };
 
-/* The state after the call that first reached a new reserved peak. */
-static void snapshot_frag(struct engine *e)
+static double frag_of(uint64_t hole_bytes, uint64_t largest_hole)
+{
+	return hole_bytes ? 1.0 - (double)largest_hole / (double)hole_bytes : 0.0;
+}
+
+/* The blocks in the address map, for peak_state: held and not inside another. */
+static int each_mapped_block(void *ctx, mp_peak_state_emit_fn emit, void *emit_ctx)
+{
+	const struct mp_live_blocks *t = ctx;
+	size_t n = mp_live_blocks_n_slots(t);
+	int rc = 0;
+
+	for (size_t j = 0; j < n && rc == 0; j++) {
+		const struct block *b = mp_live_blocks_at(t, j);
+
+		if (b && b->held && !b->shares_with)
+			rc = emit(emit_ctx, b->index, b->pb.addr, b->pb.size_bytes);
+	}
+	return rc;
+}
+
+/*
+ * The state after the call that first reached a new reserved peak: measured
+ * now with the address map, else saved for peak_frag at the end.
+ */
+static int snapshot_frag(struct engine *e)
 {
 	struct mp_extents_figures f;
 
 	if (e->res->peak_reserved_bytes <= e->snap_peak || e->cur_op + 1 < e->prelude_end)
-		return; /* a seeded window's state counts once its preexisting blocks are placed */
+		return 0; /* a seeded window's state counts once its preexisting blocks are placed
+		           */
 	e->snap_peak = e->res->peak_reserved_bytes;
-	e->peak_op = e->cur_op;
 	e->res->free_at_peak_bytes =
 	        e->reserved_bytes > e->set_aside_bytes ? e->reserved_bytes - e->set_aside_bytes : 0;
+	if (e->peak && mp_peak_state_save(e->peak, each_mapped_block, &e->live) < 0)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
 	if (!e->extents)
-		return;
+		return 0;
 	mp_extents_figures(e->extents, &f);
-	e->res->frag_at_peak =
-	        f.hole_bytes ? 1.0 - (double)f.largest_hole / (double)f.hole_bytes : 0.0;
+	e->res->frag_at_peak = frag_of(f.hole_bytes, f.largest_hole);
+	return 0;
+}
+
+/* The fragmentation of the state peak_state saved at the reserved peak. */
+static int peak_frag(struct engine *e)
+{
+	uint64_t holes, largest;
+	int saved;
+
+	if (!e->peak)
+		return 0;
+	if (mp_peak_state_holes(e->peak, &holes, &largest, &saved) < 0)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
+	if (saved)
+		e->res->frag_at_peak = frag_of(holes, largest);
+	return 0;
+}
+
+/* Block b enters the address map (or the peak state that stands for it). */
+static int map_block(struct engine *e, const struct block *b)
+{
+	int rc = 0;
+
+	if (e->extents)
+		rc = mp_extents_add_block(e->extents, b->index, b->pb.addr, b->pb.size_bytes);
+	else if (e->peak)
+		rc = mp_peak_state_add_block(e->peak, b->index, b->pb.addr, b->pb.size_bytes);
+	return rc == MP_ENOMEM ? mp_err(e->err, MP_ENOMEM, "out of memory") : 0;
+}
+
+static void unmap_block(struct engine *e, const struct block *b)
+{
+	if (e->extents)
+		mp_extents_remove_block(e->extents, b->index, b->pb.addr);
+	else if (e->peak)
+		mp_peak_state_remove_block(e->peak, b->index);
 }
 
 static void verify_fail(struct engine *e, const char *fmt, unsigned long long index,
@@ -47,10 +108,9 @@ static void verify_fail(struct engine *e, const char *fmt, unsigned long long in
 	         e->pool_name, what, (long long)e->cur_seq);
 }
 
-static int fill_pattern(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+static int fill_pattern(struct engine *e, const struct block *b, size_t i,
+                        const struct mp_replay_alloc *a)
 {
-	struct block *b = &e->blocks[i];
-
 	if (e->be_ops->fill_pattern &&
 	    e->be_ops->fill_pattern(e->be, b->pb.addr, a->requested_bytes, i + 1) < 0)
 		return mp_err(e->err, MP_EIO, "backend '%s' failed writing the verify pattern",
@@ -62,10 +122,10 @@ static int fill_pattern(struct engine *e, size_t i, const struct mp_replay_alloc
  * Block i lies inside the live block it shares (block_shares): it is not an
  * extent of its own, and the block it shares no longer keeps its pattern.
  */
-static int place_shared_block(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+static int place_shared_block(struct engine *e, struct block *b, size_t i,
+                              const struct mp_replay_alloc *a)
 {
-	struct block *b = &e->blocks[i];
-	struct block *in = &e->blocks[b->shares_with - 1];
+	struct block *in = mp_live_blocks_get(&e->live, b->shares_with - 1);
 
 	in->n_sharers++;
 	in->clobbered = 1;
@@ -84,26 +144,24 @@ static int place_shared_block(struct engine *e, size_t i, const struct mp_replay
 		            "that block, at 0x%llx",
 		            i, b->pb.addr);
 	else
-		return fill_pattern(e, i, a);
+		return fill_pattern(e, b, i, a);
 	return 0;
 }
 
 /* Record block i in the extents and check it, after a successful alloc. */
-static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc *a)
+static int place_block(struct engine *e, struct block *b, size_t i, const struct mp_replay_alloc *a)
 {
-	struct block *b = &e->blocks[i];
 	struct mp_extents_figures before, after;
+	int rc;
 
 	if (b->shares_with)
-		return place_shared_block(e, i, a);
+		return place_shared_block(e, b, i, a);
 	e->set_aside_bytes += b->pb.size_bytes;
-	if (!e->extents)
-		return 0;
+	if (!e->extents || !e->o->verify)
+		return map_block(e, b);
 	mp_extents_figures(e->extents, &before);
-	if (mp_extents_add_block(e->extents, i, b->pb.addr, b->pb.size_bytes) == MP_ENOMEM)
-		return mp_err(e->err, MP_ENOMEM, "out of memory");
-	if (!e->o->verify)
-		return 0;
+	if ((rc = map_block(e, b)) < 0)
+		return rc;
 	mp_extents_figures(e->extents, &after);
 	if (b->pb.size_bytes < a->requested_bytes)
 		verify_fail(
@@ -117,7 +175,7 @@ static int place_block(struct engine *e, size_t i, const struct mp_replay_alloc 
 		verify_fail(e, "placed allocation #%llu outside the memory it reserved, at 0x%llx",
 		            i, b->pb.addr);
 	else
-		return fill_pattern(e, i, a);
+		return fill_pattern(e, b, i, a);
 	return 0;
 }
 
@@ -184,10 +242,12 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 	        .phase = in->phases ? in->phases[a->phase] : NULL,
 	        .ts_ns = a->ts_ns,
 	};
-	struct block *b = &e->blocks[i];
+	struct block *b = mp_live_blocks_add(&e->live, (uint32_t)i);
 	uint64_t t0, wall;
 	int rc;
 
+	if (!b)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
 	ts->live_bytes += a->size_bytes;
 	ts->requested_bytes += a->requested_bytes;
 	if (ts->live_bytes > e->res->peak_live_bytes)
@@ -196,83 +256,78 @@ static int do_alloc(struct engine *e, const struct mp_replay_input *in, size_t i
 		e->res->lower_bound_bytes = ts->requested_bytes;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
 	e->allocating = (int64_t)i;
-	t0 = e->untimed ? 0 : mp_engine_now_ns();
+	t0 = mp_engine_now_ns();
 	if (below_threshold(e, a))
 		rc = direct_alloc(e, a, b);
 	else
 		rc = pool->ops.alloc(p, &req, &b->pb);
 	e->allocating = -1;
-	if (!e->untimed) {
-		wall = mp_engine_now_ns() - t0;
-		wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
-		e->res->host_ns += wall;
-		mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
-	}
+	wall = mp_engine_now_ns() - t0;
+	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+	e->res->host_ns += wall;
+	mp_latency_add(&e->alloc_lat, wall + e->call_backend_ns);
 	e->res->n_allocs++;
 	if (rc == MEMPROF_POOL_ENOMEM && !e->fault) {
-		b->failed = 1;
-		b->shares_with = 0;
+		mp_live_blocks_del(&e->live, (uint32_t)i); /* its free is skipped */
 		on_oom(e, a, ts);
 		return 0;
 	}
 	if (rc != MEMPROF_POOL_OK || e->fault)
 		return pool_failed(e, rc, "allocate", i);
 	b->held = 1;
-	if ((rc = place_block(e, i, a)) < 0)
+	if ((rc = place_block(e, b, i, a)) < 0)
 		return rc;
-	snapshot_frag(e);
-	return 0;
+	return snapshot_frag(e);
 }
 
 /*
  * Block i, which others share, is freed first: from now on each of them is
  * a block of its own (a linear scan, as this is rare).
  */
-static int unshare(struct engine *e, size_t i)
+static int unshare(struct engine *e, struct block *b)
 {
-	for (size_t j = 0; j < e->n_blocks && e->blocks[i].n_sharers; j++) {
-		struct block *s = &e->blocks[j];
+	size_t n = mp_live_blocks_n_slots(&e->live);
+	int rc;
 
-		if (!s->held || s->shares_with != i + 1)
+	for (size_t j = 0; j < n && b->n_sharers; j++) {
+		struct block *s = mp_live_blocks_at(&e->live, j);
+
+		if (!s || !s->held || s->shares_with != (uint64_t)b->index + 1)
 			continue;
 		s->shares_with = 0;
-		e->blocks[i].n_sharers--;
+		b->n_sharers--;
 		e->set_aside_bytes += s->pb.size_bytes;
-		if (e->extents &&
-		    mp_extents_add_block(e->extents, j, s->pb.addr, s->pb.size_bytes) == MP_ENOMEM)
-			return mp_err(e->err, MP_ENOMEM, "out of memory");
+		if ((rc = map_block(e, s)) < 0)
+			return rc;
 	}
 	return 0;
 }
 
-/* Take block i out of the engine's books before the pool's free. */
-static int unplace_block(struct engine *e, size_t i)
+/* Take block b out of the engine's books before the pool's free. */
+static int unplace_block(struct engine *e, struct block *b)
 {
-	struct block *b = &e->blocks[i];
-
 	b->held = 0;
 	if (b->shares_with) {
-		e->blocks[b->shares_with - 1].n_sharers--;
+		mp_live_blocks_get(&e->live, b->shares_with - 1)->n_sharers--;
 		b->shares_with = 0;
 		return 0;
 	}
-	if (e->extents)
-		mp_extents_remove_block(e->extents, i, b->pb.addr);
+	unmap_block(e, b);
 	e->set_aside_bytes -= b->pb.size_bytes;
 	b->clobbered = 0;
-	return b->n_sharers ? unshare(e, i) : 0;
+	return b->n_sharers ? unshare(e, b) : 0;
 }
 
 static int do_free(struct engine *e, const struct mp_replay_input *in, size_t i,
                    const struct mp_replay_alloc *a, const struct mp_pool_plugin *pool,
                    struct memprof_pool *p)
 {
-	struct block *b = &e->blocks[i];
+	struct block *b = mp_live_blocks_get(&e->live, i);
 	uint64_t t0, wall;
 	int rc;
 
-	if (!b->held)
-		return 0;
+	if (!b || !b->held)
+		return 0; /* its alloc failed */
 	if (e->be_ops->check_pattern && !b->clobbered) {
 		rc = e->o->verify ? e->be_ops->check_pattern(e->be, b->pb.addr, a->requested_bytes,
 		                                             i + 1)
@@ -287,22 +342,20 @@ static int do_free(struct engine *e, const struct mp_replay_input *in, size_t i,
 			            "while live",
 			            i, b->pb.addr);
 	}
-	if ((rc = unplace_block(e, i)) < 0)
+	if ((rc = unplace_block(e, b)) < 0)
 		return rc;
 	e->call_backend_wall_ns = e->call_backend_ns = 0;
-	t0 = e->untimed ? 0 : mp_engine_now_ns();
+	t0 = mp_engine_now_ns();
 	rc = b->direct ? direct_free(e, b) : pool->ops.free(p, &b->pb, in->streams[a->free_stream]);
-	if (!e->untimed) {
-		wall = mp_engine_now_ns() - t0;
-		wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
-		e->res->host_ns += wall;
-		mp_latency_add(&e->free_lat, wall + e->call_backend_ns);
-	}
+	wall = mp_engine_now_ns() - t0;
+	wall -= wall > e->call_backend_wall_ns ? e->call_backend_wall_ns : wall;
+	e->res->host_ns += wall;
+	mp_latency_add(&e->free_lat, wall + e->call_backend_ns);
 	e->res->n_frees++;
 	if (rc != MEMPROF_POOL_OK || e->fault)
 		return pool_failed(e, rc, "free", i);
-	snapshot_frag(e);
-	return 0;
+	mp_live_blocks_del(&e->live, (uint32_t)i);
+	return snapshot_frag(e);
 }
 
 static void end_live(struct trace_state *ts, const struct mp_replay_alloc *a)
@@ -311,10 +364,11 @@ static void end_live(struct trace_state *ts, const struct mp_replay_alloc *a)
 	ts->requested_bytes -= a->requested_bytes;
 }
 
-/* Replays ops [0, n_ops) of d. */
-static int replay_ops(struct engine *e, const struct mp_replay_input *in,
-                      const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
-                      struct memprof_pool *p, size_t n_ops)
+/* Replays ops [0, n_ops) of d (out of line, so that a profile shows the loop by name). */
+__attribute__((noinline)) static int replay_ops(struct engine *e, const struct mp_replay_input *in,
+                                                const struct mp_replay_device *d,
+                                                const struct mp_pool_plugin *pool,
+                                                struct memprof_pool *p, size_t n_ops)
 {
 	struct trace_state ts = {0};
 	uint64_t t0 = mp_engine_now_ns();
@@ -398,7 +452,7 @@ static int seed(struct engine *e, const struct mp_replay_device *d,
 
 static int start(struct engine *e, const struct mp_replay_input *in,
                  const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
-                 uint64_t plan_key, struct memprof_pool **p)
+                 struct memprof_pool **p)
 {
 	struct mp_backend_options bo = {.device = e->o->gpu_set ? e->o->gpu : d->ordinal,
 	                                .err = e->err,
@@ -409,11 +463,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return rc;
 	if ((rc = mp_engine_host_init(e)) < 0)
 		return rc;
-	e->host.plan_key = plan_key;
-	e->blocks = calloc(d->n_allocs ? d->n_allocs : 1, sizeof *e->blocks);
-	if (!e->blocks)
+	if (!e->extents && !e->o->no_frag && !(e->peak = mp_peak_state_new()))
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
-	e->n_blocks = d->n_allocs;
 	rc = pool->ops.create(&e->host, e->o->pool_opts, e->o->n_pool_opts, p);
 	if (rc != MEMPROF_POOL_OK || !*p) {
 		*p = NULL;
@@ -423,7 +474,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return e->err->code;
 	}
 	e->res->started = 1;
-	snapshot_frag(e);
+	if ((rc = snapshot_frag(e)) < 0)
+		return rc;
 	if (pool->ops.plan) {
 		struct memprof_pool_lifetime *items = mp_replay_input_lifetimes(in, d);
 		size_t n = 0;
@@ -443,9 +495,23 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 			                    : mp_err(e->err, MP_EIO,
 			                             "pool '%s' failed to plan (error %d)",
 			                             e->pool_name, rc);
-		snapshot_frag(e);
+		if ((rc = snapshot_frag(e)) < 0)
+			return rc;
 	}
 	return seed(e, d, pool, *p);
+}
+
+/* Below the threshold and live at the end: given back to the backend. */
+static void release_direct(struct engine *e)
+{
+	size_t n = mp_live_blocks_n_slots(&e->live);
+
+	for (size_t j = 0; j < n; j++) {
+		struct block *b = mp_live_blocks_at(&e->live, j);
+
+		if (b && b->held && b->direct && direct_free(e, b) == 0)
+			b->held = 0;
+	}
 }
 
 static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct memprof_pool *p)
@@ -461,9 +527,7 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 	if (p && pool->ops.stats)
 		pool->ops.stats(p, emit_stat, res);
 	e->cleanup = 1; /* what destroy gives back is not the pool's work during the run */
-	for (size_t i = 0; i < e->n_blocks; i++) /* below the threshold, live at the end */
-		if (e->blocks[i].held && e->blocks[i].direct && direct_free(e, &e->blocks[i]) == 0)
-			e->blocks[i].held = 0;
+	release_direct(e);
 	if (p)
 		pool->ops.destroy(p);
 	res->total_ns = res->host_ns + res->backend_ns;
@@ -473,31 +537,10 @@ static void finish(struct engine *e, const struct mp_pool_plugin *pool, struct m
 		res->verify = MP_VERIFY_PASSED;
 }
 
-/*
- * One replay of d, of its first n_ops ops, into res.  with_extents keeps
- * the address map: for --verify, and for the fragmentation pass.
- */
-static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_device *d,
-                       const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
-                       struct mp_replay_result *res, struct mp_error *err, int with_extents,
-                       size_t n_ops, uint64_t plan_key, int64_t *peak_op)
+static void result_init(struct mp_replay_result *res, const struct mp_replay_device *d,
+                        const struct mp_pool_plugin *pool, const struct mp_replay_options *o)
 {
-	struct engine e = {.o = o,
-	                   .be_ops = o->backend,
-	                   .err = err,
-	                   .res = res,
-	                   .pool_name = pool->ops.name,
-	                   .with_extents = with_extents,
-	                   .untimed = with_extents && !o->verify, /* the fragmentation pass */
-	                   .cur_op = -1,
-	                   .allocating = -1,
-	                   .peak_op = -1};
-	struct memprof_pool *p = NULL;
-	size_t leftover;
-	int rc;
-
 	memset(res, 0, sizeof *res);
-	mp_err_clear(err);
 	snprintf(res->pool, sizeof res->pool, "%s", pool->ops.name);
 	res->backend = o->backend->name;
 	res->device = d->ordinal;
@@ -509,9 +552,38 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	res->n_runs = 1;
 	res->time_measured = o->backend->measures_time;
 	res->pool_threshold_bytes = o->pool_threshold_bytes;
-	rc = start(&e, in, d, pool, plan_key, &p);
+}
+
+/*
+ * One replay of d into res, in one pass.  With --verify the engine keeps the
+ * address map and measures the holes at each new reserved peak from it;
+ * without, the replay runs at the speed of the pool and peak_state keeps
+ * what the map would hold at the last new peak, measured once at the end.
+ */
+int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
+                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
+                  struct mp_replay_result *res, struct mp_error *err)
+{
+	struct engine e = {.o = o,
+	                   .be_ops = o->backend,
+	                   .err = err,
+	                   .res = res,
+	                   .pool_name = pool->ops.name,
+	                   .with_extents = o->verify,
+	                   .cur_op = -1,
+	                   .allocating = -1};
+	struct memprof_pool *p = NULL;
+	size_t leftover;
+	int rc;
+
+	result_init(res, d, pool, o);
+	mp_err_clear(err);
+	rc = mp_live_blocks_init(&e.live, d->n_allocs) < 0 ? mp_err(err, MP_ENOMEM, "out of memory")
+	                                                   : start(&e, in, d, pool, &p);
 	if (rc == 0)
-		rc = replay_ops(&e, in, d, pool, p, n_ops);
+		rc = replay_ops(&e, in, d, pool, p, d->n_ops);
+	if (rc == 0 && res->peak_reserved_bytes > 0)
+		rc = peak_frag(&e);
 	if (e.regions.item_size) {
 		finish(&e, pool, p);
 		leftover = mp_engine_host_release_all(&e);
@@ -521,53 +593,7 @@ static int replay_pass(const struct mp_replay_input *in, const struct mp_replay_
 	}
 	if (e.be)
 		o->backend->close(e.be);
-	free(e.blocks);
-	*peak_op = e.peak_op;
-	return rc;
-}
-
-/*
- * Without --verify the replay keeps no address map, so it runs at the speed
- * of the pool; the fragmentation at the reserved peak is then measured by a
- * second replay, with the map, that stops after the op that first reached
- * the peak (on sim it places every block exactly as the first did).  Both
- * passes give the pool the same plan_key, so a pool that plans can reuse
- * its plan rather than plan again.  Only its fragmentation is kept, so it
- * reads no clock around the pool's calls.
- */
-static int measure_frag(const struct mp_replay_input *in, const struct mp_replay_device *d,
-                        const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
-                        struct mp_replay_result *res, int64_t peak_op, uint64_t plan_key)
-{
-	struct mp_replay_result *scratch = malloc(sizeof *scratch);
-	struct mp_error err = {0};
-	struct mp_replay_options quiet = *o;
-	int64_t again;
-	int rc;
-
-	if (!scratch)
-		return MP_ENOMEM;
-	quiet.log = NULL;
-	rc = replay_pass(in, d, pool, &quiet, scratch, &err, 1, (size_t)(peak_op + 1), plan_key,
-	                 &again);
-	if (rc == 0 && scratch->peak_reserved_bytes == res->peak_reserved_bytes) {
-		res->frag_at_peak = scratch->frag_at_peak;
-		res->free_at_peak_bytes = scratch->free_at_peak_bytes;
-	}
-	free(scratch);
-	return 0;
-}
-
-int mp_replay_run(const struct mp_replay_input *in, const struct mp_replay_device *d,
-                  const struct mp_pool_plugin *pool, const struct mp_replay_options *o,
-                  struct mp_replay_result *res, struct mp_error *err)
-{
-	static uint64_t n_runs; /* plan keys: one per run, both passes (runs may be in threads) */
-	uint64_t plan_key = o->verify ? 0 : __atomic_add_fetch(&n_runs, 1, __ATOMIC_RELAXED);
-	int64_t peak_op;
-	int rc = replay_pass(in, d, pool, o, res, err, o->verify, d->n_ops, plan_key, &peak_op);
-
-	if (rc == 0 && !o->verify && !o->no_frag && res->peak_reserved_bytes > 0)
-		rc = measure_frag(in, d, pool, o, res, peak_op, plan_key);
+	mp_live_blocks_free(&e.live);
+	mp_peak_state_free(e.peak);
 	return rc;
 }

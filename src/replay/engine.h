@@ -43,8 +43,8 @@ struct mp_replay_options {
 	void *log_ctx;
 	/* Do not give a pool with seed the trace window's starting segments. */
 	int no_seed;
-	/* Skip the second pass that measures fragmentation at the peak (without
-	 * verify): frag_at_peak stays 0 and free_at_peak_bytes is the first pass's. */
+	/* Do not keep the state at the reserved peak (replay/peak_state.h) without
+	 * verify: frag_at_peak stays 0; free_at_peak_bytes is still measured. */
 	int no_frag;
 };
 

@@ -47,6 +47,14 @@ static int over_capacity(struct engine *e, uint64_t n)
 	return cap && (n > cap || e->reserved_bytes > cap - n);
 }
 
+/* The engine's own books ran out of memory: the replay stops. */
+static int out_of_memory(struct engine *e)
+{
+	mp_err(e->err, MP_ENOMEM, "out of memory");
+	e->fault = 1;
+	return MEMPROF_POOL_EFAULT;
+}
+
 /* A backend failure the pool cannot recover from: the replay stops. */
 static int fault(struct engine *e, int rc)
 {
@@ -102,6 +110,8 @@ static int new_region(struct engine *e, int kind, int call, uint64_t size, uint6
 		add_reserved(e, kind == REGION_RESERVE ? mp_driver_add(&e->driver, size) : size);
 		if (size && e->extents)
 			mp_extents_add_segment(e->extents, g->be.addr, size);
+		else if (e->peak && mp_peak_state_add_segment(e->peak, g->be.addr, size) < 0)
+			return out_of_memory(e);
 	}
 	*out = (struct memprof_region){.addr = g->be.addr, .size_bytes = size, .token = slot};
 	return MEMPROF_POOL_OK;
@@ -148,6 +158,8 @@ static int drop_region(struct engine *e, const struct memprof_region *r, int kin
 		                             : g->be.size_bytes;
 		if (e->extents)
 			mp_extents_remove_segment(e->extents, g->be.addr);
+		else if (e->peak)
+			mp_peak_state_remove_segment(e->peak, g->be.addr);
 	}
 	g->kind = 0;
 	mp_slot_pool_give(&e->regions, r->token);
@@ -209,6 +221,8 @@ static int svc_map(void *ctx, const struct memprof_region *va, uint64_t off, uin
 	add_reserved(e, n);
 	if (e->extents)
 		mp_extents_map(e->extents, g->be.addr + off, n);
+	else if (e->peak && mp_peak_state_map(e->peak, g->be.addr + off, n) < 0)
+		return out_of_memory(e);
 	return MEMPROF_POOL_OK;
 }
 
@@ -237,6 +251,8 @@ static int svc_unmap(void *ctx, const struct memprof_region *va, uint64_t off, u
 	e->reserved_bytes -= n;
 	if (e->extents)
 		mp_extents_unmap(e->extents, g->be.addr + off, n);
+	else if (e->peak && mp_peak_state_unmap(e->peak, g->be.addr + off, n) < 0)
+		return out_of_memory(e);
 	return MEMPROF_POOL_OK;
 }
 
@@ -309,13 +325,15 @@ static int svc_block_moved(void *ctx, uint64_t token, uint64_t new_addr)
 	struct mp_extents_figures f;
 	uint64_t overlaps, old_addr;
 
-	if (token >= e->n_blocks || !(b = &e->blocks[token])->held) {
+	if (!(b = mp_live_blocks_get(&e->live, token)) || !b->held) {
 		mp_err(e->err, MP_EINVAL, "pool '%s' moved a block it does not hold", e->pool_name);
 		e->fault = 1;
 		return MEMPROF_POOL_EINVAL;
 	}
 	old_addr = b->pb.addr;
 	b->pb.addr = new_addr;
+	if (e->peak && mp_peak_state_add_block(e->peak, token, new_addr, b->pb.size_bytes) < 0)
+		return out_of_memory(e);
 	if (!e->extents)
 		return MEMPROF_POOL_OK;
 	mp_extents_figures(e->extents, &f);
@@ -345,15 +363,16 @@ static int refuse_sharing(struct engine *e, const char *why, uint64_t token, uin
 static int svc_block_shares(void *ctx, uint64_t token, uint64_t live_token)
 {
 	struct engine *e = ctx;
+	struct block *live;
 
 	if (e->allocating < 0 || token != (uint64_t)e->allocating)
 		return refuse_sharing(e, "outside that allocation's alloc call", token, live_token);
-	if (live_token >= e->n_blocks || !e->blocks[live_token].held)
+	if (!(live = mp_live_blocks_get(&e->live, live_token)) || !live->held)
 		return refuse_sharing(e, "the second is not live", token, live_token);
-	if (e->blocks[live_token].shares_with)
+	if (live->shares_with)
 		return refuse_sharing(e, "the second itself lies inside another", token,
 		                      live_token);
-	e->blocks[token].shares_with = live_token + 1;
+	mp_live_blocks_get(&e->live, token)->shares_with = (uint32_t)live_token + 1;
 	return MEMPROF_POOL_OK;
 }
 

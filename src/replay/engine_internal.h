@@ -15,6 +15,8 @@
 #include "replay/driver_model.h"
 #include "replay/engine.h"
 #include "replay/latency.h"
+#include "replay/live_blocks.h"
+#include "replay/peak_state.h"
 #include "util/slot_pool.h"
 
 enum region_kind { REGION_RESERVE = 1, REGION_VA = 2, REGION_ASYNC = 3 };
@@ -24,17 +26,6 @@ struct region {
 	struct memprof_region be; /* as the backend gave it */
 	int kind;                 /* enum region_kind; 0: slot free */
 	uint64_t mapped_bytes;    /* REGION_VA */
-};
-
-/* The engine's copy of a block the pool handed out. */
-struct block {
-	struct memprof_pool_block pb;
-	uint64_t shares_with; /* 1 + the live block it lies inside (block_shares), or 0 */
-	uint32_t n_sharers;   /* live blocks that lie inside this one */
-	uint8_t held;         /* the pool holds it (alloc succeeded, not yet freed) */
-	uint8_t failed;       /* its alloc failed (OOM): its free is skipped */
-	uint8_t clobbered;    /* a sharer reused its bytes: its pattern is not checked */
-	uint8_t direct;       /* below --pool-threshold: a backend reservation of its own */
 };
 
 struct engine {
@@ -48,8 +39,9 @@ struct engine {
 
 	struct mp_slot_pool regions;
 	struct mp_extents *extents;
-	struct block *blocks; /* by allocation index */
-	size_t n_blocks;
+	struct mp_live_blocks live; /* the blocks of this replay, by allocation index */
+	/* Without the address map: the state at the reserved peak, for its fragmentation. */
+	struct mp_peak_state *peak;
 
 	uint64_t reserved_bytes;       /* reserve: as the driver reserves it (driver_model.h) */
 	struct mp_driver_model driver; /* the small requests' shared pages */
@@ -57,14 +49,12 @@ struct engine {
 	uint64_t snap_peak;            /* the reserved peak the fragmentation snapshot is of */
 	/* Time of backend calls inside the current pool call. */
 	uint64_t call_backend_wall_ns, call_backend_ns;
-	int64_t cur_seq;    /* the trace event being replayed */
-	int fault;          /* a service failed outside the pool's control */
-	int cleanup;        /* releasing what the pool left: not counted */
-	int with_extents;   /* keep the address map (--verify, or the fragmentation pass) */
-	int untimed;        /* read no clock around pool calls (a pass whose times are dropped) */
-	int64_t cur_op;     /* position in ops[]; -1 before the first */
-	int64_t allocating; /* the block whose alloc is in progress, or -1 */
-	int64_t peak_op;    /* the op after which the reserved peak was first reached */
+	int64_t cur_seq;     /* the trace event being replayed */
+	int fault;           /* a service failed outside the pool's control */
+	int cleanup;         /* releasing what the pool left: not counted */
+	int with_extents;    /* keep the address map (--verify) */
+	int64_t cur_op;      /* position in ops[]; -1 before the first */
+	int64_t allocating;  /* the block whose alloc is in progress, or -1 */
 	int64_t prelude_end; /* with a seed: ops before this only claim seeded blocks */
 	struct mp_latency alloc_lat, free_lat;
 };

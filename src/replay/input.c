@@ -1,10 +1,10 @@
 /*
  * replay/input.c - reads a trace into the compact per-device arrays of
- * input.h.  Block and segment events are both collected while reading; a
- * device is replayed at the block level when it has block allocations, else
- * at the segment level.  Call sites and phases are interned once each.
- * With a rank, only that rank's processes are read (replay --mpi).
- * Owns the input's memory; never touches the pools or the backends.
+ * input.h, as a consumer of the reader's push pass (mp_reader_run).  Block and segment events are
+ * both collected while reading; a device is replayed at the block level when it has block
+ * allocations, else at the segment level.  Call sites and phases are interned once each. With a
+ * rank, only that rank's processes are read (replay --mpi). Owns the input's memory; never touches
+ * the pools or the backends.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -61,6 +61,7 @@ struct loader {
 	int device_filter;
 	const struct mp_intmap *processes; /* ids of the processes kept; NULL: all */
 	int has_stacks;
+	struct mp_replay_input *in; /* being read: its event count */
 	struct mp_error *err;
 };
 
@@ -253,6 +254,7 @@ static int on_record(void *ctx, const struct memprof_record *rec)
 
 	uint64_t kept;
 
+	L->in->n_events++;
 	if (L->device_filter >= 0 && ev->device != L->device_filter)
 		return 0;
 	if (L->processes && !mp_intmap_get(L->processes, (uint64_t)ev->process_id, &kept))
@@ -418,8 +420,9 @@ static int load(struct mp_reader *r, int device, const struct mp_intmap *process
                 struct mp_replay_input **out, struct mp_error *err)
 {
 	struct loader L = {.device_filter = device, .processes = processes, .err = err};
+	struct mp_consumer consumer = {
+	        .name = "replay input", .ctx = &L, .flags = MP_READ_STACKS, .on_record = on_record};
 	struct mp_replay_input *in = calloc(1, sizeof *in);
-	const struct memprof_record *rec;
 	int rc;
 
 	*out = NULL;
@@ -433,11 +436,9 @@ static int load(struct mp_reader *r, int device, const struct mp_intmap *process
 	mp_strmap_init(&L.str->phase_ids);
 	mp_intmap_init(&L.stack_site);
 	mp_intmap_init(&L.stream_ids);
-	while ((rc = mp_reader_next(r, &rec)) > 0) {
-		in->n_events++;
-		if ((rc = on_record(&L, rec)) < 0)
-			break;
-	}
+	L.in = in;
+	if ((rc = mp_reader_add(r, &consumer)) == 0)
+		rc = mp_reader_run(r);
 	if (rc == 0)
 		rc = collect(&L, in);
 	loader_free(&L);

@@ -335,6 +335,50 @@ Test(planned, random_instances_never_overlap)
 	}
 }
 
+/* The offsets (from the region's start) planned for it[0..n) by a host of this item stride. */
+static void plan_offsets(const struct memprof_pool_lifetime *it, size_t n, size_t stride,
+                         uint64_t *off)
+{
+	const char *opts[] = {"plan_time", "0", NULL};
+	struct memprof_pool *p = make(0, opts);
+	char *items = calloc(n + 1, stride);
+	struct memprof_pool_block *blk = calloc(n + 1, sizeof *blk);
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(items + i * stride, &it[i], sizeof it[i]);
+	fh.host.lifetime_size = (uint32_t)stride;
+	cr_assert_eq(ops->plan(p, (const struct memprof_pool_lifetime *)(void *)items, n), 0,
+	             "plan: %s", fh.last_log);
+	free(items); /* the plan keeps nothing of them */
+	replay(p, it, n, blk);
+	assert_apart(it, n, blk);
+	for (size_t i = 0; i < n; i++)
+		off[i] = blk[i].addr - blk[0].addr;
+	ops->destroy(p);
+	free(blk);
+}
+
+/*
+ * Items of the plugin's own size are read where the host keeps them;
+ * items of another stride are copied first.  Both give the same plan.
+ */
+Test(planned, items_read_in_place_or_copied_give_the_same_plan)
+{
+	struct memprof_pool_lifetime it[400];
+	uint64_t in_place[400], copied[400];
+	size_t n = 400;
+
+	rng_state = 11;
+	for (size_t i = 0; i < n; i++) {
+		int64_t a = rnd(2000);
+		it[i] = lt((int64_t)i, 1 + rnd(100000), a, a + 1 + rnd(300));
+	}
+	plan_offsets(it, n, sizeof it[0], in_place);
+	plan_offsets(it, n, sizeof it[0] + 24, copied);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(in_place[i], copied[i], "allocation %zu", i);
+}
+
 Test(planned, never_freed_items_stay_apart_from_everything_after)
 {
 	struct memprof_pool_lifetime it[40];
