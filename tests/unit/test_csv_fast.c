@@ -238,7 +238,7 @@ Test(csv_fast, ops)
 /* Text fields of every length around the 16-byte loads, quoted and not. */
 Test(csv_fast, text_lengths_and_quotes)
 {
-	char text[80], quoted[160];
+	char text[80], quoted[2 * sizeof(text) + 4];
 
 	for (int n = 0; n <= 66; n++) {
 		memset(text, 'a' + n % 26, (size_t)n);
