@@ -15,7 +15,8 @@
 #   sys       nothing else (record's launch and its preparation, /proc, NVML)
 #   capture   spool (it runs inside the workload)
 #   import    store, spool
-#   analysis  of store only the reader (store/reader.h, store/store.h)
+#   analysis  of store only the reader (store/reader.h, store/store.h) and the
+#             spill of lifetime's evicted groups (store/group_spill.h)
 #   replay    analysis, and of store only the reader
 #   report    analysis, replay (never store: reports receive results)
 #   load      analysis, report, and of store only the reader and the results
@@ -63,7 +64,7 @@ BEGIN {
 	may["live"] = "analysis spool import"
 	may["main"] = "cmd"
 	# only[L, T]: of layer T, L may include these headers alone.
-	only["analysis", "store"] = "store/reader.h store/store.h"
+	only["analysis", "store"] = "store/reader.h store/store.h store/group_spill.h"
 	only["replay", "store"] = "store/reader.h store/store.h"
 	only["load", "store"] = "store/reader.h store/store.h store/results.h"
 	only["live", "import"] = "import/symbols.h"
@@ -74,7 +75,7 @@ BEGIN {
 	why["sys"] = "sys/ runs the system (a launched command, /proc, NVML): util/ only"
 	why["capture"] = "capture/ runs inside the workload: spool/ and util/ only"
 	why["import"] = "import/ writes through store/, reads spools through spool/, uses util/"
-	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h) and uses util/"
+	why["analysis"] = "analysis/ reads the store through the reader only (store/reader.h, store/store.h), spills through store/group_spill.h, and uses util/"
 	why["replay"] = "replay/ uses the reader, analysis/ and util/ only"
 	why["report"] = "report/ receives results: analysis/, replay/ and util/ only, never database handles"
 	why["load"] = "load/ reads a trace for the writers: the reader, store/results.h, analysis/, report/ and util/ only"

@@ -4,11 +4,11 @@
  * lifetime.h).  Per event: a few hash lookups, no allocation once the
  * tables have grown.  Keeps nothing per live block but its group's number
  * in the tag of memstate's block (a free finds its group without a probe).
- * The groups beyond the table's bound go to analysis/group_spill; the
+ * The groups beyond the table's bound go to store/group_spill; the
  * findings are the same either way.  Never prints; returns MP_E* codes.
  */
 #include "analysis/lifetime.h"
-#include "analysis/group_spill.h"
+#include "store/group_spill.h"
 #include "util/error.h"
 
 #include <stdio.h>

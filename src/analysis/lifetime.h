@@ -8,7 +8,7 @@
  * max_groups stay in memory (more only while more have live blocks): when
  * the table is full, the half of it that has no live block and was least
  * recently allocated from is summed into a temporary SQLite database
- * (analysis/group_spill.h, a bounded page cache), which the findings read
+ * (store/group_spill.h, a bounded page cache), which the findings read
  * back at the end, so they are the same whatever the bound.  Not
  * thread-safe.
  *

@@ -1,13 +1,13 @@
 /*
- * analysis/group_spill.h - the store where analysis/lifetime puts the
+ * store/group_spill.h - the store where analysis/lifetime puts the
  * (device, call site, size) groups it evicts from memory: a temporary SQLite
  * database (a file SQLite deletes on close, SQLite's temporary directory:
  * SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp) with a bounded page
  * cache, one row per group that adds up every record spilled for it.  Not
  * thread-safe.
  */
-#ifndef MP_ANALYSIS_GROUP_SPILL_H
-#define MP_ANALYSIS_GROUP_SPILL_H
+#ifndef MP_STORE_GROUP_SPILL_H
+#define MP_STORE_GROUP_SPILL_H
 
 #include <stddef.h>
 #include <stdint.h>

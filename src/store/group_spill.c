@@ -1,10 +1,10 @@
 /*
- * analysis/group_spill.c - the temporary SQLite database of evicted lifetime
+ * store/group_spill.c - the temporary SQLite database of evicted lifetime
  * groups (group_spill.h): an UPSERT that sums a group's records, and the
  * reuse candidates read back at the end.  Owns its connection only; never
  * prints.
  */
-#include "analysis/group_spill.h"
+#include "store/group_spill.h"
 #include "util/error.h"
 
 #include <sqlite3.h>
