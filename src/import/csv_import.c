@@ -5,7 +5,7 @@
  */
 #include "import/csv.h"
 #include "import/import.h"
-#include "import/pair_map.h"
+#include "util/pair_map.h"
 #include "util/intmap.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"

@@ -8,7 +8,7 @@
  */
 #include "import/event_pipe.h"
 #include "import/import.h"
-#include "import/pair_map.h"
+#include "util/pair_map.h"
 #include "import/rmm_scan.h"
 
 #include <stdlib.h>

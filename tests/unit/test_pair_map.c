@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_pair_map.c - src/import/pair_map.c against a plain array:
+ * tests/unit/test_pair_map.c - src/util/pair_map.c against a plain array:
  * random puts, gets and deletes over few keys (long probe runs that wrap
  * around the end of the table, deletions inside them), pairs alike in one
  * half, and growth.
@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "import/pair_map.h"
+#include "util/pair_map.h"
 
 #define N_KEYS 300
 

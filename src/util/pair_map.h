@@ -1,13 +1,13 @@
 /*
- * import/pair_map.h - a hash map from a pair of 64-bit numbers to a 64-bit
+ * util/pair_map.h - a hash map from a pair of 64-bit numbers to a 64-bit
  * value, for the importers' live sets (an allocation id and its process, or
  * an address): open addressing with linear probing in one array of slots,
  * and deletion by shifting back (no tombstones), so that pairing an alloc
  * with its free costs a few dozen instructions.  Memory grows with the most
  * keys held at once.  Not thread-safe.
  */
-#ifndef MP_IMPORT_PAIR_MAP_H
-#define MP_IMPORT_PAIR_MAP_H
+#ifndef MP_UTIL_PAIR_MAP_H
+#define MP_UTIL_PAIR_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
- * import/pair_map.c - the importers' live-set map (pair_map.h): linear
+ * util/pair_map.c - the importers' live-set map (pair_map.h): linear
  * probing in one array, at most half full, deletion by backward shift.
  */
-#include "import/pair_map.h"
+#include "util/pair_map.h"
 #include "util/error.h"
 
 #include <stdlib.h>
