@@ -5,6 +5,7 @@
  * and time linear in the stack nodes read, however the stacks are chained).
  */
 #include "store/reader.h"
+#include "store/event_pages.h"
 #include "store/stack_cache.h"
 #include "store/store_internal.h"
 #include "util/densemap.h"
@@ -270,43 +271,42 @@ static const struct memprof_stack *load_stack(struct mp_reader *r, int64_t id)
 	return st;
 }
 
-static int64_t value_or(sqlite3_value *v, int64_t absent)
-{
-	return sqlite3_value_type(v) == SQLITE_NULL ? absent : sqlite3_value_int64(v);
-}
+/* The columns from phase on may be NULL (the bits of nulls that decode reads). */
+#define FIRST_NULLABLE 10
 
 /* Fill r->rec from the 16 values of one events row (the order of
- * EVENT_COLUMNS).  Returns 0 or a negative error. */
-static int decode(struct mp_reader *r, sqlite3_value **v)
+ * EVENT_COLUMNS), a bit of nulls set for each NULL one.  Returns 0 or a
+ * negative error. */
+static int decode(struct mp_reader *r, const int64_t *v, uint32_t nulls)
 {
 	struct memprof_record *o = &r->rec;
 	struct memprof_event *ev = &o->ev;
-	int64_t seq = sqlite3_value_int64(v[0]);
+	int64_t seq = v[0];
 
 	if (seq <= ev->seq && r->n_read > 0) /* the rowid scan is in seq order */
 		return mp_err(&r->s->err, MP_ENOTTRACE,
 		              "corrupt trace '%s': event %lld comes after event %lld", r->s->path,
 		              (long long)seq, (long long)ev->seq);
 	ev->seq = seq;
-	ev->ts_ns = sqlite3_value_int64(v[1]);
-	ev->op = sqlite3_value_int(v[2]);
+	ev->ts_ns = v[1];
+	ev->op = (int)v[2];
 	if (ev->op < MEMPROF_OP_MIN || ev->op > MEMPROF_OP_MAX)
 		return mp_err(&r->s->err, MP_ENOTTRACE,
 		              "corrupt trace '%s': event %lld has unknown operation %d", r->s->path,
 		              (long long)seq, ev->op);
-	ev->alloc_id = sqlite3_value_int64(v[3]);
-	ev->size_bytes = sqlite3_value_int64(v[4]);
-	ev->requested_bytes = sqlite3_value_int64(v[5]);
-	ev->address = (uint64_t)sqlite3_value_int64(v[6]);
-	ev->device = sqlite3_value_int(v[7]);
-	ev->stream = (uint64_t)sqlite3_value_int64(v[8]);
-	ev->process_id = sqlite3_value_int64(v[9]);
-	ev->phase_id = value_or(v[10], 0);
-	ev->stack_id = value_or(v[11], 0);
-	ev->api_id = value_or(v[12], 0);
-	ev->device_free_bytes = value_or(v[13], -1);
-	ev->thread = value_or(v[14], 0);
-	ev->duration_ns = value_or(v[15], 0);
+	ev->alloc_id = v[3];
+	ev->size_bytes = v[4];
+	ev->requested_bytes = v[5];
+	ev->address = (uint64_t)v[6];
+	ev->device = (int)v[7];
+	ev->stream = (uint64_t)v[8];
+	ev->process_id = v[9];
+	ev->phase_id = nulls & 1u << 10 ? 0 : v[10];
+	ev->stack_id = nulls & 1u << 11 ? 0 : v[11];
+	ev->api_id = nulls & 1u << 12 ? 0 : v[12];
+	ev->device_free_bytes = nulls & 1u << 13 ? -1 : v[13];
+	ev->thread = nulls & 1u << 14 ? 0 : v[14];
+	ev->duration_ns = nulls & 1u << 15 ? 0 : v[15];
 	r->n_read++;
 	if (ev->phase_id != r->last_phase_id) {
 		r->last_phase_id = ev->phase_id;
@@ -334,6 +334,21 @@ static int decode(struct mp_reader *r, sqlite3_value **v)
 	return 0;
 }
 
+/* decode() of a row as SQLite hands it over. */
+static int decode_values(struct mp_reader *r, sqlite3_value **sv)
+{
+	int64_t v[N_EVENT_COLUMNS];
+	uint32_t nulls = 0;
+	int i;
+
+	for (i = 0; i < N_EVENT_COLUMNS; i++) {
+		if (i >= FIRST_NULLABLE && sqlite3_value_type(sv[i]) == SQLITE_NULL)
+			nulls |= 1u << i;
+		v[i] = sqlite3_value_int64(sv[i]);
+	}
+	return decode(r, v, nulls);
+}
+
 int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 {
 	sqlite3_value *v[N_EVENT_COLUMNS];
@@ -346,7 +361,7 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 		return mp_store_sqlerr(r->s, "cannot read trace");
 	for (i = 0; i < N_EVENT_COLUMNS; i++)
 		v[i] = sqlite3_column_value(st, i);
-	if ((rc = decode(r, v)) < 0)
+	if ((rc = decode_values(r, v)) < 0)
 		return rc;
 	*rec = &r->rec;
 	return 1;
@@ -361,23 +376,44 @@ int mp_reader_add(struct mp_reader *r, const struct mp_consumer *c)
 	return 0;
 }
 
+/* The record just decoded to every consumer. */
+static int push_record(struct mp_reader *r)
+{
+	int i, rc;
+
+	for (i = 0; i < r->n_consumers; i++) {
+		const struct mp_consumer *c = &r->consumers[i];
+
+		if (c->on_record && (rc = c->on_record(c->ctx, &r->rec)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A row straight from the events table's pages (event_pages.c). */
+static int push_row(void *ctx, const int64_t *v, uint32_t nulls)
+{
+	struct mp_reader *r = ctx;
+	int rc = decode(r, v, nulls);
+
+	return rc < 0 ? rc : push_record(r);
+}
+
+static const char *const event_column_names[N_EVENT_COLUMNS] = {
+        "seq",    "ts_ns",   "op",    "alloc_id", "size", "requested",   "address", "device",
+        "stream", "process", "phase", "stack",    "api",  "device_free", "thread",  "duration_ns"};
+
 /* The aggregate function behind mp_reader_run: SQLite hands it every
  * events row inside one sqlite3_step, which saves the per-row cost of
  * stepping a statement and fetching its columns one by one. */
 static void push_step(sqlite3_context *ctx, int argc, sqlite3_value **v)
 {
 	struct mp_reader *r = sqlite3_user_data(ctx);
-	int i, rc;
+	int rc;
 
 	(void)argc;
-	if ((rc = decode(r, v)) < 0)
+	if ((rc = decode_values(r, v)) < 0 || (rc = push_record(r)) < 0)
 		goto stop;
-	for (i = 0; i < r->n_consumers; i++) {
-		const struct mp_consumer *c = &r->consumers[i];
-
-		if (c->on_record && (rc = c->on_record(c->ctx, &r->rec)) < 0)
-			goto stop;
-	}
 	return;
 stop:
 	r->push_rc = rc;
@@ -389,10 +425,11 @@ static void push_final(sqlite3_context *ctx)
 	sqlite3_result_null(ctx);
 }
 
-int mp_reader_run(struct mp_reader *r)
+/* Every row through SQL: SQLite hands each to push_step inside one step. */
+static int run_sql(struct mp_reader *r)
 {
 	sqlite3_stmt *st = NULL;
-	int rc, i;
+	int rc;
 
 	if (sqlite3_create_function(r->s->db, "mp_push", N_EVENT_COLUMNS, SQLITE_UTF8, r, NULL,
 	                            push_step, push_final) != SQLITE_OK ||
@@ -408,6 +445,19 @@ int mp_reader_run(struct mp_reader *r)
 		return r->push_rc;
 	if (rc != SQLITE_ROW)
 		return mp_store_sqlerr(r->s, "cannot read trace");
+	return 0;
+}
+
+int mp_reader_run(struct mp_reader *r)
+{
+	int rc = 1, i;
+
+	if (r->n_read == 0) /* straight from the pages where they hold what SQLite sees */
+		rc = mp_event_pages_scan(r->s, event_column_names, N_EVENT_COLUMNS, push_row, r);
+	if (rc == 1)
+		rc = run_sql(r);
+	if (rc < 0)
+		return rc;
 	for (i = 0; i < r->n_consumers; i++) {
 		const struct mp_consumer *c = &r->consumers[i];
 
