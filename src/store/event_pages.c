@@ -38,6 +38,7 @@ struct scan {
 	sqlite3_stmt *by_seq;     /* the fallback for a row decoded here not exactly */
 	mp_event_row_fn fn;
 	void *ctx;
+	int64_t n_by_sql;
 	int64_t v[MP_EVENT_PAGES_MAX_COLUMNS];
 };
 
@@ -153,6 +154,7 @@ static int row_by_sql(struct scan *sc, int64_t seq, uint32_t *nulls)
 	}
 	sc->v[0] = seq;
 	sqlite3_reset(sc->by_seq);
+	sc->n_by_sql++;
 	return 0;
 }
 
@@ -477,7 +479,7 @@ static void scan_free(struct scan *sc)
 }
 
 int mp_event_pages_scan(struct mp_store *s, const char *const *names, int n, mp_event_row_fn fn,
-                        void *ctx)
+                        void *ctx, int64_t *n_by_sql)
 {
 	struct scan sc;
 	sqlite3_stmt *lock = NULL;
@@ -512,6 +514,7 @@ int mp_event_pages_scan(struct mp_store *s, const char *const *names, int n, mp_
 		goto out;
 	rc = walk(&sc, root);
 out:
+	*n_by_sql = sc.n_by_sql;
 	sqlite3_finalize(lock);
 	scan_free(&sc);
 	return rc;

@@ -31,8 +31,9 @@ typedef int (*mp_event_row_fn)(void *ctx, const int64_t *v, uint32_t nulls);
  * SQL: a WAL trace, a write transaction open on the connection, another
  * table layout, MEMPROF_READ_PAGES=0), fn's negative return, or another
  * negative error recorded on s->err (a corrupt page, named with its number).
+ * *n_by_sql counts the rows handed over that were read through SQL.
  */
 int mp_event_pages_scan(struct mp_store *s, const char *const *names, int n, mp_event_row_fn fn,
-                        void *ctx);
+                        void *ctx, int64_t *n_by_sql);
 
 #endif

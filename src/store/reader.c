@@ -39,6 +39,7 @@ struct mp_reader {
 	int n_consumers;
 	int push_rc;          /* what stopped mp_reader_run's push, 0 if nothing */
 	int64_t n_read;       /* records decoded */
+	int64_t n_by_sql;     /* of them, read through SQL (the rest from the pages) */
 	int64_t last_process; /* the previous record's process and its pid */
 	int64_t last_pid;
 	int64_t last_phase_id, last_api_id; /* the last ids looked up and their names */
@@ -363,6 +364,7 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec)
 		v[i] = sqlite3_column_value(st, i);
 	if ((rc = decode_values(r, v)) < 0)
 		return rc;
+	r->n_by_sql++;
 	*rec = &r->rec;
 	return 1;
 }
@@ -453,9 +455,14 @@ int mp_reader_run(struct mp_reader *r)
 	int rc = 1, i;
 
 	if (r->n_read == 0) /* straight from the pages where they hold what SQLite sees */
-		rc = mp_event_pages_scan(r->s, event_column_names, N_EVENT_COLUMNS, push_row, r);
-	if (rc == 1)
+		rc = mp_event_pages_scan(r->s, event_column_names, N_EVENT_COLUMNS, push_row, r,
+		                         &r->n_by_sql);
+	if (rc == 1) {
+		int64_t before = r->n_read;
+
 		rc = run_sql(r);
+		r->n_by_sql += r->n_read - before;
+	}
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < r->n_consumers; i++) {
@@ -483,6 +490,12 @@ static void free_values(struct mp_intmap *m, int frames)
 		free((void *)(uintptr_t)m->vals[i]);
 	}
 	mp_intmap_free(m);
+}
+
+void mp_reader_read_counts(const struct mp_reader *r, int64_t *from_pages, int64_t *by_sql)
+{
+	*by_sql = r->n_by_sql;
+	*from_pages = r->n_read - r->n_by_sql;
 }
 
 void mp_reader_close(struct mp_reader *r)

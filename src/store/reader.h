@@ -41,8 +41,17 @@ int mp_reader_next(struct mp_reader *r, const struct memprof_record **rec);
 /* Register a consumer (copied).  Up to 32 per reader. */
 int mp_reader_add(struct mp_reader *r, const struct mp_consumer *c);
 
-/* Push every remaining record to the consumers, then call their on_end. */
+/* Push every remaining record to the consumers, then call their on_end.
+ * The rows are decoded straight from the trace file's pages where it holds
+ * what SQLite sees (store/event_pages.h), else read through SQL: the same
+ * records either way. */
 int mp_reader_run(struct mp_reader *r);
+
+/* Of the records read so far, how many were decoded from the events
+ * table's pages (mp_reader_run, where the file holds what SQLite sees) and
+ * how many read through SQL (the rest, or where the pages could not be
+ * read directly, or with MEMPROF_READ_PAGES=0). */
+void mp_reader_read_counts(const struct mp_reader *r, int64_t *from_pages, int64_t *by_sql);
 
 void mp_reader_close(struct mp_reader *r);
 
