@@ -19,9 +19,54 @@ int mp_export_write_failed(const struct mp_outfile *of, struct mp_error *err)
 	              "cannot write '%s': %s", of->path ? of->path : "<stdout>", strerror(errno));
 }
 
+/* A writer fed by the reader's push: the first record it failed to take
+ * (a write or memory failure, its errno kept) stops the read. */
+struct export_sink {
+	void *w;
+	int failed_errno;
+};
+
+static int csv_record(void *ctx, const struct memprof_record *rec)
+{
+	struct export_sink *k = ctx;
+
+	if (mp_csv_writer_record(k->w, rec) == 0)
+		return 0;
+	k->failed_errno = errno ? errno : EIO;
+	return MP_ESTOP;
+}
+
+static int minimalloc_record(void *ctx, const struct memprof_record *rec)
+{
+	struct export_sink *k = ctx;
+
+	if (mp_minimalloc_writer_record(k->w, rec) == 0)
+		return 0;
+	k->failed_errno = errno ? errno : EIO;
+	return MP_ESTOP;
+}
+
+/* Push every record of r to c (its ctx an export_sink); 0, or an error in err. */
+static int push_all(struct mp_store *s, struct mp_reader *r, const struct mp_consumer *c,
+                    const struct mp_outfile *of, struct mp_error *err)
+{
+	const struct export_sink *k = c->ctx;
+	int rc = mp_reader_add(r, c);
+
+	if (rc == 0)
+		rc = mp_reader_run(r);
+	if (rc == MP_ESTOP && k->failed_errno) {
+		errno = k->failed_errno;
+		return mp_export_write_failed(of, err);
+	}
+	if (rc < 0)
+		mp_err_copy(err, mp_store_error(s));
+	return rc;
+}
+
 int mp_export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error *err)
 {
-	const struct memprof_record *rec;
+	struct export_sink sink = {NULL, 0};
 	struct mp_csv_writer *w;
 	struct mp_reader *r;
 	int rc, durations = 0;
@@ -33,11 +78,9 @@ int mp_export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error *er
 		mp_reader_close(r);
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
-	while ((rc = mp_reader_next(r, &rec)) == 1)
-		if (mp_csv_writer_record(w, rec) < 0)
-			break;
-	if (rc < 0)
-		mp_err_copy(err, mp_store_error(s));
+	sink.w = w;
+	rc = push_all(s, r, &(struct mp_consumer){"csv", &sink, MP_READ_STACKS, csv_record, NULL},
+	              of, err);
 	if (mp_csv_writer_close(w) < 0 && rc >= 0)
 		rc = mp_export_write_failed(of, err);
 	mp_reader_close(r);
@@ -127,7 +170,7 @@ int mp_export_minimalloc(struct mp_store *s, struct mp_outfile *of, int time_ns,
                          struct mp_error *err)
 {
 	struct mp_minimalloc_opts o = {0};
-	const struct memprof_record *rec;
+	struct export_sink sink = {NULL, 0};
 	struct mp_minimalloc_writer *w;
 	struct mp_reader *r;
 	int rc;
@@ -142,11 +185,9 @@ int mp_export_minimalloc(struct mp_store *s, struct mp_outfile *of, int time_ns,
 		mp_reader_close(r);
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
-	while ((rc = mp_reader_next(r, &rec)) == 1)
-		if (mp_minimalloc_writer_record(w, rec) < 0)
-			break;
-	if (rc < 0)
-		mp_err_copy(err, mp_store_error(s));
+	sink.w = w;
+	rc = push_all(s, r, &(struct mp_consumer){"minimalloc", &sink, 0, minimalloc_record, NULL},
+	              of, err);
 	if (mp_minimalloc_writer_close(w, st) < 0 && rc >= 0)
 		rc = mp_export_write_failed(of, err);
 	mp_reader_close(r);

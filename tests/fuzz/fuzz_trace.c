@@ -9,7 +9,9 @@
  * reader with stacks through every analysis and rendering (analyze, report),
  * the CSV export, pinned host buffers, replay results, and the trace
  * importer (import --format=trace, merge).  Each must give its result or an
- * error that says what was wrong: never a crash, a hang or a leak.
+ * error that says what was wrong: never a crash, a hang or a leak.  The
+ * events decoded from the file's pages must equal SQLite's reading of them
+ * whenever both read the trace whole.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -302,6 +304,77 @@ static void export(struct mp_store *s, FILE *null)
 	mp_reader_close(r);
 }
 
+/* A hash of everything a record carries but its stack's frames. */
+static uint64_t record_hash(uint64_t h, const struct memprof_record *rec)
+{
+	const struct memprof_event *e = &rec->ev;
+	const int64_t v[] = {e->seq,
+	                     e->ts_ns,
+	                     e->op,
+	                     e->alloc_id,
+	                     e->size_bytes,
+	                     e->requested_bytes,
+	                     (int64_t)e->address,
+	                     e->device_free_bytes,
+	                     e->device,
+	                     e->process_id,
+	                     (int64_t)e->stream,
+	                     e->phase_id,
+	                     e->stack_id,
+	                     e->api_id,
+	                     e->thread,
+	                     e->duration_ns,
+	                     rec->pid,
+	                     rec->stack ? (int64_t)rec->stack->n_frames : -1};
+	const char *names[] = {rec->phase ? rec->phase : "\1", rec->api ? rec->api : "\1"};
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		h = (h ^ (uint64_t)v[i]) * 1099511628211u;
+	for (i = 0; i < 2; i++)
+		for (const char *c = names[i]; *c; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211u;
+	return h;
+}
+
+static int hash_record(void *ctx, const struct memprof_record *rec)
+{
+	uint64_t *h = ctx;
+
+	h[0] = record_hash(h[0], rec);
+	h[1]++;
+	return 0;
+}
+
+/* The push pass (the events decoded from the file's pages where it may be
+ * read directly) and the pull pass (through SQL) read the same records
+ * whenever both read the trace whole. */
+static void pages_equal_sql(struct mp_store *s)
+{
+	uint64_t push[2] = {14695981039346656037u, 0}, pull[2] = {14695981039346656037u, 0};
+	struct mp_consumer c = {"hash", push, MP_READ_STACKS, hash_record, NULL};
+	const struct memprof_record *rec;
+	struct mp_reader *r;
+	int rc_push, rc_pull = 0;
+
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
+		return;
+	mp_reader_add(r, &c);
+	rc_push = mp_reader_run(r);
+	mp_reader_close(r);
+	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
+		return;
+	while ((rc_pull = mp_reader_next(r, &rec)) == 1)
+		hash_record(pull, rec);
+	mp_reader_close(r);
+	if (rc_push == 0 && rc_pull == 0 && (push[0] != pull[0] || push[1] != pull[1])) {
+		fprintf(stderr,
+		        "fuzz_trace.c: the pages gave %llu records, SQL %llu, not the same\n",
+		        (unsigned long long)push[1], (unsigned long long)pull[1]);
+		abort();
+	}
+}
+
 static void read_trace(FILE *null)
 {
 	struct mp_import_opts o = {.format = "trace", .overwrite = 1, .tool_version = "fuzz"};
@@ -317,6 +390,7 @@ static void read_trace(FILE *null)
 	}
 	analyze(s, null);
 	export(s, null);
+	pages_equal_sql(s);
 	mp_store_close(s);
 	check(mp_results_load(in_path, &set, &err), err.msg);
 	mp_results_free(&set);

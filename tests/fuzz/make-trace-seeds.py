@@ -8,7 +8,8 @@ mutation each (views, triggers, tables and columns dropped, added or
 retyped, odd values in every column, stack chains and loops, versions).
 Database seeds (*.db): small traces written by MEMPROF from a CSV, shrunk to
 512-byte pages (one of today's schema with replay results, one of schema
-v0), so that byte mutations reach every page.
+v0, and deep.db, whose 200 events fill a table b-tree of interior and leaf
+pages for the reader's page decoder), so that byte mutations reach every page.
 """
 import os
 import shutil
@@ -88,6 +89,23 @@ def main():
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shrink(db)
         shutil.copyfile(db, os.path.join(out, "small.db"))
+        deep_csv = os.path.join(tmp, "deep.csv")
+        with open(deep_csv, "w") as f:
+            f.write("ts_ns,op,id,size,requested,address,device,stream,pid,phase,api,"
+                    "device_free,thread,stack\n")
+            for i in range(100):
+                f.write("%d,alloc,%d,%d,%d,0x%x,%d,%d,4242,fwd,cudaMalloc,,%d,main@t.py:1\n"
+                        % (1000 + 10 * i, i + 1, 512 << (i % 20), 500 << (i % 20),
+                           0x7f0000000000 + (i << 24), i % 2, i % 3, 11 + i % 2))
+            for i in range(100):
+                f.write("%d,free,%d,%d,%d,0x%x,%d,%d,4242,,cudaFree,,%d,\n"
+                        % (5000 + 10 * i, i + 1, 512 << (i % 20), 500 << (i % 20),
+                           0x7f0000000000 + (i << 24), i % 2, i % 3, 11 + i % 2))
+        deep = os.path.join(tmp, "deep.db")
+        subprocess.check_call([memprof, "import", "-q", "-o", deep, deep_csv],
+                              stderr=subprocess.DEVNULL)
+        shrink(deep)
+        shutil.copyfile(deep, os.path.join(out, "deep.db"))
         v0 = os.path.join(tmp, "v0.db")
         conn = sqlite3.connect(v0)
         with open(os.path.join(here, "..", "unit", "fixtures", "trace-v0.sql")) as f:
