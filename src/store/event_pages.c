@@ -99,6 +99,8 @@ static int read_page(struct scan *sc, uint32_t pgno, uint32_t from, uint8_t *buf
 	sc->visited[pgno >> 3] |= (uint8_t)(1u << (pgno & 7));
 	rc = sc->file->pMethods->xRead(sc->file, buf, (int)sc->page_size,
 	                               (sqlite3_int64)(pgno - 1) * sc->page_size);
+	if (rc == SQLITE_IOERR_SHORT_READ)
+		return corrupt(sc, pgno, "the page lies past the end of the file");
 	if (rc != SQLITE_OK)
 		return mp_err(&sc->s->err, MP_EIO, "cannot read trace '%s': page %u: %s",
 		              sc->s->path, pgno, sqlite3_errstr(rc));
@@ -426,6 +428,7 @@ static int pages_usable(struct scan *sc)
 	struct mp_store *s = sc->s;
 	uint8_t hdr[100];
 	uint32_t page_size;
+	sqlite3_int64 file_bytes;
 	const char *env = getenv("MEMPROF_READ_PAGES");
 
 	if (env && strcmp(env, "0") == 0)
@@ -444,6 +447,12 @@ static int pages_usable(struct scan *sc)
 	    page_size < 512 || page_size - hdr[20] < 480 ||
 	    !query_u32(s, "PRAGMA page_count;", &sc->n_pages))
 		return 0;
+	/* The header may claim more pages than the file has: the bitmap of
+	 * pages seen is sized by what is there. */
+	if (sc->file->pMethods->xFileSize(sc->file, &file_bytes) != SQLITE_OK || file_bytes < 0)
+		return 0;
+	if ((uint64_t)file_bytes / page_size < sc->n_pages)
+		sc->n_pages = (uint32_t)((uint64_t)file_bytes / page_size);
 	sc->usable = page_size - hdr[20];
 	return 1;
 }
