@@ -177,6 +177,36 @@ static int device_at(struct torch_import *t, int64_t ordinal, const char *where,
 	return mp_err(t->c->err, MP_ENOMEM, "out of memory");
 }
 
+/* Append the decimal digits of v at p; returns the end. */
+static char *put_index(char *p, size_t v)
+{
+	char digits[24];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* "device_traces[LIST][ITEM]" into buf (at least 64 bytes), named in every
+ * message about the entry: formatted for each entry, so without printf. */
+static void entry_where(char *buf, size_t list, size_t item)
+{
+	static const char head[] = "device_traces[";
+	char *p = buf;
+
+	memcpy(p, head, sizeof(head) - 1);
+	p = put_index(p + sizeof(head) - 1, list);
+	*p++ = ']';
+	*p++ = '[';
+	p = put_index(p, item);
+	*p++ = ']';
+	*p = '\0';
+}
+
 /* One trace entry of device d (entries[i] is already allocated). */
 static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_entry *out,
                       const char *where, int64_t prev_ts)
@@ -267,7 +297,7 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 		return item != l->n || t->budget < 0
 		               ? MP_EFORMAT
 		               : mp_err(t->c->err, MP_ENOMEM, "out of memory");
-	snprintf(where, sizeof(where), "device_traces[%zu][%zu]", list, item);
+	entry_where(where, list, item);
 	memset(&l->entries[l->n], 0, sizeof(*l->entries));
 	if (read_entry(t, v, &l->entries[l->n], where, l->n ? l->entries[l->n - 1].ts_ns : 0) < 0)
 		return MP_EFORMAT;
@@ -336,7 +366,7 @@ static int read_traces(struct torch_import *t, const struct mp_pk *traces)
 			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
 		d->n_entries = list->n;
 		for (j = 0; j < list->n; j++) {
-			snprintf(where, sizeof(where), "device_traces[%zu][%zu]", i, j);
+			entry_where(where, i, j);
 			d->entries[j].device = d->ordinal;
 			if (read_entry(t, list->v.items[j], &d->entries[j], where, prev) < 0)
 				return MP_EFORMAT;
@@ -878,6 +908,67 @@ static int ref_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Merge the sorted runs a[lo..mid) and a[mid..hi) into out[lo..hi). */
+static void merge_runs(const struct ref *a, struct ref *out, size_t lo, size_t mid, size_t hi)
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi)
+		out[k++] = ref_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+	while (i < mid)
+		out[k++] = a[i++];
+	while (j < hi)
+		out[k++] = a[j++];
+}
+
+/*
+ * Sort refs by ref_cmp (its keys are unique, so any sort gives one order):
+ * a merge of the ascending runs they already hold, since each device's
+ * entries come in time order; O(n log runs), O(n) on one device.
+ */
+static int sort_refs(struct ref *a, size_t n)
+{
+	size_t *ends = NULL, n_runs = 0, cap = 0, i;
+	struct ref *tmp, *src = a, *dst;
+
+	for (i = 1; i <= n; i++)
+		if (i == n || ref_cmp(&a[i - 1], &a[i]) > 0) {
+			if (mp_array_reserve((void **)&ends, &cap, n_runs + 1, sizeof(*ends)) < 0) {
+				free(ends);
+				return MP_ENOMEM;
+			}
+			ends[n_runs++] = i;
+		}
+	if (n_runs <= 1) {
+		free(ends);
+		return 0;
+	}
+	if (!(tmp = malloc(n * sizeof(*tmp)))) {
+		free(ends);
+		return MP_ENOMEM;
+	}
+	dst = tmp;
+	while (n_runs > 1) {
+		size_t r, kept = 0, lo = 0;
+
+		for (r = 0; r < n_runs; r += 2) {
+			size_t mid = ends[r], hi = r + 1 < n_runs ? ends[r + 1] : mid;
+
+			merge_runs(src, dst, lo, mid, hi);
+			ends[kept++] = hi;
+			lo = hi;
+		}
+		n_runs = kept;
+		src = src == a ? tmp : a;
+		dst = dst == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	free(ends);
+	return 0;
+}
+
 /* Every entry and annotation, in the order they are written. */
 static struct ref *order(struct torch_import *t, size_t *n_out)
 {
@@ -905,7 +996,10 @@ static struct ref *order(struct torch_import *t, size_t *n_out)
 		refs[k++] = (struct ref){e->ts_ns, e->action == TP_PHASE_BEGIN ? 0 : 2, (uint32_t)i,
 		                         (uint32_t)nd, j};
 	}
-	qsort(refs, n, sizeof(*refs), ref_cmp);
+	if (sort_refs(refs, n) < 0) {
+		free(refs);
+		return NULL;
+	}
 	*n_out = n;
 	return refs;
 }
