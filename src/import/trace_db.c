@@ -167,17 +167,22 @@ static int copy_event(struct copy *k, const struct memprof_record *rec)
 	return 0;
 }
 
+static int copy_record(void *ctx, const struct memprof_record *rec)
+{
+	return copy_event(ctx, rec);
+}
+
+/* Every event of the input, by the reader's push pass (its page decoder). */
 static int copy_events(struct copy *k)
 {
-	const struct memprof_record *rec;
+	struct mp_consumer c = {"copy", k, MP_READ_STACKS, copy_record, NULL};
 	struct mp_reader *r;
 	int rc;
 
 	if (mp_reader_open(k->in->s, MP_READ_STACKS, &r) < 0)
 		return mp_err_copy(k->c->err, mp_store_error(k->in->s));
-	while ((rc = mp_reader_next(r, &rec)) == 1)
-		if ((rc = copy_event(k, rec)) < 0)
-			break;
+	if ((rc = mp_reader_add(r, &c)) == 0)
+		rc = mp_reader_run(r);
 	if (rc < 0 && !k->c->err->code)
 		mp_err_copy(k->c->err, mp_store_error(k->in->s));
 	mp_reader_close(r);
