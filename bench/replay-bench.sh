@@ -75,16 +75,28 @@ for r in json.load(open(sys.argv[1]))["results"]:
 	done
 	for m in "$MEMPROF" ${BASE_MEMPROF:+"$BASE_MEMPROF"}; do
 		"$MEASURE" -o "$OUT/replay-rss-$n.log" -- "$m" replay --pool=all --backend=sim --no-save \
-			--json "$db" >/dev/null 2>&1 || die "memprof replay --pool=all failed on '$db'"
+			--json "$db" >"$OUT/replay-all-$n.json" 2>/dev/null ||
+			die "memprof replay --pool=all failed on '$db'"
 		kib=$(sed -n 's/.*maxrss_kib=\([0-9]*\).*/\1/p' "$OUT/replay-rss-$n.log" | tail -n 1)
-		RSS_LINES="$RSS_LINES$(awk -v n="$n" -v k="$kib" -v m="$m" 'BEGIN {
-			printf "%10d %10.1f %8.1f  %s", n, k / 1024, k * 1024 / n, m }')
+		wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$OUT/replay-rss-$n.log" | tail -n 1)
+		cpu=$(sed -n 's/.*user_s=\([0-9.]*\) sys_s=\([0-9.]*\).*/\1 \2/p' \
+			"$OUT/replay-rss-$n.log" | tail -n 1 | awk '{ print $1 + $2 }')
+		# the loops' own time: the sum of every result's replay_ns
+		loops=$(sed -n 's/.*"replay_ns":[[:space:]]*\([0-9]*\).*/\1/p' "$OUT/replay-all-$n.json" |
+			awk '{ s += $1 } END { printf "%.3f", s / 1e9 }')
+		RSS_LINES="$RSS_LINES$(awk -v n="$n" -v k="$kib" -v m="$m" -v w="$wall" -v c="$cpu" \
+			-v l="$loops" 'BEGIN {
+			printf "%10d %10.1f %8.1f %8.2f %8.2f %8.2f %6.1f%%  %s", n, k / 1024, k * 1024 / n,
+			       w, c, l, (w > 0 ? 100 * l / w : 0), m }')
 "
 	done
 	rm -f "$csv" "$db"
 done
 echo "ratio: how many times faster the floor is than memprof's replay loop"
 echo
-echo "memprof replay --pool=all --backend=sim (every device): peak RSS"
-printf '%10s %10s %8s  %s\n' events "RSS MiB" "B/event" build
+echo "memprof replay --pool=all --backend=sim (every device): peak RSS, wall and CPU"
+echo "seconds, the replay loops' seconds (the results' replay_ns, wall clock) and"
+echo "their share of the wall time (issue 25 goal 4: at least 80%)"
+printf '%10s %10s %8s %8s %8s %8s %7s  %s\n' events "RSS MiB" "B/event" "wall s" "CPU s" \
+	"loops s" share build
 printf '%s' "$RSS_LINES"
