@@ -1,6 +1,6 @@
 /*
- * util/array.c - mp_array_reserve: the one doubling realloc every growing
- * array uses.
+ * util/array.c - mp_array_grow, mp_array_reserve's slow half: the one
+ * doubling realloc every growing array uses.
  */
 #include "util/array.h"
 
@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-int mp_array_reserve(void **p, size_t *cap, size_t need, size_t elem)
+int mp_array_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t c = *cap ? *cap : 16;
 	void *q;
