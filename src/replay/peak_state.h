@@ -4,8 +4,8 @@
  * (no --verify): the engine reports every change the address map would get
  * (blocks placed and taken back, segments reserved and released, ranges
  * mapped and unmapped) and says when the reserved peak rises; at the end
- * the state of the last rise is built into an mp_extents once and its holes
- * measured.  Between two rises the changes go to a journal that is applied
+ * the holes of the state of the last rise are measured once, as an
+ * mp_extents holding that state would give them.  Between two rises the changes go to a journal that is applied
  * to the saved state at the next rise; a journal longer than twice the live
  * state is dropped and the saved state copied from the current one instead
  * (the current blocks from the caller, who keeps them anyway), so each
