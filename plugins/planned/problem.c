@@ -108,7 +108,10 @@ static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_li
 		m++;
 	}
 	pb->n_bufs = m;
-	qsort(pb->bufs, m, sizeof *pb->bufs, cmp_buf);
+	for (i = 1; i < m && pb->bufs[i - 1].start <= pb->bufs[i].start; i++)
+		;
+	if (i < m) /* else already in (start, item) order, as the host's items come */
+		qsort(pb->bufs, m, sizeof *pb->bufs, cmp_buf);
 	return MEMPROF_POOL_OK;
 }
 

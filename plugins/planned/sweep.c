@@ -2,7 +2,9 @@
  * plugins/planned/sweep.c - time-ordered first fit for problems too large for
  * overlap lists: replays the lifetimes in start order against a set of free
  * gaps (a treap by offset, each node knowing the largest gap below it), so
- * each allocation takes the lowest gap that fits.  O(n log n) expected.
+ * each allocation takes the lowest gap that fits.  The buffers placed and
+ * not yet ended wait in a heap by end.  O(n log n) expected; memory grows
+ * with the buffers live at once (gaps and heap), not with n.
  */
 #include <stdlib.h>
 
@@ -12,8 +14,9 @@ struct treap {
 	uint64_t *lo, *len, *max_len;
 	uint32_t *pri, *kid[2];
 	uint32_t *free_nodes;
-	size_t n_free;
+	size_t n_free, cap;
 	uint32_t seed;
+	int failed; /* a node could not be had: out of memory */
 };
 
 #define NIL UINT32_MAX
@@ -59,10 +62,54 @@ static void split(struct treap *t, uint32_t x, uint64_t key, uint32_t *l, uint32
 	}
 }
 
+/* Room for twice as many nodes; 0 or -1. */
+static int grow(struct treap *t)
+{
+	size_t cap = t->cap ? 2 * t->cap : 64, i;
+	void *p[7];
+	const size_t wide = sizeof(uint64_t), narrow = sizeof(uint32_t);
+
+	if (cap >= NIL)
+		return -1;
+	p[0] = realloc(t->lo, cap * wide);
+	if (p[0])
+		t->lo = p[0];
+	p[1] = realloc(t->len, cap * wide);
+	if (p[1])
+		t->len = p[1];
+	p[2] = realloc(t->max_len, cap * wide);
+	if (p[2])
+		t->max_len = p[2];
+	p[3] = realloc(t->pri, cap * narrow);
+	if (p[3])
+		t->pri = p[3];
+	p[4] = realloc(t->kid[0], cap * narrow);
+	if (p[4])
+		t->kid[0] = p[4];
+	p[5] = realloc(t->kid[1], cap * narrow);
+	if (p[5])
+		t->kid[1] = p[5];
+	p[6] = realloc(t->free_nodes, cap * narrow);
+	if (p[6])
+		t->free_nodes = p[6];
+	for (i = 0; i < 7; i++)
+		if (!p[i])
+			return -1;
+	for (i = cap; i > t->cap; i--) /* the lowest new node is taken first */
+		t->free_nodes[t->n_free++] = (uint32_t)(i - 1);
+	t->cap = cap;
+	return 0;
+}
+
 static uint32_t new_node(struct treap *t, uint64_t lo, uint64_t len)
 {
-	uint32_t x = t->free_nodes[--t->n_free];
+	uint32_t x;
 
+	if (t->n_free == 0 && grow(t) < 0) {
+		t->failed = 1;
+		return NIL;
+	}
+	x = t->free_nodes[--t->n_free];
 	t->seed ^= t->seed << 13, t->seed ^= t->seed >> 17, t->seed ^= t->seed << 5;
 	t->lo[x] = lo, t->len[x] = len, t->max_len[x] = len;
 	t->pri[x] = t->seed;
@@ -130,37 +177,50 @@ static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 	return merge(t, merge(t, a, new_node(t, lo, end - lo)), b);
 }
 
-struct release {
+/* A buffer placed and not yet ended, in a min-heap by end. */
+struct live {
 	int64_t end;
 	uint32_t id;
 };
 
-static int cmp_release(const void *a, const void *b)
-{
-	const struct release *x = a, *y = b;
+struct heap {
+	struct live *v;
+	size_t n, cap;
+};
 
-	return x->end < y->end ? -1 : x->end > y->end;
+static int heap_push(struct heap *h, struct live x)
+{
+	size_t i = h->n;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		struct live *v = realloc(h->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		h->v = v, h->cap = cap;
+	}
+	for (h->n++; i > 0 && h->v[(i - 1) / 2].end > x.end; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+	return 0;
 }
 
-static int treap_init(struct treap *t, size_t n)
+static struct live heap_pop(struct heap *h)
 {
-	size_t i;
+	struct live top = h->v[0], x = h->v[--h->n];
+	size_t i = 0, c;
 
-	t->lo = malloc(n * sizeof *t->lo);
-	t->len = malloc(n * sizeof *t->len);
-	t->max_len = malloc(n * sizeof *t->max_len);
-	t->pri = malloc(n * sizeof *t->pri);
-	t->kid[0] = malloc(n * sizeof *t->kid[0]);
-	t->kid[1] = malloc(n * sizeof *t->kid[1]);
-	t->free_nodes = malloc(n * sizeof *t->free_nodes);
-	t->seed = 2463534242u;
-	if (!t->lo || !t->len || !t->max_len || !t->pri || !t->kid[0] || !t->kid[1] ||
-	    !t->free_nodes)
-		return MEMPROF_POOL_ENOMEM;
-	for (i = 0; i < n; i++)
-		t->free_nodes[i] = (uint32_t)(n - 1 - i);
-	t->n_free = n;
-	return MEMPROF_POOL_OK;
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && h->v[c + 1].end < h->v[c].end)
+			c++;
+		if (h->v[c].end >= x.end)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
 }
 
 static void treap_free(struct treap *t)
@@ -169,27 +229,29 @@ static void treap_free(struct treap *t)
 	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes);
 }
 
+/*
+ * The gaps after the buffers that ended by each start are given back (in
+ * any order: the gaps are then the same) and before it takes its own.
+ */
 int planned_sweep_fit(const struct planned_problem *pb, uint64_t *off)
 {
-	size_t m = pb->n_bufs, i, f = 0;
-	struct treap t = {0};
-	struct release *rel = malloc((m + 1) * sizeof *rel);
-	uint32_t root;
-	int rc = treap_init(&t, m + 2);
+	struct treap t = {.seed = 2463534242u};
+	struct heap h = {0};
+	uint32_t root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
+	size_t i;
 
-	if (rc != MEMPROF_POOL_OK || !rel) {
-		treap_free(&t), free(rel);
-		return MEMPROF_POOL_ENOMEM;
+	for (i = 0; i < pb->n_bufs && !t.failed; i++) {
+		const struct planned_buf *b = &pb->bufs[i];
+
+		while (h.n && h.v[0].end <= b->start && !t.failed) {
+			struct live x = heap_pop(&h);
+			root = give(&t, root, off[x.id], pb->bufs[x.id].size_bytes);
+		}
+		root = take(&t, root, b->size_bytes, &off[i]);
+		if (heap_push(&h, (struct live){b->end, (uint32_t)i}) < 0)
+			t.failed = 1;
 	}
-	for (i = 0; i < m; i++)
-		rel[i] = (struct release){.end = pb->bufs[i].end, .id = (uint32_t)i};
-	qsort(rel, m, sizeof *rel, cmp_release);
-	root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
-	for (i = 0; i < m; i++) {
-		for (; f < m && rel[f].end <= pb->bufs[i].start; f++)
-			root = give(&t, root, off[rel[f].id], pb->bufs[rel[f].id].size_bytes);
-		root = take(&t, root, pb->bufs[i].size_bytes, &off[i]);
-	}
-	treap_free(&t), free(rel);
-	return MEMPROF_POOL_OK;
+	treap_free(&t);
+	free(h.v);
+	return t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
 }

@@ -3,8 +3,8 @@
  * phase markers (each entry of the iteration phase starts one; auto picks
  * the phase whose entries cut the trace into segments alike in the
  * site+size keys they hold, covering most of it), else from the period of the sequence of
- * site+size keys (period.c).  Also numbers
- * the site+size keys.  Pure: it logs nothing; plan.c says what it found.
+ * site+size keys (period.c), which key_ids.c numbers from the key text
+ * written here.  Pure: it logs nothing; plan.c says what it found.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +14,6 @@
 size_t sh_key_of(char *buf, const char *site, uint64_t size_bytes)
 {
 	return pl_key_text_u64(buf, SH_KEY_BYTES, site, size_bytes);
-}
-
-int sh_key_ids(const struct memprof_pool_lifetime *items, size_t n, uint32_t *key_of,
-               size_t *n_keys)
-{
-	struct pl_keymap m;
-	char buf[SH_KEY_BYTES];
-	uint64_t id;
-
-	pl_keymap_init(&m);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = sh_key_of(buf, items[i].site, items[i].size_bytes);
-
-		if (!pl_keymap_get(&m, buf, len, &id)) {
-			id = m.n;
-			if (pl_keymap_put(&m, buf, len, id) < 0) {
-				pl_keymap_free(&m);
-				return MEMPROF_POOL_ENOMEM;
-			}
-		}
-		key_of[i] = (uint32_t)id;
-	}
-	*n_keys = m.n;
-	pl_keymap_free(&m);
-	return MEMPROF_POOL_OK;
 }
 
 static int has_phase(const char *ph)
