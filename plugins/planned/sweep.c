@@ -46,22 +46,6 @@ static uint32_t merge(struct treap *t, uint32_t a, uint32_t b)
 	return b;
 }
 
-/* Split x into keys < key (*l) and keys >= key (*r). */
-static void split(struct treap *t, uint32_t x, uint64_t key, uint32_t *l, uint32_t *r)
-{
-	if (x == NIL) {
-		*l = *r = NIL;
-	} else if (t->lo[x] < key) {
-		split(t, t->kid[1][x], key, &t->kid[1][x], r);
-		pull(t, x);
-		*l = x;
-	} else {
-		split(t, t->kid[0][x], key, l, &t->kid[0][x]);
-		pull(t, x);
-		*r = x;
-	}
-}
-
 /* Room for twice as many nodes; 0 or -1. */
 static int grow(struct treap *t)
 {
@@ -138,43 +122,96 @@ static uint32_t take(struct treap *t, uint32_t x, uint64_t size, uint64_t *at)
 	return x;
 }
 
-/* Remove and return the extreme (side 0: lowest, 1: highest) node of x, into *out. */
-static uint32_t pop_end(struct treap *t, uint32_t x, int side, uint32_t *out)
+/* The gaps just below and just above lo (NIL for none); lo lies in no gap. */
+static void neighbours(const struct treap *t, uint32_t x, uint64_t lo, uint32_t *below,
+                       uint32_t *above)
 {
-	if (t->kid[side][x] == NIL) {
-		uint32_t rest = t->kid[!side][x];
-		*out = x;
-		t->kid[!side][x] = NIL; /* x leaves alone */
-		t->max_len[x] = t->len[x];
-		return rest;
+	*below = *above = NIL;
+	while (x != NIL) {
+		if (t->lo[x] < lo) {
+			*below = x;
+			x = t->kid[1][x];
+		} else {
+			*above = x;
+			x = t->kid[0][x];
+		}
 	}
-	t->kid[side][x] = pop_end(t, t->kid[side][x], side, out);
+}
+
+/* The node keyed key changed its length: its path's maxima are pulled again. */
+static void repull(struct treap *t, uint32_t x, uint64_t key)
+{
+	if (x == NIL)
+		return;
+	if (key != t->lo[x])
+		repull(t, t->kid[key > t->lo[x]][x], key);
+	pull(t, x);
+}
+
+/* x without the node keyed key (which is there). */
+static uint32_t erase(struct treap *t, uint32_t x, uint64_t key)
+{
+	int side;
+
+	if (key == t->lo[x]) {
+		t->free_nodes[t->n_free++] = x;
+		return merge(t, t->kid[0][x], t->kid[1][x]);
+	}
+	side = key > t->lo[x];
+	t->kid[side][x] = erase(t, t->kid[side][x], key);
 	pull(t, x);
 	return x;
 }
 
-/* Give [lo, lo + size) back, coalescing with the gaps on either side. */
+/* x with node n (whose key is not there), lifted to its place by priority. */
+static uint32_t insert(struct treap *t, uint32_t x, uint32_t n)
+{
+	uint32_t y;
+	int side;
+
+	if (x == NIL)
+		return n;
+	side = t->lo[n] > t->lo[x];
+	y = t->kid[side][x] = insert(t, t->kid[side][x], n);
+	if (t->pri[y] > t->pri[x]) { /* y rises above x */
+		t->kid[side][x] = t->kid[!side][y];
+		t->kid[!side][y] = x;
+		pull(t, x);
+		pull(t, y);
+		return y;
+	}
+	pull(t, x);
+	return x;
+}
+
+/*
+ * Give [lo, lo + size) back, coalescing with the gaps on either side: the
+ * gap below grows, or the one above starts lower (no key lies between, so
+ * its place holds), or both become the one below, or a new gap goes in.
+ */
 static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 {
-	uint32_t a, b, x;
-	uint64_t end = lo + size;
+	uint32_t below, above, x;
+	int joins_below, joins_above;
 
-	split(t, root, lo, &a, &b);
-	if (a != NIL) {
-		a = pop_end(t, a, 1, &x);
-		if (t->lo[x] + t->len[x] == lo)
-			lo = t->lo[x], t->free_nodes[t->n_free++] = x;
-		else
-			a = merge(t, a, x);
+	neighbours(t, root, lo, &below, &above);
+	joins_below = below != NIL && t->lo[below] + t->len[below] == lo;
+	joins_above = above != NIL && t->lo[above] == lo + size;
+	if (joins_below && joins_above) {
+		t->len[below] += size + t->len[above];
+		root = erase(t, root, t->lo[above]);
+		repull(t, root, t->lo[below]);
+	} else if (joins_below) {
+		t->len[below] += size;
+		repull(t, root, t->lo[below]);
+	} else if (joins_above) {
+		t->lo[above] = lo;
+		t->len[above] += size;
+		repull(t, root, lo);
+	} else if ((x = new_node(t, lo, size)) != NIL) {
+		root = insert(t, root, x);
 	}
-	if (b != NIL) {
-		b = pop_end(t, b, 0, &x);
-		if (t->lo[x] == end)
-			end = t->lo[x] + t->len[x], t->free_nodes[t->n_free++] = x;
-		else
-			b = merge(t, x, b);
-	}
-	return merge(t, merge(t, a, new_node(t, lo, end - lo)), b);
+	return root;
 }
 
 /* A buffer placed and not yet ended, in a min-heap by end. */
