@@ -370,7 +370,8 @@ static int sorted_containers(const struct side *s, struct run **out, size_t *n_o
 		if (s->segments.v[i].size <= UINT64_MAX - s->segments.v[i].addr) /* else refused */
 			c[n++] = (struct run){s->segments.v[i].addr,
 			                      s->segments.v[i].addr + s->segments.v[i].size};
-	memcpy(c + n, s->maps.v, s->maps.n * sizeof *c);
+	if (s->maps.n)
+		memcpy(c + n, s->maps.v, s->maps.n * sizeof *c);
 	n += s->maps.n;
 	qsort(c, n, sizeof *c, cmp_run);
 	*out = c;
