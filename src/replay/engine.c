@@ -519,7 +519,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return rc;
 	if ((rc = mp_engine_host_init(e)) < 0)
 		return rc;
-	if (!e->extents && !e->o->no_frag && !(e->peak = mp_peak_state_new()))
+	if (!e->extents && !e->o->no_frag && !(e->peak = mp_peak_state_new_keys(d->n_allocs)))
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
 	rc = pool->ops.create(&e->host, e->o->pool_opts, e->o->n_pool_opts, p);
 	if (rc != MEMPROF_POOL_OK || !*p) {

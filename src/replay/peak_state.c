@@ -25,7 +25,9 @@ struct item {
 };
 
 struct dense {
-	struct mp_intmap at; /* key -> position in v */
+	struct mp_intmap at; /* key -> position in v, for keys from n_keys on */
+	uint32_t *pos1; /* key -> 1 + position in v, for keys below n_keys (made at first use) */
+	size_t n_keys;
 	struct item *v;
 	size_t n, cap;
 };
@@ -69,19 +71,51 @@ static void dense_init(struct dense *d)
 static void dense_free(struct dense *d)
 {
 	mp_intmap_free(&d->at);
+	free(d->pos1);
 	free(d->v);
+}
+
+/* Whether key is in d, and where. */
+static int dense_find(const struct dense *d, uint64_t key, uint64_t *pos)
+{
+	if (key >= d->n_keys)
+		return mp_intmap_get(&d->at, key, pos);
+	if (!d->pos1 || !d->pos1[key])
+		return 0;
+	*pos = d->pos1[key] - 1;
+	return 1;
+}
+
+/* key is at pos; 0 or MP_ENOMEM (never when key was there already). */
+static int dense_place(struct dense *d, uint64_t key, uint64_t pos)
+{
+	if (key >= d->n_keys)
+		return mp_intmap_put(&d->at, key, pos) < 0 ? MP_ENOMEM : 0;
+	if (!d->pos1 && !(d->pos1 = calloc(d->n_keys, sizeof *d->pos1)))
+		return MP_ENOMEM;
+	d->pos1[key] = (uint32_t)pos + 1;
+	return 0;
+}
+
+static void dense_forget(struct dense *d, uint64_t key)
+{
+	if (key >= d->n_keys)
+		mp_intmap_del(&d->at, key);
+	else
+		d->pos1[key] = 0;
 }
 
 static int dense_put(struct dense *d, uint64_t key, uint64_t addr, uint64_t size)
 {
 	uint64_t pos;
 
-	if (mp_intmap_get(&d->at, key, &pos)) {
+	if (dense_find(d, key, &pos)) {
 		d->v[pos] = (struct item){key, addr, size};
 		return 0;
 	}
-	if (mp_array_reserve((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) < 0 ||
-	    mp_intmap_put(&d->at, key, d->n) < 0)
+	if (d->n >= UINT32_MAX ||
+	    mp_array_reserve((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) < 0 ||
+	    dense_place(d, key, d->n) < 0)
 		return MP_ENOMEM;
 	d->v[d->n++] = (struct item){key, addr, size};
 	return 0;
@@ -91,18 +125,21 @@ static void dense_del(struct dense *d, uint64_t key)
 {
 	uint64_t pos;
 
-	if (!mp_intmap_get(&d->at, key, &pos))
+	if (!dense_find(d, key, &pos))
 		return;
-	mp_intmap_del(&d->at, key);
+	dense_forget(d, key);
 	if (pos != --d->n) {
 		d->v[pos] = d->v[d->n];
-		mp_intmap_put(&d->at, d->v[pos].key, pos); /* replaces: cannot fail */
+		dense_place(d, d->v[pos].key, pos); /* replaces: cannot fail */
 	}
 }
 
 /* Empty d, keeping its memory (the map's table is cleared, not shrunk). */
 static void dense_clear(struct dense *d)
 {
+	for (size_t i = 0; d->pos1 && i < d->n; i++)
+		if (d->v[i].key < d->n_keys)
+			d->pos1[d->v[i].key] = 0;
 	if (d->at.cap)
 		memset(d->at.used, 0, d->at.cap);
 	d->at.n = 0;
@@ -195,7 +232,7 @@ static void side_free(struct side *s)
 	free(s->maps.v);
 }
 
-struct mp_peak_state *mp_peak_state_new(void)
+struct mp_peak_state *mp_peak_state_new_keys(size_t n_keys)
 {
 	struct mp_peak_state *ps = calloc(1, sizeof *ps);
 
@@ -203,7 +240,13 @@ struct mp_peak_state *mp_peak_state_new(void)
 		return NULL;
 	side_init(&ps->cur);
 	side_init(&ps->saved);
+	ps->saved.blocks.n_keys = n_keys < UINT32_MAX ? n_keys : UINT32_MAX;
 	return ps;
+}
+
+struct mp_peak_state *mp_peak_state_new(void)
+{
+	return mp_peak_state_new_keys(0);
 }
 
 void mp_peak_state_free(struct mp_peak_state *ps)

@@ -176,14 +176,15 @@ static void check(const struct world *w)
 	cr_assert_eq(largest, w->want_largest);
 }
 
-static void run_world(uint64_t seed, int mean_gap)
+/* n_keys: mp_peak_state_new_keys's (keys below it in an array, the others hashed), or 0. */
+static void run_world(uint64_t seed, int mean_gap, size_t n_keys)
 {
 	static struct world w;
 
 	memset(&w, 0, sizeof w);
 	rng = seed;
 	cr_assert_eq(mp_extents_new(0, &w.x), 0);
-	w.ps = mp_peak_state_new();
+	w.ps = n_keys ? mp_peak_state_new_keys(n_keys) : mp_peak_state_new();
 	cr_assert_not_null(w.ps);
 	check(&w); /* nothing saved yet */
 	for (int i = 0; i < 12; i++) {
@@ -203,13 +204,21 @@ static void run_world(uint64_t seed, int mean_gap)
 Test(peak_state, frequent_saves_apply_the_journal)
 {
 	for (uint64_t seed = 1; seed <= 8; seed++)
-		run_world(seed * 7919, 20);
+		run_world(seed * 7919, 20, 0);
 }
 
 Test(peak_state, rare_saves_copy_the_current_state)
 {
 	/* gaps far above the journal's limit (2 x live + 1024 changes) */
-	run_world(104729, 3000);
+	run_world(104729, 3000, 0);
+}
+
+Test(peak_state, keys_in_an_array_or_hashed_give_the_same_state)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		run_world(seed * 15485863, 20, N_KEYS / 2); /* half the keys each way */
+		run_world(seed * 15485863, 3000, N_KEYS);
+	}
 }
 
 static int one_block(void *ctx, mp_peak_state_emit_fn emit, void *emit_ctx)
