@@ -59,10 +59,11 @@ static int check_items(const struct memprof_pool_lifetime *items, size_t n, char
 
 /*
  * The common case, as memprof's host gives them: indices strictly rising
- * and dense.  Then slot = index with no sort (and no copy of the indices).
+ * and dense.  Then slot = index with no sort (and no copy of the indices,
+ * nor a slot per item).
  */
 static int rising_dense_slots(struct planned_plan *pl, const struct memprof_pool_lifetime *items,
-                              size_t n, size_t *slot_of)
+                              size_t n)
 {
 	size_t i;
 
@@ -72,21 +73,25 @@ static int rising_dense_slots(struct planned_plan *pl, const struct memprof_pool
 	if (n && (uint64_t)items[n - 1].index >= 2 * (uint64_t)n + 1024)
 		return 0;
 	pl->n_slots = n ? (size_t)items[n - 1].index + 1 : 0;
-	for (i = 0; i < n; i++)
-		slot_of[i] = (size_t)items[i].index;
 	return 1;
 }
 
-/* Slots for the items' indices: dense (slot = index) unless the indices are sparse. */
+/*
+ * Slots for the items' indices: dense (slot = index) unless the indices are
+ * sparse.  *slot_of (malloc'd) gives item i's slot; NULL: its index.
+ */
 static int make_slots(struct planned_plan *pl, const struct memprof_pool_lifetime *items, size_t n,
-                      size_t *slot_of, char *why, size_t why_len)
+                      size_t **slot_out, char *why, size_t why_len)
 {
 	struct index_item *v;
-	size_t i;
+	size_t i, *slot_of;
 	int dense;
 
-	if (rising_dense_slots(pl, items, n, slot_of))
+	*slot_out = NULL;
+	if (rising_dense_slots(pl, items, n))
 		return MEMPROF_POOL_OK;
+	if (!(*slot_out = slot_of = malloc((n + 1) * sizeof *slot_of)))
+		return MEMPROF_POOL_ENOMEM;
 	if (!(v = malloc((n + 1) * sizeof *v)))
 		return MEMPROF_POOL_ENOMEM;
 	for (i = 0; i < n; i++)
@@ -160,11 +165,14 @@ static int fill_slots(struct planned_plan *pl, const struct memprof_pool_lifetim
 	if (!pl->offset_bytes || !pl->size_bytes || !pl->state)
 		return MEMPROF_POOL_ENOMEM;
 	for (i = 0; i < n; i++) {
-		pl->size_bytes[slot_of[i]] = (items[i].size_bytes + align - 1) / align * align;
-		pl->state[slot_of[i]] = PLANNED_SLOT_IDLE;
+		size_t s = slot_of ? slot_of[i] : (size_t)items[i].index;
+		pl->size_bytes[s] = (items[i].size_bytes + align - 1) / align * align;
+		pl->state[s] = PLANNED_SLOT_IDLE;
 	}
-	for (i = 0; i < pb->n_bufs; i++)
-		pl->offset_bytes[slot_of[pb->bufs[i].item]] = off[i];
+	for (i = 0; i < pb->n_bufs; i++) {
+		size_t item = pb->bufs[i].item;
+		pl->offset_bytes[slot_of ? slot_of[item] : (size_t)items[item].index] = off[i];
+	}
 	return MEMPROF_POOL_OK;
 }
 
@@ -179,10 +187,7 @@ int planned_plan_build(struct planned_plan *pl, const struct memprof_pool_lifeti
 	memset(pl, 0, sizeof *pl);
 	rc = check_items(items, n, why, why_len);
 	if (rc == MEMPROF_POOL_OK)
-		rc = (slot_of = malloc((n + 1) * sizeof *slot_of)) ? MEMPROF_POOL_OK
-		                                                   : MEMPROF_POOL_ENOMEM;
-	if (rc == MEMPROF_POOL_OK)
-		rc = make_slots(pl, items, n, slot_of, why, why_len);
+		rc = make_slots(pl, items, n, &slot_of, why, why_len);
 	if (rc == MEMPROF_POOL_OK)
 		rc = planned_problem_build(&pb, items, n, cfg->align_bytes);
 	if (rc == MEMPROF_POOL_OK)
@@ -194,8 +199,10 @@ int planned_plan_build(struct planned_plan *pl, const struct memprof_pool_lifeti
 		snprintf(why, why_len, "the placement overlaps itself (a bug in the planner)");
 		rc = MEMPROF_POOL_EFAULT;
 	}
-	if (rc == MEMPROF_POOL_OK)
+	if (rc == MEMPROF_POOL_OK) {
+		planned_problem_free_all_but_bufs(&pb); /* fill_slots needs only the buffers */
 		rc = fill_slots(pl, items, n, slot_of, &pb, off, cfg->align_bytes);
+	}
 	pl->plan_ns = planned_now_ns() - t0;
 	planned_problem_free(&pb);
 	free(off), free(slot_of);

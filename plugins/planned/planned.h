@@ -75,6 +75,8 @@ struct planned_problem {
 int planned_problem_build(struct planned_problem *pb, const struct memprof_pool_lifetime *items,
                           size_t n_items, uint64_t align_bytes);
 void planned_problem_free(struct planned_problem *pb);
+/* Free all but the buffers (and n_bufs, the bounds and counts): for what needs only those. */
+void planned_problem_free_all_but_bufs(struct planned_problem *pb);
 /* Check that no two overlapping buffers overlap in space: 0 or -1 (needs the lists). */
 int planned_problem_check(const struct planned_problem *pb, const uint64_t *off);
 /* Makespan of a placement: max(offset + size). */

@@ -108,7 +108,10 @@ static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_li
 		m++;
 	}
 	pb->n_bufs = m;
-	qsort(pb->bufs, m, sizeof *pb->bufs, cmp_buf);
+	for (i = 1; i < m && pb->bufs[i - 1].start <= pb->bufs[i].start; i++)
+		;
+	if (i < m) /* else already in (start, item) order, as the host's items come */
+		qsort(pb->bufs, m, sizeof *pb->bufs, cmp_buf);
 	return MEMPROF_POOL_OK;
 }
 
@@ -257,20 +260,24 @@ static int build_twins(struct planned_problem *pb)
 	return MEMPROF_POOL_OK;
 }
 
+/*
+ * The overlapping pairs are counted first; only when there are few enough
+ * for lists is where each buffer's overlaps end kept (8 bytes a buffer).
+ */
 static int build_pairs(struct planned_problem *pb, int64_t *all_starts)
 {
-	size_t i, m = pb->n_bufs, *last = malloc((m + 1) * sizeof *last);
+	size_t i, m = pb->n_bufs, *last = NULL;
 	int rc = MEMPROF_POOL_OK;
 
-	if (!last)
-		return MEMPROF_POOL_ENOMEM;
 	for (i = 0; i < m; i++)
 		all_starts[i] = pb->bufs[i].start;
-	for (i = 0; i < m; i++) {
-		last[i] = lower_bound(all_starts, m, pb->bufs[i].end);
-		pb->n_pairs += last[i] - i - 1;
-	}
+	for (i = 0; i < m; i++)
+		pb->n_pairs += lower_bound(all_starts, m, pb->bufs[i].end) - i - 1;
 	if (pb->n_pairs <= PLANNED_PAIR_LIMIT) {
+		if (!(last = malloc((m + 1) * sizeof *last)))
+			return MEMPROF_POOL_ENOMEM;
+		for (i = 0; i < m; i++)
+			last[i] = lower_bound(all_starts, m, pb->bufs[i].end);
 		rc = build_overlaps(pb, last);
 		pb->dominant = malloc(m + 1);
 		if (rc == MEMPROF_POOL_OK && !pb->dominant)
@@ -310,6 +317,20 @@ int planned_problem_build(struct planned_problem *pb, const struct memprof_pool_
 	if (pb->gcd_bytes == 0)
 		pb->gcd_bytes = 1;
 	return rc;
+}
+
+void planned_problem_free_all_but_bufs(struct planned_problem *pb)
+{
+	free(pb->section_bytes);
+	free(pb->adj_start);
+	free(pb->adj);
+	free(pb->sec_start);
+	free(pb->sec_bufs);
+	free(pb->dominant);
+	free(pb->twin_prev);
+	pb->section_bytes = NULL;
+	pb->adj_start = pb->adj = pb->sec_start = pb->sec_bufs = pb->twin_prev = NULL;
+	pb->dominant = NULL;
 }
 
 void planned_problem_free(struct planned_problem *pb)

@@ -2,7 +2,9 @@
  * plugins/planned/sweep.c - time-ordered first fit for problems too large for
  * overlap lists: replays the lifetimes in start order against a set of free
  * gaps (a treap by offset, each node knowing the largest gap below it), so
- * each allocation takes the lowest gap that fits.  O(n log n) expected.
+ * each allocation takes the lowest gap that fits.  The buffers placed and
+ * not yet ended wait in a heap by end.  O(n log n) expected; memory grows
+ * with the buffers live at once (gaps and heap), not with n.
  */
 #include <stdlib.h>
 
@@ -12,8 +14,9 @@ struct treap {
 	uint64_t *lo, *len, *max_len;
 	uint32_t *pri, *kid[2];
 	uint32_t *free_nodes;
-	size_t n_free;
+	size_t n_free, cap;
 	uint32_t seed;
+	int failed; /* a node could not be had: out of memory */
 };
 
 #define NIL UINT32_MAX
@@ -43,26 +46,54 @@ static uint32_t merge(struct treap *t, uint32_t a, uint32_t b)
 	return b;
 }
 
-/* Split x into keys < key (*l) and keys >= key (*r). */
-static void split(struct treap *t, uint32_t x, uint64_t key, uint32_t *l, uint32_t *r)
+/* Room for twice as many nodes; 0 or -1. */
+static int grow(struct treap *t)
 {
-	if (x == NIL) {
-		*l = *r = NIL;
-	} else if (t->lo[x] < key) {
-		split(t, t->kid[1][x], key, &t->kid[1][x], r);
-		pull(t, x);
-		*l = x;
-	} else {
-		split(t, t->kid[0][x], key, l, &t->kid[0][x]);
-		pull(t, x);
-		*r = x;
-	}
+	size_t cap = t->cap ? 2 * t->cap : 64, i;
+	void *p[7];
+	const size_t wide = sizeof(uint64_t), narrow = sizeof(uint32_t);
+
+	if (cap >= NIL)
+		return -1;
+	p[0] = realloc(t->lo, cap * wide);
+	if (p[0])
+		t->lo = p[0];
+	p[1] = realloc(t->len, cap * wide);
+	if (p[1])
+		t->len = p[1];
+	p[2] = realloc(t->max_len, cap * wide);
+	if (p[2])
+		t->max_len = p[2];
+	p[3] = realloc(t->pri, cap * narrow);
+	if (p[3])
+		t->pri = p[3];
+	p[4] = realloc(t->kid[0], cap * narrow);
+	if (p[4])
+		t->kid[0] = p[4];
+	p[5] = realloc(t->kid[1], cap * narrow);
+	if (p[5])
+		t->kid[1] = p[5];
+	p[6] = realloc(t->free_nodes, cap * narrow);
+	if (p[6])
+		t->free_nodes = p[6];
+	for (i = 0; i < 7; i++)
+		if (!p[i])
+			return -1;
+	for (i = cap; i > t->cap; i--) /* the lowest new node is taken first */
+		t->free_nodes[t->n_free++] = (uint32_t)(i - 1);
+	t->cap = cap;
+	return 0;
 }
 
 static uint32_t new_node(struct treap *t, uint64_t lo, uint64_t len)
 {
-	uint32_t x = t->free_nodes[--t->n_free];
+	uint32_t x;
 
+	if (t->n_free == 0 && grow(t) < 0) {
+		t->failed = 1;
+		return NIL;
+	}
+	x = t->free_nodes[--t->n_free];
 	t->seed ^= t->seed << 13, t->seed ^= t->seed >> 17, t->seed ^= t->seed << 5;
 	t->lo[x] = lo, t->len[x] = len, t->max_len[x] = len;
 	t->pri[x] = t->seed;
@@ -91,76 +122,142 @@ static uint32_t take(struct treap *t, uint32_t x, uint64_t size, uint64_t *at)
 	return x;
 }
 
-/* Remove and return the extreme (side 0: lowest, 1: highest) node of x, into *out. */
-static uint32_t pop_end(struct treap *t, uint32_t x, int side, uint32_t *out)
+/* The gaps just below and just above lo (NIL for none); lo lies in no gap. */
+static void neighbours(const struct treap *t, uint32_t x, uint64_t lo, uint32_t *below,
+                       uint32_t *above)
 {
-	if (t->kid[side][x] == NIL) {
-		uint32_t rest = t->kid[!side][x];
-		*out = x;
-		t->kid[!side][x] = NIL; /* x leaves alone */
-		t->max_len[x] = t->len[x];
-		return rest;
+	*below = *above = NIL;
+	while (x != NIL) {
+		if (t->lo[x] < lo) {
+			*below = x;
+			x = t->kid[1][x];
+		} else {
+			*above = x;
+			x = t->kid[0][x];
+		}
 	}
-	t->kid[side][x] = pop_end(t, t->kid[side][x], side, out);
+}
+
+/* The node keyed key changed its length: its path's maxima are pulled again. */
+static void repull(struct treap *t, uint32_t x, uint64_t key)
+{
+	if (x == NIL)
+		return;
+	if (key != t->lo[x])
+		repull(t, t->kid[key > t->lo[x]][x], key);
+	pull(t, x);
+}
+
+/* x without the node keyed key (which is there). */
+static uint32_t erase(struct treap *t, uint32_t x, uint64_t key)
+{
+	int side;
+
+	if (key == t->lo[x]) {
+		t->free_nodes[t->n_free++] = x;
+		return merge(t, t->kid[0][x], t->kid[1][x]);
+	}
+	side = key > t->lo[x];
+	t->kid[side][x] = erase(t, t->kid[side][x], key);
 	pull(t, x);
 	return x;
 }
 
-/* Give [lo, lo + size) back, coalescing with the gaps on either side. */
-static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
+/* x with node n (whose key is not there), lifted to its place by priority. */
+static uint32_t insert(struct treap *t, uint32_t x, uint32_t n)
 {
-	uint32_t a, b, x;
-	uint64_t end = lo + size;
+	uint32_t y;
+	int side;
 
-	split(t, root, lo, &a, &b);
-	if (a != NIL) {
-		a = pop_end(t, a, 1, &x);
-		if (t->lo[x] + t->len[x] == lo)
-			lo = t->lo[x], t->free_nodes[t->n_free++] = x;
-		else
-			a = merge(t, a, x);
+	if (x == NIL)
+		return n;
+	side = t->lo[n] > t->lo[x];
+	y = t->kid[side][x] = insert(t, t->kid[side][x], n);
+	if (t->pri[y] > t->pri[x]) { /* y rises above x */
+		t->kid[side][x] = t->kid[!side][y];
+		t->kid[!side][y] = x;
+		pull(t, x);
+		pull(t, y);
+		return y;
 	}
-	if (b != NIL) {
-		b = pop_end(t, b, 0, &x);
-		if (t->lo[x] == end)
-			end = t->lo[x] + t->len[x], t->free_nodes[t->n_free++] = x;
-		else
-			b = merge(t, x, b);
-	}
-	return merge(t, merge(t, a, new_node(t, lo, end - lo)), b);
+	pull(t, x);
+	return x;
 }
 
-struct release {
+/*
+ * Give [lo, lo + size) back, coalescing with the gaps on either side: the
+ * gap below grows, or the one above starts lower (no key lies between, so
+ * its place holds), or both become the one below, or a new gap goes in.
+ */
+static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
+{
+	uint32_t below, above, x;
+	int joins_below, joins_above;
+
+	neighbours(t, root, lo, &below, &above);
+	joins_below = below != NIL && t->lo[below] + t->len[below] == lo;
+	joins_above = above != NIL && t->lo[above] == lo + size;
+	if (joins_below && joins_above) {
+		t->len[below] += size + t->len[above];
+		root = erase(t, root, t->lo[above]);
+		repull(t, root, t->lo[below]);
+	} else if (joins_below) {
+		t->len[below] += size;
+		repull(t, root, t->lo[below]);
+	} else if (joins_above) {
+		t->lo[above] = lo;
+		t->len[above] += size;
+		repull(t, root, lo);
+	} else if ((x = new_node(t, lo, size)) != NIL) {
+		root = insert(t, root, x);
+	}
+	return root;
+}
+
+/* A buffer placed and not yet ended, in a min-heap by end. */
+struct live {
 	int64_t end;
 	uint32_t id;
 };
 
-static int cmp_release(const void *a, const void *b)
-{
-	const struct release *x = a, *y = b;
+struct heap {
+	struct live *v;
+	size_t n, cap;
+};
 
-	return x->end < y->end ? -1 : x->end > y->end;
+static int heap_push(struct heap *h, struct live x)
+{
+	size_t i = h->n;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		struct live *v = realloc(h->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		h->v = v, h->cap = cap;
+	}
+	for (h->n++; i > 0 && h->v[(i - 1) / 2].end > x.end; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+	return 0;
 }
 
-static int treap_init(struct treap *t, size_t n)
+static struct live heap_pop(struct heap *h)
 {
-	size_t i;
+	struct live top = h->v[0], x = h->v[--h->n];
+	size_t i = 0, c;
 
-	t->lo = malloc(n * sizeof *t->lo);
-	t->len = malloc(n * sizeof *t->len);
-	t->max_len = malloc(n * sizeof *t->max_len);
-	t->pri = malloc(n * sizeof *t->pri);
-	t->kid[0] = malloc(n * sizeof *t->kid[0]);
-	t->kid[1] = malloc(n * sizeof *t->kid[1]);
-	t->free_nodes = malloc(n * sizeof *t->free_nodes);
-	t->seed = 2463534242u;
-	if (!t->lo || !t->len || !t->max_len || !t->pri || !t->kid[0] || !t->kid[1] ||
-	    !t->free_nodes)
-		return MEMPROF_POOL_ENOMEM;
-	for (i = 0; i < n; i++)
-		t->free_nodes[i] = (uint32_t)(n - 1 - i);
-	t->n_free = n;
-	return MEMPROF_POOL_OK;
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && h->v[c + 1].end < h->v[c].end)
+			c++;
+		if (h->v[c].end >= x.end)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
 }
 
 static void treap_free(struct treap *t)
@@ -169,27 +266,29 @@ static void treap_free(struct treap *t)
 	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes);
 }
 
+/*
+ * The gaps after the buffers that ended by each start are given back (in
+ * any order: the gaps are then the same) and before it takes its own.
+ */
 int planned_sweep_fit(const struct planned_problem *pb, uint64_t *off)
 {
-	size_t m = pb->n_bufs, i, f = 0;
-	struct treap t = {0};
-	struct release *rel = malloc((m + 1) * sizeof *rel);
-	uint32_t root;
-	int rc = treap_init(&t, m + 2);
+	struct treap t = {.seed = 2463534242u};
+	struct heap h = {0};
+	uint32_t root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
+	size_t i;
 
-	if (rc != MEMPROF_POOL_OK || !rel) {
-		treap_free(&t), free(rel);
-		return MEMPROF_POOL_ENOMEM;
+	for (i = 0; i < pb->n_bufs && !t.failed; i++) {
+		const struct planned_buf *b = &pb->bufs[i];
+
+		while (h.n && h.v[0].end <= b->start && !t.failed) {
+			struct live x = heap_pop(&h);
+			root = give(&t, root, off[x.id], pb->bufs[x.id].size_bytes);
+		}
+		root = take(&t, root, b->size_bytes, &off[i]);
+		if (heap_push(&h, (struct live){b->end, (uint32_t)i}) < 0)
+			t.failed = 1;
 	}
-	for (i = 0; i < m; i++)
-		rel[i] = (struct release){.end = pb->bufs[i].end, .id = (uint32_t)i};
-	qsort(rel, m, sizeof *rel, cmp_release);
-	root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
-	for (i = 0; i < m; i++) {
-		for (; f < m && rel[f].end <= pb->bufs[i].start; f++)
-			root = give(&t, root, off[rel[f].id], pb->bufs[rel[f].id].size_bytes);
-		root = take(&t, root, pb->bufs[i].size_bytes, &off[i]);
-	}
-	treap_free(&t), free(rel);
-	return MEMPROF_POOL_OK;
+	treap_free(&t);
+	free(h.v);
+	return t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
 }

@@ -3,8 +3,8 @@
  * phase markers (each entry of the iteration phase starts one; auto picks
  * the phase whose entries cut the trace into segments alike in the
  * site+size keys they hold, covering most of it), else from the period of the sequence of
- * site+size keys (period.c).  Also numbers
- * the site+size keys.  Pure: it logs nothing; plan.c says what it found.
+ * site+size keys (period.c), which key_ids.c numbers from the key text
+ * written here.  Pure: it logs nothing; plan.c says what it found.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +14,6 @@
 size_t sh_key_of(char *buf, const char *site, uint64_t size_bytes)
 {
 	return pl_key_text_u64(buf, SH_KEY_BYTES, site, size_bytes);
-}
-
-int sh_key_ids(const struct memprof_pool_lifetime *items, size_t n, uint32_t *key_of,
-               size_t *n_keys)
-{
-	struct pl_keymap m;
-	char buf[SH_KEY_BYTES];
-	uint64_t id;
-
-	pl_keymap_init(&m);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = sh_key_of(buf, items[i].site, items[i].size_bytes);
-
-		if (!pl_keymap_get(&m, buf, len, &id)) {
-			id = m.n;
-			if (pl_keymap_put(&m, buf, len, id) < 0) {
-				pl_keymap_free(&m);
-				return MEMPROF_POOL_ENOMEM;
-			}
-		}
-		key_of[i] = (uint32_t)id;
-	}
-	*n_keys = m.n;
-	pl_keymap_free(&m);
-	return MEMPROF_POOL_OK;
 }
 
 static int has_phase(const char *ph)
@@ -87,10 +62,9 @@ static int64_t named_phase(const struct memprof_pool_lifetime *items, size_t n, 
 	return -1;
 }
 
-/* Scratch for scoring candidate phases: per allocation, per segment, per key. */
+/* Scratch for scoring candidate phases: per segment (its first item and length), per key. */
 struct scratch {
-	int64_t *seg_of;
-	uint64_t *seg_n, *sorted, *stamp_key, *typical_key;
+	uint64_t *seg_start, *seg_n, *sorted, *stamp_key, *typical_key;
 	uint64_t stamp;
 };
 
@@ -100,15 +74,18 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The keys of segment s are stamped into keys[] with a fresh stamp; their number. */
-static uint64_t stamp_segment(struct scratch *w, const uint32_t *key_of, size_t n, int64_t s,
-                              uint64_t *keys, const uint64_t *typical, uint64_t *in_typical)
+/*
+ * The keys of segment s (items seg_start[s] on, seg_n[s] of them) are
+ * stamped into keys[] with a fresh stamp; their number.
+ */
+static uint64_t stamp_segment(struct scratch *w, const uint32_t *key_of, int64_t s, uint64_t *keys,
+                              const uint64_t *typical, uint64_t *in_typical)
 {
 	uint64_t distinct = 0, stamp = ++w->stamp;
 
 	*in_typical = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (w->seg_of[i] != s || keys[key_of[i]] == stamp)
+	for (size_t i = w->seg_start[s]; i < w->seg_start[s] + w->seg_n[s]; i++) {
+		if (keys[key_of[i]] == stamp)
 			continue;
 		keys[key_of[i]] = stamp;
 		distinct++;
@@ -136,8 +113,7 @@ static uint64_t coverage_of(struct scratch *w, const int64_t *ph, const uint32_t
 		w->seg_n[k] = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ph[i] == x && (i == 0 || ph[i - 1] != x))
-			seg++;
-		w->seg_of[i] = seg;
+			w->seg_start[++seg] = i; /* a segment runs to the next entry */
 		if (seg >= 0)
 			w->seg_n[seg]++;
 	}
@@ -145,11 +121,11 @@ static uint64_t coverage_of(struct scratch *w, const int64_t *ph, const uint32_t
 	qsort(w->sorted, n_segments, sizeof *w->sorted, cmp_u64);
 	while (w->seg_n[typical] != w->sorted[n_segments / 2])
 		typical++;
-	n_typ = stamp_segment(w, key_of, n, typical, w->typical_key + 1, NULL, &in_typ);
+	n_typ = stamp_segment(w, key_of, typical, w->typical_key + 1, NULL, &in_typ);
 	w->typical_key[0] = w->stamp; /* typical_key[1 + key] == this stamp: key is typical */
 	for (uint64_t k = 0; k < n_segments; k++) {
-		uint64_t d = stamp_segment(w, key_of, n, (int64_t)k, w->stamp_key,
-		                           w->typical_key + 1, &in_typ);
+		uint64_t d = stamp_segment(w, key_of, (int64_t)k, w->stamp_key, w->typical_key + 1,
+		                           &in_typ);
 		if (d && 2 * in_typ >= d + n_typ - in_typ) {
 			n_match++;
 			covered += w->seg_n[k];
@@ -174,13 +150,14 @@ static int64_t pick_phase(const struct memprof_pool_lifetime *items, size_t n, c
 	for (size_t i = 0; i < n; i++)
 		if (key_of[i] + 1ull > n_keys)
 			n_keys = key_of[i] + 1ull;
-	w.seg_of = malloc((n ? n : 1) * sizeof *w.seg_of);
+	w.seg_start = malloc((n ? n : 1) * sizeof *w.seg_start);
 	w.seg_n = malloc((n ? n : 1) * sizeof *w.seg_n);
 	w.sorted = malloc((n ? n : 1) * sizeof *w.sorted);
 	w.stamp_key = calloc(n_keys + 1, sizeof *w.stamp_key);
 	w.typical_key = calloc(n_keys + 2, sizeof *w.typical_key);
 	for (size_t x = 0;
-	     w.seg_of && w.seg_n && w.sorted && w.stamp_key && w.typical_key && x < n_phases; x++) {
+	     w.seg_start && w.seg_n && w.sorted && w.stamp_key && w.typical_key && x < n_phases;
+	     x++) {
 		uint64_t c = entries[x] >= 2 && entries[x] <= n
 		                     ? coverage_of(&w, ph, key_of, n, (int64_t)x, entries[x])
 		                     : 0;
@@ -189,7 +166,7 @@ static int64_t pick_phase(const struct memprof_pool_lifetime *items, size_t n, c
 			pick = (int64_t)x;
 		}
 	}
-	free(w.seg_of);
+	free(w.seg_start);
 	free(w.seg_n);
 	free(w.sorted);
 	free(w.stamp_key);

@@ -92,7 +92,8 @@ int sh_parse_options(const struct memprof_pool_host *host, const struct memprof_
                      size_t n_opts, struct sh_config *cfg);
 void sh_config_free(struct sh_config *cfg);
 
-/* iterations.c: key ids (in order of first appearance), then iterations. */
+/* iterations.c: a key's text, then iterations; key_ids.c: key ids (in order of first appearance).
+ */
 size_t sh_key_of(char *buf, const char *site, uint64_t size_bytes);
 int sh_key_ids(const struct memprof_pool_lifetime *items, size_t n, uint32_t *key_of,
                size_t *n_keys);

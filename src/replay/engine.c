@@ -429,6 +429,62 @@ static void pack_lifetimes_1_0(struct memprof_pool_lifetime *items, size_t n)
 		        MEMPROF_POOL_LIFETIME_SIZE_1_0);
 }
 
+/*
+ * The lifetimes pool is to plan with, the caller's when it gave them and the
+ * pool takes them as they are (all of them, at this ABI's size), else a copy
+ * without those below the threshold, packed for an older ABI: *own is the
+ * copy to free, or NULL.
+ */
+static const struct memprof_pool_lifetime *
+lifetimes_for(const struct engine *e, const struct mp_replay_input *in,
+              const struct mp_replay_device *d, const struct mp_pool_plugin *pool, size_t *n,
+              struct memprof_pool_lifetime **own)
+{
+	const struct memprof_pool_lifetime *all = e->o->lifetimes;
+	size_t k;
+
+	*own = NULL;
+	for (k = 0; all && k < d->n_allocs; k++)
+		if (all[k].size_bytes < e->o->pool_threshold_bytes)
+			break;
+	*n = d->n_allocs;
+	if (all && k == d->n_allocs && pool->ops.abi_minor >= 2)
+		return all;
+	if (all && (*own = malloc((d->n_allocs + 1) * sizeof **own)))
+		memcpy(*own, all, d->n_allocs * sizeof **own);
+	else if (!all)
+		*own = mp_replay_input_lifetimes(in, d);
+	if (!*own)
+		return NULL;
+	*n = 0; /* the pool sees none below the threshold */
+	for (k = 0; k < d->n_allocs; k++)
+		if ((*own)[k].size_bytes >= e->o->pool_threshold_bytes)
+			(*own)[(*n)++] = (*own)[k];
+	if (pool->ops.abi_minor < 2)
+		pack_lifetimes_1_0(*own, *n);
+	return *own;
+}
+
+static int plan(struct engine *e, const struct mp_replay_input *in,
+                const struct mp_replay_device *d, const struct mp_pool_plugin *pool,
+                struct memprof_pool *p)
+{
+	struct memprof_pool_lifetime *own;
+	size_t n;
+	const struct memprof_pool_lifetime *items = lifetimes_for(e, in, d, pool, &n, &own);
+	int rc;
+
+	if (!items)
+		return mp_err(e->err, MP_ENOMEM, "out of memory");
+	rc = pool->ops.plan(p, items, n);
+	free(own);
+	if (rc != MEMPROF_POOL_OK || e->fault)
+		return e->err->code ? e->err->code
+		                    : mp_err(e->err, MP_EIO, "pool '%s' failed to plan (error %d)",
+		                             e->pool_name, rc);
+	return 0;
+}
+
 /* A pool with seed (ABI 1.3) starts from the state the trace window opened with. */
 static int seed(struct engine *e, const struct mp_replay_device *d,
                 const struct mp_pool_plugin *pool, struct memprof_pool *p)
@@ -463,7 +519,7 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 		return rc;
 	if ((rc = mp_engine_host_init(e)) < 0)
 		return rc;
-	if (!e->extents && !e->o->no_frag && !(e->peak = mp_peak_state_new()))
+	if (!e->extents && !e->o->no_frag && !(e->peak = mp_peak_state_new_keys(d->n_allocs)))
 		return mp_err(e->err, MP_ENOMEM, "out of memory");
 	rc = pool->ops.create(&e->host, e->o->pool_opts, e->o->n_pool_opts, p);
 	if (rc != MEMPROF_POOL_OK || !*p) {
@@ -477,24 +533,8 @@ static int start(struct engine *e, const struct mp_replay_input *in,
 	if ((rc = snapshot_frag(e)) < 0)
 		return rc;
 	if (pool->ops.plan) {
-		struct memprof_pool_lifetime *items = mp_replay_input_lifetimes(in, d);
-		size_t n = 0;
-
-		if (!items)
-			return mp_err(e->err, MP_ENOMEM, "out of memory");
-		/* the pool sees none below the threshold */
-		for (size_t k = 0; k < d->n_allocs; k++)
-			if (items[k].size_bytes >= e->o->pool_threshold_bytes)
-				items[n++] = items[k];
-		if (pool->ops.abi_minor < 2)
-			pack_lifetimes_1_0(items, n);
-		rc = pool->ops.plan(*p, items, n);
-		free(items);
-		if (rc != MEMPROF_POOL_OK || e->fault)
-			return e->err->code ? e->err->code
-			                    : mp_err(e->err, MP_EIO,
-			                             "pool '%s' failed to plan (error %d)",
-			                             e->pool_name, rc);
+		if ((rc = plan(e, in, d, pool, *p)) < 0)
+			return rc;
 		if ((rc = snapshot_frag(e)) < 0)
 			return rc;
 	}

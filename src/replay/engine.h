@@ -46,6 +46,13 @@ struct mp_replay_options {
 	/* Do not keep the state at the reserved peak (replay/peak_state.h) without
 	 * verify: frag_at_peak stays 0; free_at_peak_bytes is still measured. */
 	int no_frag;
+	/*
+	 * The device's lifetimes (mp_replay_input_lifetimes), made once by the
+	 * caller for every pool that plans, or NULL: the engine makes its own.
+	 * Read only; a pool that sees them all at its own ABI gets them as they
+	 * are, else a filtered or packed copy.
+	 */
+	const struct memprof_pool_lifetime *lifetimes;
 };
 
 enum mp_verify_state { MP_VERIFY_OFF = 0, MP_VERIFY_PASSED = 1, MP_VERIFY_FAILED = 2 };
@@ -83,9 +90,9 @@ struct mp_replay_result {
 	uint64_t n_allocs, n_frees;
 	uint64_t pool_threshold_bytes; /* the option this run had, 0: none */
 	uint64_t n_below_threshold;    /* allocations sent straight to the backend */
-	uint64_t backend_calls; /* every service call that reached the backend */
-	uint64_t n_calls[16];   /* by enum mp_cost_call */
-	uint64_t call_ns[16];   /* their time, measured or modelled, by enum mp_cost_call */
+	uint64_t backend_calls;        /* every service call that reached the backend */
+	uint64_t n_calls[16];          /* by enum mp_cost_call */
+	uint64_t call_ns[16];          /* their time, measured or modelled, by enum mp_cost_call */
 	uint64_t alloc_ns_p50, alloc_ns_p99, alloc_ns_max;
 	uint64_t free_ns_p50, free_ns_p99;
 	uint64_t total_ns;   /* allocator time: pool host time plus backend time */

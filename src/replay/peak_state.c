@@ -5,8 +5,9 @@
  * the journal of changes since.
  * Blocks and segments are dense arrays indexed by an intmap (removal moves
  * the last item into the hole); mapped ranges are a sorted array of
- * disjoint, non-touching runs, as the address map merges them.  Builds an
- * mp_extents only once, to measure the saved state; never prints.
+ * disjoint, non-touching runs, as the address map merges them.  Measures
+ * the saved state once, by sorting it, with the address map's own rules
+ * (an mp_extents is built only when containers overlap); never prints.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "util/array.h"
 #include "util/error.h"
 #include "util/intmap.h"
+#include "util/radix_sort.h"
 
 /* Items keyed by key (a block's key, a segment's address), each with an address and a size. */
 struct item {
@@ -23,7 +25,9 @@ struct item {
 };
 
 struct dense {
-	struct mp_intmap at; /* key -> position in v */
+	struct mp_intmap at; /* key -> position in v, for keys from n_keys on */
+	uint32_t *pos1; /* key -> 1 + position in v, for keys below n_keys (made at first use) */
+	size_t n_keys;
 	struct item *v;
 	size_t n, cap;
 };
@@ -67,19 +71,51 @@ static void dense_init(struct dense *d)
 static void dense_free(struct dense *d)
 {
 	mp_intmap_free(&d->at);
+	free(d->pos1);
 	free(d->v);
+}
+
+/* Whether key is in d, and where. */
+static int dense_find(const struct dense *d, uint64_t key, uint64_t *pos)
+{
+	if (key >= d->n_keys)
+		return mp_intmap_get(&d->at, key, pos);
+	if (!d->pos1 || !d->pos1[key])
+		return 0;
+	*pos = d->pos1[key] - 1;
+	return 1;
+}
+
+/* key is at pos; 0 or MP_ENOMEM (never when key was there already). */
+static int dense_place(struct dense *d, uint64_t key, uint64_t pos)
+{
+	if (key >= d->n_keys)
+		return mp_intmap_put(&d->at, key, pos) < 0 ? MP_ENOMEM : 0;
+	if (!d->pos1 && !(d->pos1 = calloc(d->n_keys, sizeof *d->pos1)))
+		return MP_ENOMEM;
+	d->pos1[key] = (uint32_t)pos + 1;
+	return 0;
+}
+
+static void dense_forget(struct dense *d, uint64_t key)
+{
+	if (key >= d->n_keys)
+		mp_intmap_del(&d->at, key);
+	else
+		d->pos1[key] = 0;
 }
 
 static int dense_put(struct dense *d, uint64_t key, uint64_t addr, uint64_t size)
 {
 	uint64_t pos;
 
-	if (mp_intmap_get(&d->at, key, &pos)) {
+	if (dense_find(d, key, &pos)) {
 		d->v[pos] = (struct item){key, addr, size};
 		return 0;
 	}
-	if (mp_array_reserve((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) < 0 ||
-	    mp_intmap_put(&d->at, key, d->n) < 0)
+	if (d->n >= UINT32_MAX ||
+	    mp_array_reserve((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) < 0 ||
+	    dense_place(d, key, d->n) < 0)
 		return MP_ENOMEM;
 	d->v[d->n++] = (struct item){key, addr, size};
 	return 0;
@@ -89,18 +125,21 @@ static void dense_del(struct dense *d, uint64_t key)
 {
 	uint64_t pos;
 
-	if (!mp_intmap_get(&d->at, key, &pos))
+	if (!dense_find(d, key, &pos))
 		return;
-	mp_intmap_del(&d->at, key);
+	dense_forget(d, key);
 	if (pos != --d->n) {
 		d->v[pos] = d->v[d->n];
-		mp_intmap_put(&d->at, d->v[pos].key, pos); /* replaces: cannot fail */
+		dense_place(d, d->v[pos].key, pos); /* replaces: cannot fail */
 	}
 }
 
 /* Empty d, keeping its memory (the map's table is cleared, not shrunk). */
 static void dense_clear(struct dense *d)
 {
+	for (size_t i = 0; d->pos1 && i < d->n; i++)
+		if (d->v[i].key < d->n_keys)
+			d->pos1[d->v[i].key] = 0;
 	if (d->at.cap)
 		memset(d->at.used, 0, d->at.cap);
 	d->at.n = 0;
@@ -193,7 +232,7 @@ static void side_free(struct side *s)
 	free(s->maps.v);
 }
 
-struct mp_peak_state *mp_peak_state_new(void)
+struct mp_peak_state *mp_peak_state_new_keys(size_t n_keys)
 {
 	struct mp_peak_state *ps = calloc(1, sizeof *ps);
 
@@ -201,7 +240,13 @@ struct mp_peak_state *mp_peak_state_new(void)
 		return NULL;
 	side_init(&ps->cur);
 	side_init(&ps->saved);
+	ps->saved.blocks.n_keys = n_keys < UINT32_MAX ? n_keys : UINT32_MAX;
 	return ps;
+}
+
+struct mp_peak_state *mp_peak_state_new(void)
+{
+	return mp_peak_state_new_keys(0);
 }
 
 void mp_peak_state_free(struct mp_peak_state *ps)
@@ -325,18 +370,12 @@ int mp_peak_state_save(struct mp_peak_state *ps, mp_peak_state_blocks_fn blocks,
 	return rc;
 }
 
-int mp_peak_state_holes(const struct mp_peak_state *ps, uint64_t *hole_bytes,
-                        uint64_t *largest_hole, int *saved)
+/* The holes of s built into an mp_extents, as the address map would hold them. */
+static int holes_by_extents(const struct side *s, struct mp_extents_figures *f)
 {
-	const struct side *s = &ps->saved;
 	struct mp_extents *x;
-	struct mp_extents_figures f;
 	int rc = 0;
 
-	*hole_bytes = *largest_hole = 0;
-	*saved = ps->has_saved;
-	if (!ps->has_saved)
-		return 0;
 	if (mp_extents_new(0, &x) < 0)
 		return MP_ENOMEM;
 	for (size_t i = 0; i < s->segments.n && rc != MP_ENOMEM; i++)
@@ -346,9 +385,154 @@ int mp_peak_state_holes(const struct mp_peak_state *ps, uint64_t *hole_bytes,
 	for (size_t i = 0; i < s->blocks.n && rc != MP_ENOMEM; i++)
 		rc = mp_extents_add_block(x, s->blocks.v[i].key, s->blocks.v[i].addr,
 		                          s->blocks.v[i].size);
-	mp_extents_figures(x, &f);
+	mp_extents_figures(x, f);
 	mp_extents_destroy(x);
+	return rc == MP_ENOMEM ? MP_ENOMEM : 0;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * The containers of s (segments and mapped runs) in address order into
+ * *out (malloc'd): 0; 1 when two overlap (the address map refuses one of
+ * them, in the order it is given them); or MP_ENOMEM.
+ */
+static int sorted_containers(const struct side *s, struct run **out, size_t *n_out)
+{
+	struct run *c = malloc((s->segments.n + s->maps.n + 1) * sizeof *c);
+	size_t n = 0;
+
+	if (!c)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < s->segments.n; i++)
+		if (s->segments.v[i].size <= UINT64_MAX - s->segments.v[i].addr) /* else refused */
+			c[n++] = (struct run){s->segments.v[i].addr,
+			                      s->segments.v[i].addr + s->segments.v[i].size};
+	if (s->maps.n)
+		memcpy(c + n, s->maps.v, s->maps.n * sizeof *c);
+	n += s->maps.n;
+	qsort(c, n, sizeof *c, cmp_run);
+	*out = c;
+	*n_out = n;
+	for (size_t i = 1; i < n; i++)
+		if (c[i].lo < c[i - 1].hi)
+			return 1;
+	return 0;
+}
+
+/*
+ * The blocks of s that cover bytes, as (address, position in s->blocks.v)
+ * in the address map's order: by address, then by key.  Into *out
+ * (malloc'd, with as much again for the sort); 0 or MP_ENOMEM.
+ */
+static int sorted_blocks(const struct side *s, struct mp_radix_pair **out, size_t *n_out)
+{
+	const struct item *v = s->blocks.v;
+	struct mp_radix_pair *b = malloc((2 * s->blocks.n + 1) * sizeof *b);
+	size_t n = 0;
+
+	if (!b)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < s->blocks.n; i++)
+		if (v[i].size && v[i].size <= UINT64_MAX - v[i].addr)
+			b[n++] = (struct mp_radix_pair){v[i].addr, i};
+	mp_radix_sort(b, b + n, n);
+	for (size_t i = 1; i < n; i++) /* equal addresses by key: insertion, as they are rare */
+		for (size_t k = i;
+		     k > 0 && b[k].key == b[k - 1].key && v[b[k].val].key < v[b[k - 1].val].key;
+		     k--) {
+			struct mp_radix_pair t = b[k];
+			b[k] = b[k - 1];
+			b[k - 1] = t;
+		}
+	*out = b;
+	*n_out = n;
+	return 0;
+}
+
+static void hole(struct mp_extents_figures *f, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	f->hole_bytes += hi - lo;
+	f->largest_hole = hi - lo > f->largest_hole ? hi - lo : f->largest_hole;
+}
+
+/*
+ * The holes of containers c[0..n_c) (disjoint, in order) around the blocks
+ * b[0..n_b) (sorted_blocks), as mp_extents counts them: a hole lies between
+ * a container's start or a block wholly inside it and the next block wholly
+ * inside it or the container's end, measured from the previous one's end
+ * only; a block across the container's end breaks the chain.
+ */
+static void walk_holes(const struct run *c, size_t n_c, const struct mp_radix_pair *b, size_t n_b,
+                       const struct item *v, struct mp_extents_figures *f)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < n_c; i++) {
+		uint64_t from = c[i].lo;
+		int open = 1; /* the previous node is the start or a block inside */
+
+		while (j < n_b && b[j].key < c[i].lo)
+			j++;
+		for (; j < n_b && b[j].key < c[i].hi; j++) {
+			uint64_t end = b[j].key + v[b[j].val].size;
+
+			if (end > c[i].hi) {
+				open = 0;
+				continue;
+			}
+			if (open)
+				hole(f, from, b[j].key);
+			from = end;
+			open = 1;
+		}
+		if (open)
+			hole(f, from, c[i].hi);
+	}
+}
+
+/*
+ * The holes of s, as holes_by_extents gives them, by one sort and one walk;
+ * containers that overlap (which the address map refuses in an order that
+ * matters) are left to holes_by_extents.
+ */
+static int holes_of(const struct side *s, struct mp_extents_figures *f)
+{
+	struct run *c = NULL;
+	struct mp_radix_pair *b = NULL;
+	size_t n_c = 0, n_b = 0;
+	int rc = sorted_containers(s, &c, &n_c);
+
+	memset(f, 0, sizeof *f);
+	if (rc == 0)
+		rc = sorted_blocks(s, &b, &n_b);
+	if (rc == 0)
+		walk_holes(c, n_c, b, n_b, s->blocks.v, f);
+	free(c);
+	free(b);
+	return rc == 1 ? holes_by_extents(s, f) : rc;
+}
+
+int mp_peak_state_holes(const struct mp_peak_state *ps, uint64_t *hole_bytes,
+                        uint64_t *largest_hole, int *saved)
+{
+	struct mp_extents_figures f;
+	int rc;
+
+	*hole_bytes = *largest_hole = 0;
+	*saved = ps->has_saved;
+	if (!ps->has_saved)
+		return 0;
+	if ((rc = holes_of(&ps->saved, &f)) < 0)
+		return rc;
 	*hole_bytes = f.hole_bytes;
 	*largest_hole = f.largest_hole;
-	return rc == MP_ENOMEM ? MP_ENOMEM : 0;
+	return 0;
 }

@@ -4,14 +4,13 @@
  * (no --verify): the engine reports every change the address map would get
  * (blocks placed and taken back, segments reserved and released, ranges
  * mapped and unmapped) and says when the reserved peak rises; at the end
- * the state of the last rise is built into an mp_extents once and its holes
- * measured.  Between two rises the changes go to a journal that is applied
- * to the saved state at the next rise; a journal longer than twice the live
- * state is dropped and the saved state copied from the current one instead
- * (the current blocks from the caller, who keeps them anyway), so each
- * change costs O(1) amortised and memory grows with the live state only.  Map and unmap calls that
- * would make containers overlap a segment are the caller's to avoid (the address map refuses them).
- * Not thread-safe.
+ * the holes of the state of the last rise are measured once, as an
+ * mp_extents holding that state would give them.  Between two rises the changes go to a journal
+ * that is applied to the saved state at the next rise; a journal longer than twice the live state
+ * is dropped and the saved state copied from the current one instead (the current blocks from the
+ * caller, who keeps them anyway), so each change costs O(1) amortised and memory grows with the
+ * live state only.  Map and unmap calls that would make containers overlap a segment are the
+ * caller's to avoid (the address map refuses them). Not thread-safe.
  */
 #ifndef MP_REPLAY_PEAK_STATE_H
 #define MP_REPLAY_PEAK_STATE_H
@@ -23,6 +22,12 @@ struct mp_peak_state;
 
 /* A new, empty state, or NULL when out of memory. */
 struct mp_peak_state *mp_peak_state_new(void);
+/*
+ * The same, for block keys mostly below n_keys (a replay's allocation
+ * indices): those are found in an array of 4 bytes a key, made when the
+ * first block is saved, instead of a hash map.
+ */
+struct mp_peak_state *mp_peak_state_new_keys(size_t n_keys);
 void mp_peak_state_free(struct mp_peak_state *ps);
 
 /* The changes, as mp_extents takes them.  Each returns 0 or MP_ENOMEM. */

@@ -293,8 +293,12 @@ static int repeat_runs(struct mp_replay_session *s, const struct mp_replay_devic
 	return rc;
 }
 
-/* Replays the i-th device against pool k into the next result; 0 or MP_E*. */
-static int replay_one(struct mp_replay_session *s, size_t i, size_t k, struct mp_error *err)
+/*
+ * Replays the i-th device against pool k into the next result; 0 or MP_E*.
+ * lifetimes: the device's, for a pool that plans (NULL: the engine's own).
+ */
+static int replay_one(struct mp_replay_session *s, size_t i, size_t k,
+                      const struct memprof_pool_lifetime *lifetimes, struct mp_error *err)
 {
 	const struct mp_replay_settings *set = s->set;
 	const struct mp_replay_device *d = &s->in->devices[i];
@@ -314,6 +318,7 @@ static int replay_one(struct mp_replay_session *s, size_t i, size_t k, struct mp
 	        .group = s->group,
 	        .log = s->log,
 	        .log_ctx = s->log_ctx,
+	        .lifetimes = lifetimes,
 	};
 	struct mp_replay_result *res = &s->results[s->n_results];
 	int explicit = strcmp(set->pools, "all") != 0 || strcmp(name, set->baseline) == 0;
@@ -334,6 +339,46 @@ static int replay_one(struct mp_replay_session *s, size_t i, size_t k, struct mp
 	return 0;
 }
 
+/* Whether a pool from k on plans (and so wants the device's lifetimes). */
+static int plans_from(const struct mp_replay_session *s, size_t k)
+{
+	for (; k < s->n_pools; k++)
+		if (s->pools[k]->ops.plan)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every pool on the i-th device (none past the input's devices: a rank of
+ * --mpi with fewer only steps through), after rc, the error so far (then
+ * only the group is stepped through); the error, or 0.  The device's
+ * lifetimes are made once, at the first pool that plans, for every one that
+ * does, and freed after the last.
+ */
+static int replay_device(struct mp_replay_session *s, size_t i, int rc, struct mp_error *err)
+{
+	const struct mp_replay_device *d = i < s->in->n_devices ? &s->in->devices[i] : NULL;
+	struct memprof_pool_lifetime *lifetimes = NULL;
+
+	for (size_t k = 0; k < s->n_pools && (rc == 0 || s->group); k++) {
+		if (d && rc == 0 && s->pools[k]->ops.plan && !lifetimes &&
+		    !(lifetimes = mp_replay_input_lifetimes(s->in, d)))
+			rc = mp_err(err, MP_ENOMEM, "out of memory");
+		if (d && rc == 0)
+			rc = replay_one(s, i, k, lifetimes, err);
+		if (lifetimes && !plans_from(s, k + 1)) {
+			free(lifetimes);
+			lifetimes = NULL;
+		}
+		if (s->group && mp_rank_group_done(s->group) < 0) {
+			free(lifetimes);
+			return mp_err(err, MP_EIO, "MPI failed between two runs");
+		}
+	}
+	free(lifetimes);
+	return rc;
+}
+
 int mp_replay_session_run(struct mp_replay_session *s, size_t n_round_devices, struct mp_error *err)
 {
 	const struct mp_replay_input *in = s->in;
@@ -346,12 +391,7 @@ int mp_replay_session_run(struct mp_replay_session *s, size_t n_round_devices, s
 	for (size_t i = 0; i < n_round_devices && (rc == 0 || s->group); i++) {
 		if (i < in->n_devices)
 			device_notes(s, &in->devices[i]);
-		for (size_t k = 0; k < s->n_pools && (rc == 0 || s->group); k++) {
-			if (i < in->n_devices && rc == 0)
-				rc = replay_one(s, i, k, err);
-			if (s->group && mp_rank_group_done(s->group) < 0)
-				return mp_err(err, MP_EIO, "MPI failed between two runs");
-		}
+		rc = replay_device(s, i, rc, err);
 	}
 	return rc;
 }

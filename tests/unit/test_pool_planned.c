@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../plugins/planned/planned.h"
 #include "fake_host.h"
 
 const struct memprof_pool_ops *memprof_pool_init(uint16_t host_abi_major);
@@ -708,6 +709,53 @@ Test(planned, many_overlapping_pairs_use_the_sweep)
 	cr_assert_eq(stat(p, "swept"), 1);
 	ops->destroy(p);
 	free(it);
+}
+
+/* The lowest offset where b fits among the buffers before it (in start order) still live. */
+static uint64_t first_fit_by_hand(const struct planned_problem *pb, const uint64_t *off, size_t b)
+{
+	uint64_t at = 0;
+	int moved = 1;
+
+	while (moved) { /* raise at past every live buffer it collides with, until none */
+		moved = 0;
+		for (size_t j = 0; j < b; j++)
+			if (pb->bufs[j].end > pb->bufs[b].start &&
+			    off[j] < at + pb->bufs[b].size_bytes &&
+			    at < off[j] + pb->bufs[j].size_bytes) {
+				at = off[j] + pb->bufs[j].size_bytes;
+				moved = 1;
+			}
+	}
+	return at;
+}
+
+/*
+ * The sweep (the buffers that ended given back from a heap by end, the gaps
+ * in a treap that grows) against first fit by hand, on items out of start
+ * order (the problem sorts them), with ties in start and end.
+ */
+Test(planned, the_sweep_is_time_ordered_first_fit)
+{
+	enum { N = 1500 };
+	static struct memprof_pool_lifetime it[N];
+	static uint64_t off[N];
+	struct planned_problem pb;
+
+	rng_state = 5;
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < N; i++) {
+			int64_t a = rnd(round % 2 ? 50 : 3000);
+			it[i] = lt((int64_t)i, 512 * (1 + rnd(round < 2 ? 8 : 300)), a,
+			           rnd(20) == 0 ? INT64_MAX : a + 1 + rnd(200));
+		}
+		cr_assert_eq(planned_problem_build(&pb, it, N, 512), MEMPROF_POOL_OK);
+		cr_assert_eq(planned_sweep_fit(&pb, off), MEMPROF_POOL_OK);
+		for (size_t b = 0; b < pb.n_bufs; b++)
+			cr_assert_eq(off[b], first_fit_by_hand(&pb, off, b), "round %d, buffer %zu",
+			             round, b);
+		planned_problem_free(&pb);
+	}
 }
 
 Test(planned, a_million_allocations_plan_in_seconds)

@@ -511,10 +511,10 @@ Test(sharded, collectives_not_run_without_backend_support)
 	lifetimes(two_keys, 6, two_keys_script, lt);
 	cr_assert_eq(ops->plan(p, lt, 6), 0);
 	cr_assert_eq(ops->alloc(p, &r, &b), 0);
-	cr_assert(
-	        strstr(fh.last_log, "collectives not run: the backend cannot run them here (sim: "
-	                            "no NCCL, or one GPU, where a collective would have one rank)"),
-	        "last log: %s", fh.last_log);
+	cr_assert(strstr(fh.last_log,
+	                 "collectives not run: the backend cannot run them here (sim: "
+	                 "no NCCL, or one GPU, where a collective would have one rank)"),
+	          "last log: %s", fh.last_log);
 	cr_assert_eq(fh.n_collectives, 0);
 	cr_assert_eq(stat(p, "collectives_run"), 0);
 	cr_assert_eq(ops->free(p, &b, 0), 0);
@@ -738,4 +738,62 @@ Test(sharded, period_from_the_histogram_equals_sorting_every_gap)
 		free(key);
 	}
 	cr_assert_gt(periodic, 100, "only %d rounds found a period above 1", periodic);
+}
+
+/* The key numbers of the items' texts, as a map of the whole key text gives them. */
+static void key_ids_by_text(const struct memprof_pool_lifetime *items, size_t n, uint32_t *want,
+                            size_t *n_want)
+{
+	struct pl_keymap m;
+	static char buf[SH_KEY_BYTES];
+	uint64_t id;
+
+	pl_keymap_init(&m);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = sh_key_of(buf, items[i].site, items[i].size_bytes);
+		if (!pl_keymap_get(&m, buf, len, &id)) {
+			id = m.n;
+			cr_assert_eq(pl_keymap_put(&m, buf, len, id), 0);
+		}
+		want[i] = (uint32_t)id;
+	}
+	*n_want = m.n;
+	pl_keymap_free(&m);
+}
+
+/*
+ * Sites by address and by text: one text at several addresses, NULL apart
+ * from "", and long texts alike up to where the key cuts them.
+ */
+Test(sharded, key_ids_by_site_address_equal_those_of_the_key_text)
+{
+	enum { N = 20000, N_SITES = 12 };
+	static char texts[N_SITES][2 * SH_KEY_BYTES];
+	static struct memprof_pool_lifetime it[N];
+	static uint32_t got[N], want[N];
+	const char *sites[N_SITES + 1];
+	size_t n_got, n_want;
+	uint64_t r = 99;
+
+	for (int s = 0; s < N_SITES; s++) {
+		memset(texts[s], 'a' + s / 4,
+		       sizeof texts[s] - 1); /* 4 of each text, long or short */
+		texts[s][s % 2 ? sizeof texts[s] - 1 - s : 5] = '\0';
+		sites[s] = texts[s];
+	}
+	texts[N_SITES - 1][0] = '\0'; /* "" */
+	sites[N_SITES] = NULL;
+	for (size_t i = 0; i < N; i++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		it[i] = (struct memprof_pool_lifetime){.index = (int64_t)i,
+		                                       .size_bytes = 512 * (1 + (r >> 8) % 40),
+		                                       .site = sites[(r >> 32) % (N_SITES + 1)]};
+	}
+	cr_assert_eq(sh_key_ids(it, N, got, &n_got), MEMPROF_POOL_OK);
+	key_ids_by_text(it, N, want, &n_want);
+	cr_assert_eq(n_got, n_want);
+	/* 8 texts (2 in each group of 4, one of them "", and NULL) of 40 sizes, not 13 sites */
+	cr_assert_eq(n_want, 8 * 40, "texts are shared: %zu keys", n_want);
+	for (size_t i = 0; i < N; i++)
+		cr_assert_eq(got[i], want[i], "item %zu", i);
 }

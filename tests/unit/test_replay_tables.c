@@ -176,14 +176,15 @@ static void check(const struct world *w)
 	cr_assert_eq(largest, w->want_largest);
 }
 
-static void run_world(uint64_t seed, int mean_gap)
+/* n_keys: mp_peak_state_new_keys's (keys below it in an array, the others hashed), or 0. */
+static void run_world(uint64_t seed, int mean_gap, size_t n_keys)
 {
 	static struct world w;
 
 	memset(&w, 0, sizeof w);
 	rng = seed;
 	cr_assert_eq(mp_extents_new(0, &w.x), 0);
-	w.ps = mp_peak_state_new();
+	w.ps = n_keys ? mp_peak_state_new_keys(n_keys) : mp_peak_state_new();
 	cr_assert_not_null(w.ps);
 	check(&w); /* nothing saved yet */
 	for (int i = 0; i < 12; i++) {
@@ -203,13 +204,21 @@ static void run_world(uint64_t seed, int mean_gap)
 Test(peak_state, frequent_saves_apply_the_journal)
 {
 	for (uint64_t seed = 1; seed <= 8; seed++)
-		run_world(seed * 7919, 20);
+		run_world(seed * 7919, 20, 0);
 }
 
 Test(peak_state, rare_saves_copy_the_current_state)
 {
 	/* gaps far above the journal's limit (2 x live + 1024 changes) */
-	run_world(104729, 3000);
+	run_world(104729, 3000, 0);
+}
+
+Test(peak_state, keys_in_an_array_or_hashed_give_the_same_state)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		run_world(seed * 15485863, 20, N_KEYS / 2); /* half the keys each way */
+		run_world(seed * 15485863, 3000, N_KEYS);
+	}
 }
 
 static int one_block(void *ctx, mp_peak_state_emit_fn emit, void *emit_ctx)
@@ -249,4 +258,81 @@ Test(peak_state, mapped_runs_merge_and_split_as_the_map_does)
 	cr_assert_gt(f.n_holes, 2);
 	mp_peak_state_free(ps);
 	mp_extents_destroy(x);
+}
+
+/* --- the holes of one saved state, against the address map rebuilt from it --- */
+
+#define N_LONE 400
+
+static uint64_t lone_addr[N_LONE], lone_size[N_LONE];
+
+static int lone_blocks(void *ctx, mp_peak_state_emit_fn emit, void *emit_ctx)
+{
+	int rc = 0;
+
+	(void)ctx;
+	for (uint32_t k = 0; k < N_LONE && rc == 0; k++)
+		rc = emit(emit_ctx, k, lone_addr[k], lone_size[k]);
+	return rc;
+}
+
+/*
+ * Segments and mapped ranges at random (16 of each; disjoint: each in a slot
+ * of its own, else closer, so that some overlap and the address map refuses
+ * them; never two segments at one address), blocks near them: across their edges, at equal
+ * addresses, of size 0, one that would wrap.  peak_state must give the holes of an mp_extents given
+ * segments, then ranges, then blocks.
+ */
+static void one_state(int disjoint)
+{
+	const uint64_t slot = 1ull << 24, base = next() & ~(slot - 1) & ~(1ull << 63);
+	uint64_t c[32][2], holes, largest;
+	struct mp_peak_state *ps = mp_peak_state_new();
+	struct mp_extents *x;
+	struct mp_extents_figures f;
+	int saved;
+
+	cr_assert_eq(mp_extents_new(0, &x), 0);
+	for (int i = 0; i < 32; i++) { /* ranges 8 slots apart: they never touch one another */
+		uint64_t at = disjoint ? (uint64_t)i * slot : (uint64_t)i * slot / 4;
+		if (i >= 16)
+			at = disjoint ? at : (uint64_t)(i - 16) * 8 * slot;
+		c[i][0] = base + at + (next() % 16) * 4096;
+		c[i][1] = 4096 * (1 + next() % 1024);
+		if (i < 16) {
+			mp_extents_add_segment(x, c[i][0], c[i][1]);
+			cr_assert_eq(mp_peak_state_add_segment(ps, c[i][0], c[i][1]), 0);
+		}
+	}
+	for (int i = 16; i < 32; i++) {
+		mp_extents_map(x, c[i][0], c[i][1]);
+		cr_assert_eq(mp_peak_state_map(ps, c[i][0], c[i][1]), 0);
+	}
+	for (uint32_t k = 0; k < N_LONE; k++) {
+		const uint64_t *in = c[next() % 32];
+		lone_addr[k] = in[0] + in[1] * (next() % 5) / 4 - 4096 + 512 * (next() % 8);
+		lone_size[k] = next() % 8 == 0 ? 0 : 512 * (1 + next() % 64);
+		if (k == 7)
+			lone_size[k] = UINT64_MAX; /* refused by both */
+		if (k % 50 == 1)
+			lone_addr[k] = lone_addr[k - 1]; /* an equal address, a later key */
+		mp_extents_add_block(x, k, lone_addr[k], lone_size[k]);
+	}
+	cr_assert_eq(mp_peak_state_save(ps, lone_blocks, NULL), 0);
+	mp_extents_figures(x, &f);
+	cr_assert_eq(mp_peak_state_holes(ps, &holes, &largest, &saved), 0);
+	cr_assert(saved);
+	cr_assert_eq(holes, f.hole_bytes, "disjoint %d: %llu against %llu", disjoint,
+	             (unsigned long long)holes, (unsigned long long)f.hole_bytes);
+	cr_assert_eq(largest, f.largest_hole);
+	cr_assert_gt(f.n_holes, 0);
+	mp_peak_state_free(ps);
+	mp_extents_destroy(x);
+}
+
+Test(peak_state, holes_equal_the_address_map_rebuilt_from_the_saved_state)
+{
+	rng = 4242;
+	for (int i = 0; i < 200; i++)
+		one_state(i % 2);
 }

@@ -11,6 +11,7 @@
 #include "util/format.h"
 #include "util/intmap.h"
 #include "util/op_names.h"
+#include "util/radix_sort.h"
 #include "util/slot_pool.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
@@ -269,4 +270,34 @@ Test(parse, count_takes_a_whole_decimal_in_range)
 	cr_assert_eq(mp_parse_count("3x", 0, 10, &v), MP_EINVAL);
 	cr_assert_eq(mp_parse_count("-1", 0, 10, &v), MP_EINVAL);
 	cr_assert_eq(v, 42, "a refused text leaves the value alone");
+}
+
+static int by_key_then_val(const void *a, const void *b)
+{
+	const struct mp_radix_pair *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->val < y->val ? -1 : x->val > y->val;
+}
+
+/* Keys of every shape: few distinct, low bytes only, high bytes only, full width. */
+Test(radix_sort, stable_and_equal_to_a_comparison_sort)
+{
+	static struct mp_radix_pair v[5000], tmp[5000], want[5000];
+	const uint64_t masks[] = {0x7, 0xffff, 0xff00000000000000ull, UINT64_MAX, 0};
+	uint64_t r = 12345;
+
+	for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++)
+		for (size_t n = 0; n <= 5000; n += n < 4 ? 1 : 1249) {
+			for (size_t i = 0; i < n; i++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				v[i] = want[i] = (struct mp_radix_pair){r & masks[m], i};
+			}
+			qsort(want, n, sizeof *want, by_key_then_val); /* val: the input order */
+			mp_radix_sort(v, tmp, n);
+			for (size_t i = 0; i < n; i++)
+				cr_assert(v[i].key == want[i].key && v[i].val == want[i].val,
+				          "mask %zu, n %zu, at %zu", m, n, i);
+		}
 }
