@@ -55,14 +55,18 @@ static int load_names(struct mp_reader *r, const char *sql, struct mp_intmap *m)
 		return mp_store_sqlerr(r->s, "cannot read trace");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 1);
+		uint64_t id = (uint64_t)sqlite3_column_int64(st, 0), old = 0;
 		char *copy = strdup(t ? t : "");
+		/* a corrupt table may repeat an id: the last name is kept, as before */
+		int had = mp_intmap_get(m, id, &old);
 
-		if (!copy || mp_intmap_put(m, (uint64_t)sqlite3_column_int64(st, 0),
-		                           (uint64_t)(uintptr_t)copy) < 0) {
+		if (!copy || mp_intmap_put(m, id, (uint64_t)(uintptr_t)copy) < 0) {
 			free(copy);
 			sqlite3_finalize(st);
 			return mp_err(&r->s->err, MP_ENOMEM, "out of memory");
 		}
+		if (had)
+			free((void *)(uintptr_t)old);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : mp_store_sqlerr(r->s, "cannot read trace");
