@@ -112,23 +112,21 @@ static const char *scan_time(const char *p, int64_t *ns)
 {
 	static const int64_t scale[10] = {0,     100000000, 10000000, 1000000, 100000,
 	                                  10000, 1000,      100,      10,      1};
-	unsigned h, m, s, d;
+	unsigned h, m, s;
+	uint64_t frac_digits;
 	int64_t frac = 0;
-	int n = 0;
+	int n;
 
 	if (!digit2(p, &h) || p[2] != ':' || !digit2(p + 3, &m) || p[5] != ':' ||
 	    !digit2(p + 6, &s) || h > 23 || m > 59 || s > 60)
 		return NULL;
 	p += 8;
 	if (*p == '.') {
-		while ((d = (unsigned)(unsigned char)*++p - '0') < 10) {
-			if (++n > 9)
-				return NULL;
-			frac = frac * 10 + d;
-		}
-		if (n == 0)
+		n = mp_scan_dec(++p, &frac_digits);
+		if (n == 0 || n > 9)
 			return NULL;
-		frac *= scale[n];
+		p += n;
+		frac = (int64_t)frac_digits * scale[n];
 	}
 	*ns = ((int64_t)h * 3600 + m * 60 + s) * 1000000000 + frac;
 	return p;
