@@ -40,7 +40,7 @@ static inline const char *dec(const char *p, uint64_t *out)
 }
 
 /* 0x and 1 to 16 hex digits, or decimal digits as dec(). */
-static inline const char *hex_or_dec(const char *p, uint64_t *out)
+static inline __attribute__((always_inline)) const char *hex_or_dec(const char *p, uint64_t *out)
 {
 	int n;
 

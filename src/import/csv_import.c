@@ -31,6 +31,11 @@ struct last_name {
 	int64_t id; /* 0: none kept */
 };
 
+struct last_names {
+	struct last_name name[N_LAST_NAMES];
+	int oldest; /* the slot the next new name takes */
+};
+
 #define N_RECENT 8 /* processes and devices kept, by the low bits of their number */
 
 struct csv_import {
@@ -51,7 +56,7 @@ struct csv_import {
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
 	struct stack_slot cache[STACK_CACHE];
-	struct last_name last_phase[N_LAST_NAMES], last_api[N_LAST_NAMES];
+	struct last_names last_phase, last_api;
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -76,7 +81,7 @@ static int64_t process_id(struct csv_import *ci, int64_t pid)
 static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 {
 	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
-	unsigned k = (unsigned)(process + ordinal) % N_RECENT;
+	unsigned k = (unsigned)(3 * process + ordinal) % N_RECENT; /* 1.1 and 2.0 apart */
 
 	if (key == ci->recent_device[k]) /* process ids start at 1: never key 0 */
 		return 0;
@@ -176,35 +181,30 @@ static inline int same_text(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, the
- * latest first: rows run in phases of thousands (one per process), and most
- * of them name the same API as the row before. */
-static int64_t name_id(struct csv_import *ci, struct last_name *last, const char *s, size_t n,
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
+ * new one in the place of the oldest: rows run in phases of thousands (one
+ * per process, two processes' rows interleaved), and most of them name the
+ * same API as the row before. */
+static int64_t name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
-	struct last_name hit;
+	struct last_name *slot;
 	int64_t id;
 	int i;
 
-	for (i = 0; i < N_LAST_NAMES && last[i].id > 0; i++)
-		if (n == last[i].len && same_text(s, last[i].text, n))
-			break;
-	if (i < N_LAST_NAMES && last[i].id > 0) {
-		if (i == 0)
-			return last[0].id;
-		hit = last[i];
-	} else {
-		id = intern(ci->w, s, n);
-		if (id <= 0 || n > sizeof(last->text))
-			return id;
-		memcpy(hit.text, s, n);
-		hit.len = n;
-		hit.id = id;
-		i = N_LAST_NAMES - 1;
-	}
-	memmove(last + 1, last, (size_t)i * sizeof(*last));
-	last[0] = hit;
-	return hit.id;
+	for (i = 0; i < N_LAST_NAMES; i++)
+		if (n == last->name[i].len && last->name[i].id > 0 &&
+		    same_text(s, last->name[i].text, n))
+			return last->name[i].id;
+	id = intern(ci->w, s, n);
+	if (id <= 0 || n > sizeof(last->name[0].text))
+		return id;
+	slot = &last->name[last->oldest];
+	last->oldest = (last->oldest + 1) % N_LAST_NAMES;
+	memcpy(slot->text, s, n);
+	slot->len = n;
+	slot->id = id;
+	return id;
 }
 
 /* Pair allocs with frees (and reserves with releases); fill a free's size. */
@@ -262,11 +262,11 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, ci->last_phase, row->phase, row->phase_len,
+	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
 	                                          mp_writer_phase)) < 0)
 		return MP_EIO;
 	if (row->api &&
-	    (ev->api_id = name_id(ci, ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
 		return MP_EIO;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
