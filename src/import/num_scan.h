@@ -85,13 +85,8 @@ static inline int mp_scan_dec(const char *p, uint64_t *out)
 	__m128i v, t;
 	uint64_t halves;
 
-	if (n < 4) { /* short ones are cheaper byte by byte */
-		uint64_t x = 0;
-		int i;
-
-		for (i = 0; i < n; i++)
-			x = x * 10 + (unsigned)(p[i] - '0');
-		*out = x;
+	if (n < 2) { /* none or one: no vector work */
+		*out = n ? (unsigned)(p[0] - '0') : 0;
 		return n;
 	}
 	if (n == 16 && (unsigned)(p[16] - '0') < 10)
