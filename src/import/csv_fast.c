@@ -1,8 +1,9 @@
 /*
  * import/csv_fast.c - the CSV reader's fast path: a plain row parsed
  * straight into its event in one pass over its bytes, each field by the
- * parser of its column, without splitting the line first.  Any row that is
- * not plain is declined, nothing consumed, and import/csv.c's general path
+ * parser of its column, without splitting the line first (for the header
+ * memprof writes, in one straight line of code).  Any row that is not plain
+ * is declined, nothing consumed, and import/csv.c's general path
  * parses or reports it: for a plain row both store the same values.
  */
 #include "import/csv_reader.h"
