@@ -380,11 +380,13 @@ int mp_csv_open(struct mp_csv_reader **out, FILE *f, const char *name, struct mp
 	struct mp_csv_reader *r = calloc(1, sizeof(*r));
 
 	*out = NULL;
-	if (!r || !(r->name = strdup(name)) || !(r->buf = malloc(READ_CHUNK + READ_PAD)) ||
+	if (!r || !(r->name = strdup(name)) ||
+	    !(r->mem = calloc(1, READ_PAD + READ_CHUNK + READ_PAD)) ||
 	    !(r->scratch = malloc(4096))) {
 		mp_csv_close(r);
 		return mp_err(err, MP_ENOMEM, "out of memory reading '%s'", name);
 	}
+	r->buf = r->mem + READ_PAD;
 	r->f = f;
 	r->scratch_cap = 4096;
 	r->line = 1;
@@ -400,6 +402,7 @@ int mp_csv_open(struct mp_csv_reader **out, FILE *f, const char *name, struct mp
 		mp_csv_close(r);
 		return err ? err->code : MP_EFORMAT;
 	}
+	r->layout = mp_csv_fast_layout(r);
 	*out = r;
 	return 0;
 }
@@ -409,7 +412,7 @@ void mp_csv_close(struct mp_csv_reader *r)
 	if (!r)
 		return;
 	free(r->name);
-	free(r->buf);
+	free(r->mem);
 	free(r->scratch);
 	free(r);
 }

@@ -1,11 +1,13 @@
 /*
  * import/csv_fast.c - the CSV reader's fast path: a plain row parsed
  * straight into its event in one pass over its bytes, each field by the
- * parser of its column, without splitting the line first.  Any row that is
- * not plain is declined, nothing consumed, and import/csv.c's general path
+ * parser of its column, without splitting the line first (for the header
+ * memprof writes, in one straight line of code).  Any row that is not plain
+ * is declined, nothing consumed, and import/csv.c's general path
  * parses or reports it: for a plain row both store the same values.
  */
 #include "import/csv_reader.h"
+#include "import/num_scan.h"
 #include "util/limits.h"
 #include "util/op_names.h"
 
@@ -14,17 +16,9 @@
 #include <emmintrin.h>
 #endif
 
-/* Hex digit values plus one; 0 for other bytes. */
-static const unsigned char hexval1[256] = {
-        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-        ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-        ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
-        ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
-/* Decimal digits at p (none: 0): past them, or NULL past 19 digits, which
+/* Decimal digits at p, past 16 of them: past them, or NULL past 19, which
  * could overflow (the general path parses those). */
-static inline const char *dec(const char *p, uint64_t *out)
+static const char *dec_long(const char *p, uint64_t *out)
 {
 	const char *s = p;
 	uint64_t v = 0;
@@ -38,19 +32,23 @@ static inline const char *dec(const char *p, uint64_t *out)
 	return p - s > 19 ? NULL : p;
 }
 
-/* 0x and 1 to 16 hex digits, or decimal digits as dec(). */
-static inline const char *hex_or_dec(const char *p, uint64_t *out)
+/* Decimal digits at p (none: 0): past them, or NULL past 19 digits. */
+static inline const char *dec(const char *p, uint64_t *out)
 {
-	const char *s;
-	uint64_t v = 0;
-	unsigned d;
+	int n = mp_scan_dec(p, out);
+
+	return n <= 16 ? p + n : dec_long(p, out);
+}
+
+/* 0x and 1 to 16 hex digits, or decimal digits as dec(). */
+static inline __attribute__((always_inline)) const char *hex_or_dec(const char *p, uint64_t *out)
+{
+	int n;
 
 	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
 		return dec(p, out);
-	for (s = p += 2; (d = hexval1[(unsigned char)*p] - 1u) < 16; p++)
-		v = v << 4 | d;
-	*out = v;
-	return p == s || p - s > 16 ? NULL : p;
+	n = mp_scan_hex(p + 2, out);
+	return n == 0 || n > 16 ? NULL : p + 2 + n;
 }
 
 /*
@@ -149,7 +147,8 @@ struct fast_row {
 };
 
 /* One field of column c at p: past it, or NULL to decline the row. */
-static inline const char *field(struct fast_row *f, int c, const char *p, const char *line)
+static inline __attribute__((always_inline)) const char *field(struct fast_row *f, int c,
+                                                               const char *p, const char *line)
 {
 	const char *s = p;
 
@@ -242,27 +241,90 @@ static void fill_row(const struct fast_row *f, struct mp_csv_row *row, int64_t l
 	row->stack_col = f->stack_col;
 }
 
+/* The first twelve columns of the header memprof writes, in its order. */
+static const unsigned char std_columns[] = {
+        MP_CSV_TS_NS,     MP_CSV_OP,      MP_CSV_ID,     MP_CSV_SIZE,
+        MP_CSV_REQUESTED, MP_CSV_ADDRESS, MP_CSV_DEVICE, MP_CSV_STREAM,
+        MP_CSV_PID,       MP_CSV_PHASE,   MP_CSV_API,    MP_CSV_DEVICE_FREE,
+};
+
+int mp_csv_fast_layout(const struct mp_csv_reader *r)
+{
+	int i, n = (int)sizeof(std_columns);
+
+	for (i = 0; i < n; i++)
+		if (i >= r->n_header_fields || r->field_column[i] != std_columns[i])
+			return MP_CSV_LAYOUT_ANY;
+	if (r->n_header_fields == n + 1 && r->field_column[n] == MP_CSV_STACK)
+		return MP_CSV_LAYOUT_STD;
+	if (r->n_header_fields == n + 2 && r->field_column[n] == MP_CSV_THREAD &&
+	    r->field_column[n + 1] == MP_CSV_STACK)
+		return MP_CSV_LAYOUT_STD_THREAD;
+	return MP_CSV_LAYOUT_ANY;
+}
+
+/* One field of the constant column c and the ',' after it, in std_fields. */
+#define STD_FIELD(c)                                                                               \
+	do {                                                                                       \
+		if (!(p = field(f, (c), p, line)) || *p++ != ',')                                  \
+			return NULL;                                                               \
+	} while (0)
+
+/* The fields of a row in a standard layout, each column's parser in a
+ * straight line: past the last, or NULL to decline the row. */
+static const char *std_fields(struct fast_row *f, const char *p, const char *line, int layout)
+{
+	STD_FIELD(MP_CSV_TS_NS);
+	STD_FIELD(MP_CSV_OP);
+	STD_FIELD(MP_CSV_ID);
+	STD_FIELD(MP_CSV_SIZE);
+	STD_FIELD(MP_CSV_REQUESTED);
+	STD_FIELD(MP_CSV_ADDRESS);
+	STD_FIELD(MP_CSV_DEVICE);
+	STD_FIELD(MP_CSV_STREAM);
+	STD_FIELD(MP_CSV_PID);
+	STD_FIELD(MP_CSV_PHASE);
+	STD_FIELD(MP_CSV_API);
+	STD_FIELD(MP_CSV_DEVICE_FREE);
+	if (layout == MP_CSV_LAYOUT_STD_THREAD)
+		STD_FIELD(MP_CSV_THREAD);
+	else
+		f->v[MP_CSV_THREAD] = 0;
+	f->v[MP_CSV_DURATION_NS] = 0;
+	return field(f, MP_CSV_STACK, p, line);
+}
+
+/* The fields of a row in any layout, by the header's column of each. */
+static const char *any_fields(struct mp_csv_reader *r, struct fast_row *f, const char *p,
+                              const char *line)
+{
+	int i, last = r->n_header_fields - 1;
+
+	for (i = 0; i < r->n_absent; i++) /* the others are all set below */
+		f->v[r->absent[i]] = f->len[r->absent[i]] = 0;
+	for (i = 0;; i++) {
+		if (!(p = field(f, r->field_column[i], p, line)))
+			return NULL;
+		if (i == last)
+			return p;
+		if (*p++ != ',')
+			return NULL; /* fewer fields than the header's, or a bad value */
+	}
+}
+
 int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
 {
 	const char *line = (const char *)r->buf + r->buf_pos, *p = line;
 	struct fast_row f;
-	int i, last = r->n_header_fields - 1;
 
 	if (r->buf_pos >= r->fast_end || *p == '#' || *p == '\n' || *p == '\r')
-		return 0;                 /* no whole line here, or a comment or blank line */
-	for (i = 0; i < r->n_absent; i++) /* the others are all set below */
-		f.v[r->absent[i]] = f.len[r->absent[i]] = 0;
+		return 0; /* no whole line here, or a comment or blank line */
 	f.given = 0;
 	f.op = 0;
 	f.stack_col = 0;
-	for (i = 0;; i++) {
-		if (!(p = field(&f, r->field_column[i], p, line)))
-			return 0;
-		if (i == last)
-			break;
-		if (*p++ != ',')
-			return 0; /* fewer fields than the header's, or a bad value */
-	}
+	p = r->layout ? std_fields(&f, p, line, r->layout) : any_fields(r, &f, p, line);
+	if (!p)
+		return 0;
 	if (*p == '\r' && p[1] == '\n')
 		p++;
 	if (*p != '\n' || !plain(&f))

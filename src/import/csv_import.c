@@ -31,6 +31,11 @@ struct last_name {
 	int64_t id; /* 0: none kept */
 };
 
+struct last_names {
+	struct last_name name[N_LAST_NAMES];
+	int oldest; /* the slot the next new name takes */
+};
+
 #define N_RECENT 8 /* processes and devices kept, by the low bits of their number */
 
 struct csv_import {
@@ -51,40 +56,41 @@ struct csv_import {
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
 	struct stack_slot cache[STACK_CACHE];
-	struct last_name last_phase[N_LAST_NAMES], last_api[N_LAST_NAMES];
+	struct last_names last_phase, last_api;
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
 {
-	struct memprof_process p = {0, pid, 0, NULL, -1, -1, -1, NULL};
-	uint64_t id;
-
 	unsigned k = (unsigned)pid % N_RECENT;
+	uint64_t id;
 
 	if (ci->recent_process[k].id > 0 && ci->recent_process[k].pid == pid)
 		return ci->recent_process[k].id;
-	if (mp_intmap_get(&ci->processes, (uint64_t)pid, &id)) {
-		p.id = (int64_t)id;
-	} else if (mp_writer_process(ci->w, &p) < 0 ||
-	           mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0) {
-		return -1;
+	if (!mp_intmap_get(&ci->processes, (uint64_t)pid, &id)) {
+		struct memprof_process p = {0, pid, 0, NULL, -1, -1, -1, NULL};
+
+		if (mp_writer_process(ci->w, &p) < 0 ||
+		    mp_intmap_put(&ci->processes, (uint64_t)pid, (uint64_t)p.id) < 0)
+			return -1;
+		id = (uint64_t)p.id;
 	}
 	ci->recent_process[k].pid = pid;
-	return ci->recent_process[k].id = p.id;
+	return ci->recent_process[k].id = (int64_t)id;
 }
 
 static int note_device(struct csv_import *ci, int64_t process, int32_t ordinal)
 {
-	struct memprof_device d = {process, ordinal, NULL, NULL, 0};
 	uint64_t key = ((uint64_t)process << 32) | (uint32_t)ordinal;
-
-	unsigned k = (unsigned)(process + ordinal) % N_RECENT;
+	unsigned k = (unsigned)(3 * process + ordinal) % N_RECENT; /* 1.1 and 2.0 apart */
 
 	if (key == ci->recent_device[k]) /* process ids start at 1: never key 0 */
 		return 0;
-	if (!mp_intmap_get(&ci->devices, key, NULL) &&
-	    (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0))
-		return -1;
+	if (!mp_intmap_get(&ci->devices, key, NULL)) {
+		struct memprof_device d = {process, ordinal, NULL, NULL, 0};
+
+		if (mp_writer_device(ci->w, &d) < 0 || mp_intmap_put(&ci->devices, key, 1) < 0)
+			return -1;
+	}
 	ci->recent_device[k] = key;
 	return 0;
 }
@@ -142,35 +148,63 @@ static int64_t stack_id(struct csv_import *ci, const struct mp_csv_row *row, str
 	return id;
 }
 
-/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, the
- * latest first: rows run in phases of thousands (one per process), and most
- * of them name the same API as the row before. */
-static int64_t name_id(struct csv_import *ci, struct last_name *last, const char *s, size_t n,
+/* Are the n bytes at a and b the same?  Inline: names are short. */
+static inline int same_text(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, v;
+	size_t i;
+
+	if (n >= 8) {
+		for (i = 0; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return 0;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return 0;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
+ * new one in the place of the oldest: rows run in phases of thousands (one
+ * per process, two processes' rows interleaved), and most of them name the
+ * same API as the row before. */
+static int64_t name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
-	struct last_name hit;
+	struct last_name *slot;
 	int64_t id;
 	int i;
 
-	for (i = 0; i < N_LAST_NAMES && last[i].id > 0; i++)
-		if (n == last[i].len && memcmp(s, last[i].text, n) == 0)
-			break;
-	if (i < N_LAST_NAMES && last[i].id > 0) {
-		if (i == 0)
-			return last[0].id;
-		hit = last[i];
-	} else {
-		id = intern(ci->w, s, n);
-		if (id <= 0 || n > sizeof(last->text))
-			return id;
-		memcpy(hit.text, s, n);
-		hit.len = n;
-		hit.id = id;
-		i = N_LAST_NAMES - 1;
-	}
-	memmove(last + 1, last, (size_t)i * sizeof(*last));
-	last[0] = hit;
-	return hit.id;
+	for (i = 0; i < N_LAST_NAMES; i++)
+		if (n == last->name[i].len && last->name[i].id > 0 &&
+		    same_text(s, last->name[i].text, n))
+			return last->name[i].id;
+	id = intern(ci->w, s, n);
+	if (id <= 0 || n > sizeof(last->name[0].text))
+		return id;
+	slot = &last->name[last->oldest];
+	last->oldest = (last->oldest + 1) % N_LAST_NAMES;
+	memcpy(slot->text, s, n);
+	slot->len = n;
+	slot->id = id;
+	return id;
 }
 
 /* Pair allocs with frees (and reserves with releases); fill a free's size. */
@@ -180,19 +214,21 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
 	struct mp_pair_map *live = seg ? &ci->live_segments : &ci->live_blocks;
 	uint64_t key = (uint64_t)ev->alloc_id, process = (uint64_t)ev->process_id, size;
+	int rc;
 
 	switch (ev->op) {
 	case MEMPROF_OP_ALLOC:
 	case MEMPROF_OP_PREEXISTING:
 	case MEMPROF_OP_RESERVE:
-		if (mp_pair_map_get(live, key, process, NULL))
+		rc = mp_pair_map_add(live, key, process, (uint64_t)ev->size_bytes);
+		if (rc == 0)
 			return mp_err(err, MP_EFORMAT,
 			              "duplicate id '%s:%lld': %s %lld is still live (ids may be "
 			              "reused only after their %s)",
 			              ci->path, (long long)row->line,
 			              seg ? "segment" : "allocation", (long long)ev->alloc_id,
 			              seg ? "release" : "free");
-		if (mp_pair_map_put(live, key, process, (uint64_t)ev->size_bytes) < 0)
+		if (rc < 0)
 			return mp_err(err, MP_ENOMEM, "out of memory");
 		if (!seg)
 			ci->st->n_allocs++;
@@ -200,15 +236,15 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	case MEMPROF_OP_FREE:
 	case MEMPROF_OP_RELEASE:
 	case MEMPROF_OP_FREE_REQUESTED:
-		if (!mp_pair_map_get(live, key, process, &size)) {
+		if (!(ev->op == MEMPROF_OP_FREE_REQUESTED /* the free that follows ends it */
+		              ? mp_pair_map_get(live, key, process, &size)
+		              : mp_pair_map_take(live, key, process, &size))) {
 			ci->st->n_warnings[seg ? MP_WARN_UNMATCHED_RELEASE
 			                       : MP_WARN_UNMATCHED_FREE]++;
 			return 0;
 		}
 		if (ev->size_bytes == 0)
 			ev->size_bytes = ev->requested_bytes = (int64_t)size;
-		if (ev->op != MEMPROF_OP_FREE_REQUESTED) /* the free that follows ends it */
-			mp_pair_map_del(live, key, process);
 		return 0;
 	default:
 		return 0;
@@ -226,11 +262,11 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, ci->last_phase, row->phase, row->phase_len,
+	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
 	                                          mp_writer_phase)) < 0)
 		return MP_EIO;
 	if (row->api &&
-	    (ev->api_id = name_id(ci, ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
 		return MP_EIO;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;

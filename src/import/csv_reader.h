@@ -9,7 +9,7 @@
 #include "import/csv.h"
 
 #define READ_CHUNK       (1 << 20)
-#define READ_PAD         16 /* zeroed bytes after the data: 16-byte loads stay inside */
+#define READ_PAD         16 /* zeroed bytes before and after the data: 16-byte loads stay inside */
 #define MAX_RECORD_BYTES (16 << 20)
 #define MAX_FIELDS       (MP_CSV_N_COLUMNS + 1)
 
@@ -22,6 +22,7 @@ struct field {
 struct mp_csv_reader {
 	FILE *f;
 	char *name;
+	unsigned char *mem; /* READ_PAD zeroed bytes, then buf */
 	unsigned char *buf; /* READ_CHUNK bytes and READ_PAD more */
 	size_t buf_len, buf_pos;
 	size_t fast_end; /* just past the last '\n' in buf, 0 when none */
@@ -32,6 +33,7 @@ struct mp_csv_reader {
 	unsigned char absent[MP_CSV_N_COLUMNS]; /* the columns the header lacks */
 	int n_absent;
 	int n_header_fields;
+	int layout;    /* enum mp_csv_layout: the fast path's parse of a row */
 	char *scratch; /* unescaped bytes of the current record's fields */
 	size_t scratch_len, scratch_cap;
 	struct field fields[MAX_FIELDS];
@@ -40,6 +42,17 @@ struct mp_csv_reader {
 	int64_t prev_ts;
 	int64_t prev_ts_line;
 };
+
+/* Header layouts the fast path parses in a straight line. */
+enum mp_csv_layout {
+	MP_CSV_LAYOUT_ANY,        /* by the header's column of each field */
+	MP_CSV_LAYOUT_STD,        /* ts_ns,op,id,size,requested,address,device,stream,pid,
+	                           * phase,api,device_free,stack (bench/gen_csv_trace) */
+	MP_CSV_LAYOUT_STD_THREAD, /* the same with thread before stack (memprof export) */
+};
+
+/* The layout of the header r has read. */
+int mp_csv_fast_layout(const struct mp_csv_reader *r);
 
 /*
  * The fast path: when the line at the reading position is a plain row (no

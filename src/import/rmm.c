@@ -141,11 +141,10 @@ static int block_take(struct rmm_import *ri, uint64_t address, struct block *out
 {
 	uint64_t i;
 
-	if (!mp_pair_map_get(&ri->live, address, 0, &i))
+	if (!mp_pair_map_take(&ri->live, address, 0, &i))
 		return 0;
 	*out = ri->blocks[i];
 	ri->free_slots[ri->n_free++] = (int64_t)i;
-	mp_pair_map_del(&ri->live, address, 0);
 	return 1;
 }
 

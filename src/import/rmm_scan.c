@@ -4,6 +4,7 @@
  * first byte not its own, with a line end always ahead as a sentinel.  The
  * slow path (blank lines, errors, a cut-off last line) runs only on failure.
  */
+#include "import/num_scan.h"
 #include "import/rmm_scan.h"
 #include "util/limits.h"
 
@@ -11,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAD 64 /* zeroed bytes after the data: fixed-size compares stay inside */
+#define PAD       64 /* zeroed bytes after the data: fixed-size compares stay inside */
+#define FRONT_PAD 16 /* and before it: mp_scan_dec reads the 16 bytes before a field */
 
 enum field { F_THREAD, F_TIME, F_ACTION, F_POINTER, F_SIZE, F_STREAM, N_FIELDS };
 
@@ -29,6 +31,7 @@ static const char *const field_expected[N_FIELDS] = {
 struct mp_rmm_scanner {
 	FILE *f;
 	char *name;
+	char *mem;         /* FRONT_PAD zeroed bytes, then buf */
 	char *buf;         /* cap bytes, then PAD zeroed ones */
 	size_t cap;        /* the longest line taken */
 	size_t len;        /* bytes in buf */
@@ -47,43 +50,42 @@ static int is_eol(char ch)
 	return ch == '\n' || ch == '\r';
 }
 
-/* Decimal digits (at least one), value at most max. */
-static const char *scan_dec(const char *p, uint64_t max, uint64_t *out)
+/* Decimal digits (at least one), value at most max, past 16 digits. */
+static const char *scan_dec_long(const char *p, uint64_t max, uint64_t *out)
 {
 	const char *start = p;
 	uint64_t v = 0;
-	unsigned d;
 
-	while ((d = (unsigned)(unsigned char)*p - '0') < 10) {
-		v = v * 10 + d; /* 19 digits cannot overflow; more are checked below */
+	while ((unsigned)(unsigned char)*p - '0' < 10)
 		p++;
-	}
-	if (p - start > 19) {
-		for (v = 0; start < p; start++)
-			if (__builtin_mul_overflow(v, 10, &v) ||
-			    __builtin_add_overflow(v, (unsigned)(*start - '0'), &v))
-				return NULL;
-	}
-	if (p == start || v > max)
+	for (; start < p; start++)
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (unsigned)(*start - '0'), &v))
+			return NULL;
+	if (v > max)
 		return NULL;
 	*out = v;
 	return p;
 }
 
-/* Hex digit values plus one; 0 for other bytes. */
-static const unsigned char hexval1[256] = {
-        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-        ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-        ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
-        ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
+/* Decimal digits (at least one), value at most max. */
+static inline const char *scan_dec(const char *p, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	int n = mp_scan_dec(p, &v);
+
+	if (n > 16)
+		return scan_dec_long(p, max, out);
+	if (n == 0 || v > max)
+		return NULL;
+	*out = v;
+	return p + n;
+}
 
 /* 0x and 1 to 16 hex digits, or "(nil)" (glibc's %p of a null pointer). */
-static const char *scan_hex(const char *p, uint64_t *out)
+static inline const char *scan_hex(const char *p, uint64_t *out)
 {
-	const char *start;
-	uint64_t v = 0;
-	unsigned d;
+	int n;
 
 	if (p[0] == '(' && memcmp(p, "(nil)", 5) == 0) {
 		*out = 0;
@@ -91,15 +93,8 @@ static const char *scan_hex(const char *p, uint64_t *out)
 	}
 	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
 		return NULL;
-	start = p += 2;
-	while ((d = hexval1[(unsigned char)*p] - 1u) < 16) {
-		v = v << 4 | d; /* digits past 16 are refused below */
-		p++;
-	}
-	if (p == start || p - start > 16)
-		return NULL;
-	*out = v;
-	return p;
+	n = mp_scan_hex(p + 2, out);
+	return n == 0 || n > 16 ? NULL : p + 2 + n;
 }
 
 static int digit2(const char *p, unsigned *v)
@@ -117,23 +112,21 @@ static const char *scan_time(const char *p, int64_t *ns)
 {
 	static const int64_t scale[10] = {0,     100000000, 10000000, 1000000, 100000,
 	                                  10000, 1000,      100,      10,      1};
-	unsigned h, m, s, d;
+	unsigned h, m, s;
+	uint64_t frac_digits;
 	int64_t frac = 0;
-	int n = 0;
+	int n;
 
 	if (!digit2(p, &h) || p[2] != ':' || !digit2(p + 3, &m) || p[5] != ':' ||
 	    !digit2(p + 6, &s) || h > 23 || m > 59 || s > 60)
 		return NULL;
 	p += 8;
 	if (*p == '.') {
-		while ((d = (unsigned)(unsigned char)*++p - '0') < 10) {
-			if (++n > 9)
-				return NULL;
-			frac = frac * 10 + d;
-		}
-		if (n == 0)
+		n = mp_scan_dec(++p, &frac_digits);
+		if (n == 0 || n > 9)
 			return NULL;
-		frac *= scale[n];
+		p += n;
+		frac = (int64_t)frac_digits * scale[n];
 	}
 	*ns = ((int64_t)h * 3600 + m * 60 + s) * 1000000000 + frac;
 	return p;
@@ -343,10 +336,11 @@ int mp_rmm_scan_open(struct mp_rmm_scanner **out, FILE *in, const char *name, si
 	*out = NULL;
 	if (s)
 		s->cap = max_line ? max_line : MP_RMM_MAX_LINE;
-	if (!s || !(s->name = strdup(name)) || !(s->buf = calloc(s->cap + PAD, 1))) {
+	if (!s || !(s->name = strdup(name)) || !(s->mem = calloc(FRONT_PAD + s->cap + PAD, 1))) {
 		mp_rmm_scan_close(s);
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
+	s->buf = s->mem + FRONT_PAD;
 	s->f = in;
 	s->line = 1;
 	rc = read_header(s, err);
@@ -424,7 +418,7 @@ void mp_rmm_scan_close(struct mp_rmm_scanner *s)
 	if (!s)
 		return;
 	free(s->name);
-	free(s->buf);
+	free(s->mem);
 	free(s);
 }
 

@@ -31,6 +31,19 @@ void mp_intmap_free(struct mp_intmap *m)
 	mp_intmap_init(m);
 }
 
+/* Put a key known to be absent, with room for it: as put does, without comparing keys. */
+static void put_absent(struct mp_intmap *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	for (i = mix(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
+		;
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+}
+
 static int grow(struct mp_intmap *m)
 {
 	struct mp_intmap bigger;
@@ -49,7 +62,7 @@ static int grow(struct mp_intmap *m)
 	}
 	for (i = 0; i < m->cap; i++)
 		if (m->used[i])
-			mp_intmap_put(&bigger, m->keys[i], m->vals[i]);
+			put_absent(&bigger, m->keys[i], m->vals[i]);
 	mp_intmap_free(m);
 	*m = bigger;
 	return 0;
@@ -72,6 +85,30 @@ int mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
 	m->vals[i] = val;
 	m->n++;
 	return 0;
+}
+
+int mp_intmap_add(struct mp_intmap *m, uint64_t key, uint64_t val, uint64_t *old)
+{
+	size_t i = 0;
+
+	if (m->cap)
+		for (i = mix(key) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1))
+			if (m->keys[i] == key) {
+				if (old)
+					*old = m->vals[i];
+				return 0;
+			}
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		if (grow(m) < 0)
+			return MP_ENOMEM;
+		put_absent(m, key, val);
+		return 1;
+	}
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+	return 1;
 }
 
 static int find(const struct mp_intmap *m, uint64_t key, size_t *slot)

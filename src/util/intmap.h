@@ -22,6 +22,10 @@ void mp_intmap_init(struct mp_intmap *m);
 void mp_intmap_free(struct mp_intmap *m);
 /* Insert or replace.  Returns 0 or MP_ENOMEM. */
 int mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val);
+/* Insert when absent: 1 inserted; 0 when key is present, *old (may be NULL)
+ * set to its value and the map unchanged; or MP_ENOMEM.  One probe where get
+ * and put take two. */
+int mp_intmap_add(struct mp_intmap *m, uint64_t key, uint64_t val, uint64_t *old);
 /* Returns 1 and sets *val when found, else 0.  val may be NULL. */
 int mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val);
 /* Returns 1 when the key was present and is now removed, else 0. */

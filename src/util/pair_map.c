@@ -84,16 +84,28 @@ int mp_pair_map_put(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t val)
 	return 0;
 }
 
-int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b)
+int mp_pair_map_add(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t val)
 {
-	size_t mask = m->cap - 1, i, j, k;
+	size_t i = 0;
 
-	if (!m->cap)
+	if (m->cap && m->slots[i = find(m, a, b)].used)
 		return 0;
-	i = find(m, a, b);
-	if (!m->slots[i].used)
-		return 0;
-	/* Shift back every later slot of the run whose home is not in (i, j]. */
+	if ((m->n + 1) * 2 > m->cap) {
+		if (grow(m) < 0)
+			return MP_ENOMEM;
+		i = find(m, a, b);
+	}
+	m->slots[i] = (struct mp_pair_slot){a, b, val, 1};
+	m->n++;
+	return 1;
+}
+
+/* Empty the used slot i: shift back every later slot of its run whose home
+ * is not in (i, j]. */
+static void remove_at(struct mp_pair_map *m, size_t i)
+{
+	size_t mask = m->cap - 1, j, k;
+
 	for (j = (i + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
 		k = home(m, m->slots[j].a, m->slots[j].b);
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
@@ -103,5 +115,31 @@ int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b)
 	}
 	m->slots[i].used = 0;
 	m->n--;
+}
+
+int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b)
+{
+	size_t i;
+
+	if (!m->cap)
+		return 0;
+	i = find(m, a, b);
+	if (!m->slots[i].used)
+		return 0;
+	remove_at(m, i);
+	return 1;
+}
+
+int mp_pair_map_take(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *val)
+{
+	size_t i;
+
+	if (!m->cap)
+		return 0;
+	i = find(m, a, b);
+	if (!m->slots[i].used)
+		return 0;
+	*val = m->slots[i].val;
+	remove_at(m, i);
 	return 1;
 }

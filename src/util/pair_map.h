@@ -29,7 +29,12 @@ void mp_pair_map_free(struct mp_pair_map *m);
 int mp_pair_map_get(const struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *val);
 /* Insert or replace.  0, or MP_ENOMEM (the map is unchanged). */
 int mp_pair_map_put(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t val);
+/* Insert when absent: 1 inserted, 0 when (a, b) is present (the map is
+ * unchanged), or MP_ENOMEM (unchanged too).  One probe where get and put take two. */
+int mp_pair_map_add(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t val);
 /* 1 when (a, b) was present and is now removed, else 0. */
 int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b);
+/* Get and delete in one probe: 1 and *val set when (a, b) was present, else 0. */
+int mp_pair_map_take(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *val);
 
 #endif

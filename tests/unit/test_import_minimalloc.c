@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/memstate.h"
 #include "helpers.h"
@@ -432,4 +433,42 @@ Test(minimalloc, times_sorted_in_every_radix_pass)
 	                 "0+2:2 2047+7:7 2048-2:2 2048-7:7 2048+1:1 2048+4:4 4194304-1:1 "
 	                 "4194304+3:3 4194304+6:6 8589934592-3:3 8589934592-4:4 8589934592+5:5 "
 	                 "4611686018427387904-5:5 4611686018427387904-6:6");
+}
+
+/* Lines are taken in place inside the 64 KiB read chunk and copied when they
+ * cross its end: CRLF rows with the chunk's end at every offset of a row, a
+ * bad row past it named by its line and column, and numbers of 16 and 17
+ * digits (the vector parse and the byte one) on both sides. */
+Test(minimalloc, rows_across_the_read_chunk)
+{
+	size_t cap = 200000, n;
+	char *text = malloc(cap);
+
+	cr_assert_not_null(text);
+	for (int shift = 0; shift < 24; shift++) {
+		struct mp_import_stats st;
+		struct mp_error err;
+
+		n = (size_t)snprintf(text, cap, "id,lower,upper,size,pad\r\n%*s", shift, "");
+		n -= (size_t)shift; /* the padding goes into the first row's last column */
+		n += (size_t)snprintf(text + n, cap - n, "0,0,1,1,%*s\r\n", shift, "x");
+		for (int i = 1; i < 5000; i++)
+			n += (size_t)snprintf(text + n, cap - n, "%d,%lld,%lld,%d,\r\n", i,
+			                      i % 2 ? 1234567890123456LL + i : i,
+			                      i % 2 ? 12345678901234567LL + i : i + 1, 1 + i % 9);
+		cr_assert_eq(import_text(text, NULL, &st, &err), 0, "shift %d: %s", shift, err.msg);
+		cr_assert_eq(st.n_events, 10000, "shift %d", shift);
+	}
+	{
+		char *out = th_path(dir, "out.db");
+
+		cr_assert_eq(unlink(out), 0); /* refused() wants the input alone */
+		free(out);
+	}
+	n = (size_t)snprintf(text, cap, "id,lower,upper,size\n");
+	for (int i = 0; i < 4500; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%d,%d,%d,1\n", i, i, i + 1);
+	snprintf(text + n, cap - n, "4500,1234567890123456,12x,1\n4501,0,1,1\n");
+	refused(text, "invalid upper 'in.csv:4502:23': expected a whole number, found '12x'");
+	free(text);
 }

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_pair_map.c - src/util/pair_map.c against a plain array:
- * random puts, gets and deletes over few keys (long probe runs that wrap
+ * random puts, adds, gets, takes and deletes over few keys (long probe runs that wrap
  * around the end of the table, deletions inside them), pairs alike in one
  * half, and growth.
  */
@@ -42,7 +42,7 @@ Test(pair_map, random_operations_match_an_array)
 	}
 	for (int step = 0; step < 200000; step++) {
 		struct ref *r = &ref[rnd(&seed) % N_KEYS];
-		int op = (int)(rnd(&seed) % 3), found;
+		int op = (int)(rnd(&seed) % 5), found;
 
 		if (op == 0) {
 			uint64_t val = rnd(&seed);
@@ -56,8 +56,24 @@ Test(pair_map, random_operations_match_an_array)
 			cr_assert_eq(found, r->present, "step %d", step);
 			if (found)
 				cr_assert_eq(v, r->val, "step %d", step);
-		} else {
+		} else if (op == 2) {
 			cr_assert_eq(mp_pair_map_del(&m, r->a, r->b), r->present, "step %d", step);
+			n -= r->present;
+			r->present = 0;
+		} else if (op == 3) { /* add: only when absent */
+			uint64_t val = rnd(&seed);
+
+			cr_assert_eq(mp_pair_map_add(&m, r->a, r->b, val), !r->present, "step %d",
+			             step);
+			if (!r->present)
+				r->val = val, n++;
+			r->present = 1;
+		} else { /* take: get and delete */
+			v = 0;
+			cr_assert_eq(mp_pair_map_take(&m, r->a, r->b, &v), r->present, "step %d",
+			             step);
+			if (r->present)
+				cr_assert_eq(v, r->val, "step %d", step);
 			n -= r->present;
 			r->present = 0;
 		}

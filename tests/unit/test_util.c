@@ -55,6 +55,45 @@ Test(intmap, replace_and_zero_key)
 	mp_intmap_free(&m);
 }
 
+/* add inserts only absent keys, says so, and gives the present key's value;
+ * through growth it leaves the map as puts of the same keys do, slot for slot. */
+Test(intmap, add_once_and_growth_keeps_slots)
+{
+	struct mp_intmap m, ref;
+	uint64_t v;
+
+	mp_intmap_init(&m);
+	mp_intmap_init(&ref);
+	cr_assert_eq(mp_intmap_add(&m, 0, 5, &v), 1);
+	v = 99;
+	cr_assert_eq(mp_intmap_add(&m, 0, 6, &v), 0);
+	cr_assert_eq(v, 5);
+	cr_assert_eq(mp_intmap_add(&m, 0, 7, NULL), 0);
+	cr_assert(mp_intmap_get(&m, 0, &v));
+	cr_assert_eq(v, 5);
+	mp_intmap_put(&ref, 0, 5);
+	for (uint64_t i = 1; i < 5000; i++) { /* every third key twice */
+		uint64_t k = i * 7919 + ((i % 7) << 40);
+
+		cr_assert_eq(mp_intmap_add(&m, k, i, NULL), 1, "key %llu", (unsigned long long)i);
+		cr_assert_eq(mp_intmap_put(&ref, k, i), 0);
+		if (i % 3 == 0) {
+			cr_assert_eq(mp_intmap_add(&m, k, 0, &v), 0);
+			cr_assert_eq(v, i);
+		}
+	}
+	cr_assert_eq(m.n, ref.n);
+	cr_assert_eq(m.cap, ref.cap);
+	for (size_t i = 0; i < m.cap; i++) {
+		cr_assert_eq(m.used[i], ref.used[i], "slot %zu", i);
+		if (m.used[i])
+			cr_assert(m.keys[i] == ref.keys[i] && m.vals[i] == ref.vals[i], "slot %zu",
+			          i);
+	}
+	mp_intmap_free(&m);
+	mp_intmap_free(&ref);
+}
+
 Test(strmap, binary_keys_and_stored_copy)
 {
 	struct mp_strmap m;
