@@ -23,27 +23,28 @@ int mp_export_write_failed(const struct mp_outfile *of, struct mp_error *err)
  * (a write or memory failure, its errno kept) stops the read. */
 struct export_sink {
 	void *w;
+	int (*take)(void *w, const struct memprof_record *rec); /* 0, or -1 with errno */
 	int failed_errno;
 };
 
-static int csv_record(void *ctx, const struct memprof_record *rec)
+static int sink_record(void *ctx, const struct memprof_record *rec)
 {
 	struct export_sink *k = ctx;
 
-	if (mp_csv_writer_record(k->w, rec) == 0)
+	if (k->take(k->w, rec) == 0)
 		return 0;
 	k->failed_errno = errno ? errno : EIO;
 	return MP_ESTOP;
 }
 
-static int minimalloc_record(void *ctx, const struct memprof_record *rec)
+static int csv_take(void *w, const struct memprof_record *rec)
 {
-	struct export_sink *k = ctx;
+	return mp_csv_writer_record(w, rec);
+}
 
-	if (mp_minimalloc_writer_record(k->w, rec) == 0)
-		return 0;
-	k->failed_errno = errno ? errno : EIO;
-	return MP_ESTOP;
+static int minimalloc_take(void *w, const struct memprof_record *rec)
+{
+	return mp_minimalloc_writer_record(w, rec);
 }
 
 /* Push every record of r to c (its ctx an export_sink); 0, or an error in err. */
@@ -66,7 +67,7 @@ static int push_all(struct mp_store *s, struct mp_reader *r, const struct mp_con
 
 int mp_export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error *err)
 {
-	struct export_sink sink = {NULL, 0};
+	struct export_sink sink = {NULL, csv_take, 0};
 	struct mp_csv_writer *w;
 	struct mp_reader *r;
 	int rc, durations = 0;
@@ -79,7 +80,7 @@ int mp_export_csv(struct mp_store *s, struct mp_outfile *of, struct mp_error *er
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
 	sink.w = w;
-	rc = push_all(s, r, &(struct mp_consumer){"csv", &sink, MP_READ_STACKS, csv_record, NULL},
+	rc = push_all(s, r, &(struct mp_consumer){"csv", &sink, MP_READ_STACKS, sink_record, NULL},
 	              of, err);
 	if (mp_csv_writer_close(w) < 0 && rc >= 0)
 		rc = mp_export_write_failed(of, err);
@@ -170,7 +171,7 @@ int mp_export_minimalloc(struct mp_store *s, struct mp_outfile *of, int time_ns,
                          struct mp_error *err)
 {
 	struct mp_minimalloc_opts o = {0};
-	struct export_sink sink = {NULL, 0};
+	struct export_sink sink = {NULL, minimalloc_take, 0};
 	struct mp_minimalloc_writer *w;
 	struct mp_reader *r;
 	int rc;
@@ -186,8 +187,8 @@ int mp_export_minimalloc(struct mp_store *s, struct mp_outfile *of, int time_ns,
 		return mp_err(err, MP_ENOMEM, "out of memory");
 	}
 	sink.w = w;
-	rc = push_all(s, r, &(struct mp_consumer){"minimalloc", &sink, 0, minimalloc_record, NULL},
-	              of, err);
+	rc = push_all(s, r, &(struct mp_consumer){"minimalloc", &sink, 0, sink_record, NULL}, of,
+	              err);
 	if (mp_minimalloc_writer_close(w, st) < 0 && rc >= 0)
 		rc = mp_export_write_failed(of, err);
 	mp_reader_close(r);

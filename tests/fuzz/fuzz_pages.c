@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record_hash.h"
 #include "store/reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,49 +34,16 @@ static void setup(void)
 	atexit(cleanup);
 }
 
-/* A hash of what a record carries, its stack's depth for its frames. */
-static int hash_record(void *ctx, const struct memprof_record *rec)
-{
-	const struct memprof_event *e = &rec->ev;
-	const int64_t v[] = {e->seq,
-	                     e->ts_ns,
-	                     e->op,
-	                     e->alloc_id,
-	                     e->size_bytes,
-	                     e->requested_bytes,
-	                     (int64_t)e->address,
-	                     e->device_free_bytes,
-	                     e->device,
-	                     e->process_id,
-	                     (int64_t)e->stream,
-	                     e->phase_id,
-	                     e->stack_id,
-	                     e->api_id,
-	                     e->thread,
-	                     e->duration_ns,
-	                     rec->pid,
-	                     rec->stack ? (int64_t)rec->stack->n_frames : -1,
-	                     rec->phase ? (int64_t)strlen(rec->phase) : -1,
-	                     rec->api ? (int64_t)strlen(rec->api) : -1};
-	uint64_t *h = ctx;
-	size_t i;
-
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		h[0] = (h[0] ^ (uint64_t)v[i]) * 1099511628211u;
-	h[1]++;
-	return 0;
-}
-
 /* Read every record one way: 0 and h set, or an error (with a message). */
 static int read_events(int pages, uint64_t h[2])
 {
-	struct mp_consumer c = {"hash", h, MP_READ_STACKS, hash_record, NULL};
+	struct mp_consumer c = {"hash", h, MP_READ_STACKS, fuzz_hash_record, NULL};
 	struct mp_error err = {0};
 	struct mp_reader *r = NULL;
 	struct mp_store *s;
 	int rc;
 
-	h[0] = 14695981039346656037u;
+	h[0] = FUZZ_HASH_START;
 	h[1] = 0;
 	if (pages)
 		unsetenv("MEMPROF_READ_PAGES");

@@ -26,6 +26,7 @@
 #include "analysis/memstate.h"
 #include "analysis/timeline.h"
 #include "import/import.h"
+#include "record_hash.h"
 #include "report/analyze_out.h"
 #include "report/csv_writer.h"
 #include "report/info.h"
@@ -304,55 +305,13 @@ static void export(struct mp_store *s, FILE *null)
 	mp_reader_close(r);
 }
 
-/* A hash of everything a record carries but its stack's frames. */
-static uint64_t record_hash(uint64_t h, const struct memprof_record *rec)
-{
-	const struct memprof_event *e = &rec->ev;
-	const int64_t v[] = {e->seq,
-	                     e->ts_ns,
-	                     e->op,
-	                     e->alloc_id,
-	                     e->size_bytes,
-	                     e->requested_bytes,
-	                     (int64_t)e->address,
-	                     e->device_free_bytes,
-	                     e->device,
-	                     e->process_id,
-	                     (int64_t)e->stream,
-	                     e->phase_id,
-	                     e->stack_id,
-	                     e->api_id,
-	                     e->thread,
-	                     e->duration_ns,
-	                     rec->pid,
-	                     rec->stack ? (int64_t)rec->stack->n_frames : -1};
-	const char *names[] = {rec->phase ? rec->phase : "\1", rec->api ? rec->api : "\1"};
-	size_t i;
-
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		h = (h ^ (uint64_t)v[i]) * 1099511628211u;
-	for (i = 0; i < 2; i++)
-		for (const char *c = names[i]; *c; c++)
-			h = (h ^ (uint8_t)*c) * 1099511628211u;
-	return h;
-}
-
-static int hash_record(void *ctx, const struct memprof_record *rec)
-{
-	uint64_t *h = ctx;
-
-	h[0] = record_hash(h[0], rec);
-	h[1]++;
-	return 0;
-}
-
 /* The push pass (the events decoded from the file's pages where it may be
  * read directly) and the pull pass (through SQL) read the same records
  * whenever both read the trace whole. */
 static void pages_equal_sql(struct mp_store *s)
 {
-	uint64_t push[2] = {14695981039346656037u, 0}, pull[2] = {14695981039346656037u, 0};
-	struct mp_consumer c = {"hash", push, MP_READ_STACKS, hash_record, NULL};
+	uint64_t push[2] = {FUZZ_HASH_START, 0}, pull[2] = {FUZZ_HASH_START, 0};
+	struct mp_consumer c = {"hash", push, MP_READ_STACKS, fuzz_hash_record, NULL};
 	const struct memprof_record *rec;
 	struct mp_reader *r;
 	int rc_push, rc_pull = 0;
@@ -365,7 +324,7 @@ static void pages_equal_sql(struct mp_store *s)
 	if (mp_reader_open(s, MP_READ_STACKS, &r) < 0)
 		return;
 	while ((rc_pull = mp_reader_next(r, &rec)) == 1)
-		hash_record(pull, rec);
+		fuzz_hash_record(pull, rec);
 	mp_reader_close(r);
 	if (rc_push == 0 && rc_pull == 0 && (push[0] != pull[0] || push[1] != pull[1])) {
 		fprintf(stderr,
