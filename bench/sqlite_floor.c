@@ -57,20 +57,23 @@ static int bind_row(sqlite3_stmt *st, int k, long long i)
  * stream, thread; device and process once, after the rows. */
 static char *insert_sql(void)
 {
-	size_t cap = 64 + ROWS * 80, len;
+	/* a row is at most 24 bytes of text and 10 numbers of up to 11 characters */
+	size_t cap = 64 + ROWS * (24 + 10 * 12 + 48), len;
 	char *sql = malloc(cap);
 	int r, k = 0;
 
 	if (!sql)
 		die(NULL, "out of memory");
 	len = (size_t)snprintf(sql, cap, "INSERT INTO events VALUES");
-	for (r = 0; r < ROWS; r++, k += 7)
+	for (r = 0; r < ROWS && len < cap; r++, k += 7)
 		len += (size_t)snprintf(
 		        sql + len, cap - len,
 		        "%s(NULL,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,NULL,NULL,NULL,"
 		        "NULL,?%d,NULL)",
 		        r ? "," : "", k + 1, k + 2, k + 3, k + 4, k + 4, k + 5, 7 * ROWS + 1, k + 6,
 		        7 * ROWS + 2, k + 7);
+	if (len >= cap)
+		die(NULL, "statement too long");
 	return sql;
 }
 
