@@ -172,8 +172,10 @@ static void rotate_up(struct mp_extents *x, uint32_t *root, uint32_t i)
 	if (moved != NIL)
 		nd(x, moved)->parent = p;
 	pn->parent = i;
+	/* i now holds the subtree p held: its maxima are p's old ones */
+	n->sub_hole = pn->sub_hole;
+	n->sub_end = pn->sub_end;
 	pull(x, p);
-	pull(x, i);
 }
 
 /* Where node n goes: its parent and side, its neighbours, and the largest
@@ -187,26 +189,32 @@ struct place {
 static void tree_find(const struct mp_extents *x, uint32_t c, const struct xnode *n,
                       struct place *pl)
 {
-	pl->parent = pl->pred = pl->succ = NIL;
-	pl->left = 0;
-	pl->end_before = 0;
+	uint32_t parent = NIL, pred = NIL, succ = NIL;
+	uint64_t end_before = 0;
+	int left = 0;
+
 	while (c != NIL) {
 		const struct xnode *cn = nd(x, c);
 
-		pl->parent = c;
-		pl->left = before(n, cn);
-		if (pl->left) {
-			pl->succ = c;
+		parent = c;
+		left = before(n, cn);
+		if (left) {
+			succ = c;
 			c = cn->left;
 			continue;
 		}
-		pl->pred = c;
+		pred = c;
 		if (cn->kind == K_BLOCK)
-			pl->end_before = max64(pl->end_before, cn->end);
+			end_before = max64(end_before, cn->end);
 		if (cn->left != NIL)
-			pl->end_before = max64(pl->end_before, nd(x, cn->left)->sub_end);
+			end_before = max64(end_before, nd(x, cn->left)->sub_end);
 		c = cn->right;
 	}
+	pl->parent = parent;
+	pl->pred = pred;
+	pl->succ = succ;
+	pl->left = left;
+	pl->end_before = end_before;
 }
 
 /* Attach i where tree_find placed it, then restore the heap order. */
