@@ -52,15 +52,6 @@ const struct mp_frag_device *mp_frag_device(const struct mp_frag *f, int32_t dev
 	return NULL;
 }
 
-const struct mp_frag_point *mp_frag_now(const struct mp_frag *f, const struct mp_mem_device *d)
-{
-	ptrdiff_t slot = d ? d - f->ms->devices : -1;
-
-	if (slot < 0 || slot >= f->n_devices || !f->devices[slot].started)
-		return NULL;
-	return &f->devices[slot].now;
-}
-
 static struct mp_frag_device *slot_device(struct mp_frag *f, int slot)
 {
 	struct mp_frag_device *fd;

@@ -42,6 +42,7 @@ struct mp_lifetime_group {
 };
 
 #define GROUP_CHUNK 4096
+#define DEVS_SCANNED 8 /* devices compared one by one; more go through dev_map */
 #define SPILL_BATCH 8192 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
@@ -450,7 +451,13 @@ static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
 
 	if (l->dev_hint < l->n_devs && l->devs[l->dev_hint].device == device)
 		return &l->devs[l->dev_hint];
-	if (mp_intmap_get(&l->dev_map, (uint32_t)device, &i)) {
+	if (l->n_devs <= DEVS_SCANNED) { /* a few devices, often alternating */
+		for (i = 0; i < l->n_devs; i++)
+			if (l->devs[i].device == device) {
+				l->dev_hint = i;
+				return &l->devs[i];
+			}
+	} else if (mp_intmap_get(&l->dev_map, (uint32_t)device, &i)) {
 		l->dev_hint = i;
 		return &l->devs[i];
 	}
