@@ -142,8 +142,8 @@ static struct entry *new_entry(struct mp_attr_table *t, const struct mp_mem_bloc
 }
 
 /* Add block b (sign 1) or take it out (sign -1) of table t, under key. */
-static inline int bump(struct mp_attr_table *t, const struct mp_mem_block *b, int kind,
-                       int64_t key, int sign)
+static inline int bump(struct mp_attr_table *t, const struct mp_mem_block *b, int kind, int64_t key,
+                       int sign)
 {
 	uint32_t i;
 	struct entry *e;

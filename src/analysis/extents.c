@@ -70,6 +70,7 @@ struct mp_extents {
 	struct mp_slot_pool pool;
 	struct mp_densemap keys; /* block key -> slot */
 	uint32_t root, croot;    /* main treap, container treap */
+	uint32_t tail, top; /* main treap: the last node but top, the top sentinel (NIL: none) */
 	uint32_t rng;
 	uint64_t *scratch; /* container ends or ranges during one map or unmap */
 	size_t scratch_cap;
@@ -440,6 +441,30 @@ static void refresh(struct mp_extents *x, uint32_t i, uint32_t p)
 		fix_up(x, i);
 }
 
+/* When n goes after the tail (the last node but the top sentinel), as it
+ * does when blocks are placed at rising addresses: its place without a
+ * descent, 1; else 0.  The tail's successor is the top sentinel or none,
+ * and of two nodes adjacent in order one has no child on the other's side;
+ * every block is before n, so the largest end before it is the root's. */
+static int after_tail(const struct mp_extents *x, const struct xnode *n, struct place *pl)
+{
+	const struct xnode *t;
+
+	if (x->tail == NIL || !before(t = nd(x, x->tail), n))
+		return 0;
+	pl->pred = x->tail;
+	pl->succ = x->top;
+	pl->end_before = nd(x, x->root)->sub_end;
+	if (x->top == NIL || t->right == NIL) {
+		pl->parent = x->tail;
+		pl->left = 0;
+	} else {
+		pl->parent = x->top;
+		pl->left = 1;
+	}
+	return 1;
+}
+
 /* Put node i (fields set, holes zero) in the main treap; pl (may be NULL)
  * receives its place. */
 static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
@@ -448,10 +473,13 @@ static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
 
 	if (!pl)
 		pl = &here;
-	tree_find(x, x->root, nd(x, i), pl);
+	if (!after_tail(x, nd(x, i), pl))
+		tree_find(x, x->root, nd(x, i), pl);
 	refresh(x, i, pl->pred);
 	tree_attach(x, &x->root, i, pl);
 	nd(x, i)->flags |= F_LINKED;
+	if (nd(x, i)->kind != K_TOP && (pl->succ == NIL || nd(x, pl->succ)->kind == K_TOP))
+		x->tail = i;
 	if (pl->succ != NIL)
 		refresh(x, pl->succ, i);
 }
@@ -468,6 +496,8 @@ static void unlink_node(struct mp_extents *x, uint32_t i)
 	n->hole_sum = n->gran_bytes = 0;
 	n->n_holes = 0;
 	n->flags &= (uint8_t) ~(F_REGION | F_LINKED);
+	if (x->tail == i)
+		x->tail = p;
 	tree_erase(x, &x->root, i);
 	if (s != NIL)
 		refresh(x, s, p);
@@ -614,7 +644,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 	x->gran = granularity;
 	mp_slot_pool_init(&x->pool, sizeof(struct xnode));
 	mp_densemap_init(&x->keys);
-	x->root = x->croot = NIL;
+	x->root = x->croot = x->tail = x->top = NIL;
 	x->rng = 0x9e3779b9u;
 	if (granularity) { /* the sentinel that holds the last region's tail */
 		if (take_node(x, &top) < 0) {
@@ -624,6 +654,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 		nd(x, top)->kind = K_TOP;
 		nd(x, top)->addr = nd(x, top)->end = UINT64_MAX;
 		link_node(x, top, NULL);
+		x->top = top;
 	}
 	*out = x;
 	return 0;

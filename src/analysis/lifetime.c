@@ -41,9 +41,9 @@ struct mp_lifetime_group {
 	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
 };
 
-#define GROUP_CHUNK 4096
-#define DEVS_SCANNED 8 /* devices compared one by one; more go through dev_map */
-#define SPILL_BATCH 8192 /* records summed into the spill database at once */
+#define GROUP_CHUNK  4096
+#define DEVS_SCANNED 8    /* devices compared one by one; more go through dev_map */
+#define SPILL_BATCH  8192 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
