@@ -70,7 +70,8 @@ struct mp_extents {
 	struct mp_slot_pool pool;
 	struct mp_densemap keys; /* block key -> slot */
 	uint32_t root, croot;    /* main treap, container treap */
-	uint32_t tail, top; /* main treap: the last node but top, the top sentinel (NIL: none) */
+	uint32_t tail, top;   /* main treap: the last node but top, the top sentinel (NIL: none) */
+	uint32_t cont_last;   /* the container that starts last (NIL: none) */
 	uint32_t rng;
 	uint64_t *scratch; /* container ends or ranges during one map or unmap */
 	size_t scratch_cap;
@@ -505,10 +506,22 @@ static void unlink_node(struct mp_extents *x, uint32_t i)
 
 /* ---- containers (segments model) ----------------------------------------- */
 
+/* Keep the container that starts last, after the container treap changed. */
+static void note_cont_last(struct mp_extents *x)
+{
+	uint32_t c = x->croot;
+
+	while (c != NIL && nd(x, c)->right != NIL)
+		c = nd(x, c)->right;
+	x->cont_last = c;
+}
+
 /* Whether block n lies wholly inside the container that holds its start. */
 static int inside(const struct mp_extents *x, const struct xnode *n)
 {
-	uint32_t c = tree_floor(x, x->croot, n->addr);
+	uint32_t c = x->cont_last != NIL && nd(x, x->cont_last)->addr <= n->addr
+	                     ? x->cont_last /* above every container's start */
+	                     : tree_floor(x, x->croot, n->addr);
 
 	return c != NIL && n->addr < nd(x, c)->end && n->end <= nd(x, c)->end;
 }
@@ -568,6 +581,7 @@ static void cont_add(struct mp_extents *x, uint64_t a, uint64_t b, int segment)
 	n->link = s;
 	n->link2 = e;
 	tree_insert(x, &x->croot, c);
+	note_cont_last(x);
 	n = nd(x, s);
 	n->kind = K_START;
 	n->addr = n->end = a;
@@ -590,6 +604,7 @@ static void cont_del(struct mp_extents *x, uint32_t c)
 	unlink_node(x, s);
 	unlink_node(x, e);
 	tree_erase(x, &x->croot, c);
+	note_cont_last(x);
 	mp_slot_pool_give(&x->pool, e);
 	mp_slot_pool_give(&x->pool, s);
 	mp_slot_pool_give(&x->pool, c);
@@ -644,7 +659,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 	x->gran = granularity;
 	mp_slot_pool_init(&x->pool, sizeof(struct xnode));
 	mp_densemap_init(&x->keys);
-	x->root = x->croot = x->tail = x->top = NIL;
+	x->root = x->croot = x->tail = x->top = x->cont_last = NIL;
 	x->rng = 0x9e3779b9u;
 	if (granularity) { /* the sentinel that holds the last region's tail */
 		if (take_node(x, &top) < 0) {
