@@ -70,8 +70,8 @@ struct mp_extents {
 	struct mp_slot_pool pool;
 	struct mp_densemap keys; /* block key -> slot */
 	uint32_t root, croot;    /* main treap, container treap */
-	uint32_t tail, top;   /* main treap: the last node but top, the top sentinel (NIL: none) */
-	uint32_t cont_last;   /* the container that starts last (NIL: none) */
+	uint32_t tail, top; /* main treap: the last node but top, the top sentinel (NIL: none) */
+	uint32_t cont_last; /* the container that starts last (NIL: none) */
 	uint32_t rng;
 	uint64_t *scratch; /* container ends or ranges during one map or unmap */
 	size_t scratch_cap;
@@ -488,7 +488,7 @@ static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
 static void unlink_node(struct mp_extents *x, uint32_t i)
 {
 	struct xnode *n = nd(x, i);
-	uint32_t p = tree_prev(x, i), s = tree_next(x, i);
+	uint32_t p = tree_prev(x, i), s = x->tail == i ? x->top : tree_next(x, i);
 
 	x->f.hole_bytes -= n->hole_sum;
 	x->f.n_holes -= n->n_holes;
