@@ -141,9 +141,10 @@ static struct entry *new_entry(struct mp_attr_table *t, const struct mp_mem_bloc
 	return e;
 }
 
-/* Add block b (sign 1) or take it out (sign -1) of table t, under key. */
+/* Add to table t, under key, the change c (block b's count and bytes, or
+ * their negation when it is freed). */
 static inline int bump(struct mp_attr_table *t, const struct mp_mem_block *b, int kind, int64_t key,
-                       int sign)
+                       const struct totals *c)
 {
 	uint32_t i;
 	struct entry *e;
@@ -155,9 +156,9 @@ static inline int bump(struct mp_attr_table *t, const struct mp_mem_block *b, in
 		e = &t->entries[i];
 	else if (!(e = new_entry(t, b, kind, key)))
 		return MP_ENOMEM;
-	e->now.count += sign;
-	e->now.bytes += sign * b->size_bytes;
-	e->now.requested_bytes += sign * b->requested_bytes;
+	e->now.count += c->count;
+	e->now.bytes += c->bytes;
+	e->now.requested_bytes += c->requested_bytes;
 	if (!e->dirty) {
 		e->dirty = 1;
 		t->dirty[t->n_dirty++] = (size_t)(e - t->entries);
@@ -169,15 +170,19 @@ static int add_block(struct mp_attribution *a, const struct mp_mem_block *b, int
 {
 	struct mp_attr_device *d = slot_device(a, b->dev_slot);
 	struct mp_attr_table *const *t;
+	/* read before the entries change: they could alias b's fields */
+	const struct totals c = {sign, sign * b->size_bytes, sign * b->requested_bytes};
+	int64_t stack_id = b->stack_id, phase_id = b->phase_id, stream = (int64_t)b->stream;
+	int64_t size = size_class(b->size_bytes), api_id = b->api_id;
 
 	if (!d)
 		return b->dev_slot < 0 ? 0 : MP_ENOMEM;
 	t = d->tables;
-	if (bump(t[MP_ATTR_STACK], b, MP_ATTR_STACK, b->stack_id, sign) < 0 ||
-	    bump(t[MP_ATTR_PHASE], b, MP_ATTR_PHASE, b->phase_id, sign) < 0 ||
-	    bump(t[MP_ATTR_STREAM], b, MP_ATTR_STREAM, (int64_t)b->stream, sign) < 0 ||
-	    bump(t[MP_ATTR_SIZE], b, MP_ATTR_SIZE, size_class(b->size_bytes), sign) < 0 ||
-	    bump(t[MP_ATTR_API], b, MP_ATTR_API, b->api_id, sign) < 0)
+	if (bump(t[MP_ATTR_STACK], b, MP_ATTR_STACK, stack_id, &c) < 0 ||
+	    bump(t[MP_ATTR_PHASE], b, MP_ATTR_PHASE, phase_id, &c) < 0 ||
+	    bump(t[MP_ATTR_STREAM], b, MP_ATTR_STREAM, stream, &c) < 0 ||
+	    bump(t[MP_ATTR_SIZE], b, MP_ATTR_SIZE, size, &c) < 0 ||
+	    bump(t[MP_ATTR_API], b, MP_ATTR_API, api_id, &c) < 0)
 		return MP_ENOMEM;
 	return 0;
 }

@@ -470,6 +470,23 @@ static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
 	return d;
 }
 
+/* The device of block b: the one its memory-state slot last named when
+ * that is still b's device, else looked up (and the slot noted). */
+static inline struct mp_lifetime_dev *block_dev(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	struct mp_lifetime_dev *d;
+	size_t i;
+
+	if (b->dev_slot < 0 || b->dev_slot >= MP_MEM_MAX_DEVICES)
+		return dev_of(l, b->device);
+	i = l->slot_dev[b->dev_slot];
+	if (i > 0 && i <= l->n_devs && l->devs[i - 1].device == b->device)
+		return &l->devs[i - 1];
+	if ((d = dev_of(l, b->device)))
+		l->slot_dev[b->dev_slot] = (uint32_t)(d - l->devs) + 1;
+	return d;
+}
+
 static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct memprof_record *rec)
 {
 	struct mp_lifetime *l = ctx;
@@ -483,7 +500,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
 	if (b->preexisting)
 		return 0;
-	d = dev_of(l, b->device);
+	d = block_dev(l, b);
 	if (!d)
 		return fail(l, MP_ENOMEM);
 	if (g->count++ == 0)
@@ -508,7 +525,7 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 {
 	struct mp_lifetime *l = ctx;
 	struct mp_lifetime_group *g = tagged_group(l, b);
-	struct mp_lifetime_dev *d = dev_of(l, b->device);
+	struct mp_lifetime_dev *d = block_dev(l, b);
 	struct lt_cand *c;
 	int64_t life;
 
