@@ -764,8 +764,6 @@ static int reuse_of(void *ctx, const struct mp_group_rec *r)
 	return add_finding(l, MP_LIFETIME_REUSE);
 }
 
-/* The reuse findings: from the groups in memory, or, once some were
- * spilled, from the spill database with the groups in memory summed in. */
 /* A group's key against a record's: device, stack_id, size_bytes. */
 static int cmp_key(const struct mp_lifetime_group *g, const struct mp_group_rec *r)
 {
@@ -889,6 +887,8 @@ static int merge_spilled(struct mp_lifetime *l)
 	return rc == MP_ENOMEM ? fail(l, rc) : rc < 0 ? spill_failed(l, rc) : 0;
 }
 
+/* The reuse findings: from the groups in memory, or, once some were
+ * spilled, from the spill database with the groups in memory merged in. */
 static int collect_groups(struct mp_lifetime *l)
 {
 	size_t i;
