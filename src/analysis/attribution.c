@@ -31,9 +31,14 @@ struct mp_attr_table {
 	size_t n_dirty, cap_dirty;
 };
 
-int mp_attr_size_class(int64_t size_bytes)
+static inline int size_class(int64_t size_bytes)
 {
 	return size_bytes > 0 ? 64 - __builtin_clzll((unsigned long long)size_bytes) : 0;
+}
+
+int mp_attr_size_class(int64_t size_bytes)
+{
+	return size_class(size_bytes);
 }
 
 void mp_attribution_init(struct mp_attribution *a, const struct mp_memstate *ms, unsigned kinds,
@@ -75,16 +80,12 @@ const struct mp_attr_device *mp_attribution_device(const struct mp_attribution *
 	return NULL;
 }
 
-static struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
+/* The device's tables, made on its first use; NULL when out of memory. */
+static struct mp_attr_device *make_device(struct mp_attribution *a, int slot)
 {
-	struct mp_attr_device *d;
+	struct mp_attr_device *d = &a->devices[slot];
 	int k;
 
-	if (slot < 0)
-		return NULL;
-	d = &a->devices[slot];
-	if (slot < a->n_ready)
-		return d; /* its tables are made */
 	if (slot >= a->n_devices) {
 		a->n_devices = slot + 1;
 		d->device = a->ms->devices[slot].device;
@@ -100,30 +101,21 @@ static struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
 	return d;
 }
 
-static int64_t key_of(const struct mp_mem_block *b, int kind)
+static inline struct mp_attr_device *slot_device(struct mp_attribution *a, int slot)
 {
-	switch (kind) {
-	case MP_ATTR_STACK:
-		return b->stack_id;
-	case MP_ATTR_PHASE:
-		return b->phase_id;
-	case MP_ATTR_STREAM:
-		return (int64_t)b->stream;
-	case MP_ATTR_SIZE:
-		return mp_attr_size_class(b->size_bytes);
-	default:
-		return b->api_id;
-	}
+	if (slot < 0)
+		return NULL;
+	if (slot < a->n_ready)
+		return &a->devices[slot]; /* its tables are made */
+	return make_device(a, slot);
 }
 
-static struct entry *find_entry(struct mp_attr_table *t, const struct mp_mem_block *b, int kind)
+/* A new entry for key, made from block b; NULL when out of memory. */
+static struct entry *new_entry(struct mp_attr_table *t, const struct mp_mem_block *b, int kind,
+                               int64_t key)
 {
-	int64_t key = key_of(b, kind);
 	struct entry *e;
-	uint32_t i = mp_densemap_get(&t->index, (uint64_t)key);
 
-	if (i != MP_DENSEMAP_NONE)
-		return &t->entries[i];
 	if (t->n >= MP_DENSEMAP_NONE)
 		return NULL;
 	if (t->n == t->cap) {
@@ -149,29 +141,49 @@ static struct entry *find_entry(struct mp_attr_table *t, const struct mp_mem_blo
 	return e;
 }
 
+/* Add to table t, under key, the change c (block b's count and bytes, or
+ * their negation when it is freed). */
+static inline int bump(struct mp_attr_table *t, const struct mp_mem_block *b, int kind, int64_t key,
+                       const struct totals *c)
+{
+	uint32_t i;
+	struct entry *e;
+
+	if (!t)
+		return 0;
+	i = mp_densemap_get(&t->index, (uint64_t)key);
+	if (i != MP_DENSEMAP_NONE)
+		e = &t->entries[i];
+	else if (!(e = new_entry(t, b, kind, key)))
+		return MP_ENOMEM;
+	e->now.count += c->count;
+	e->now.bytes += c->bytes;
+	e->now.requested_bytes += c->requested_bytes;
+	if (!e->dirty) {
+		e->dirty = 1;
+		t->dirty[t->n_dirty++] = (size_t)(e - t->entries);
+	}
+	return 0;
+}
+
 static int add_block(struct mp_attribution *a, const struct mp_mem_block *b, int sign)
 {
 	struct mp_attr_device *d = slot_device(a, b->dev_slot);
-	int k;
+	struct mp_attr_table *const *t;
+	/* read before the entries change: they could alias b's fields */
+	const struct totals c = {sign, sign * b->size_bytes, sign * b->requested_bytes};
+	int64_t stack_id = b->stack_id, phase_id = b->phase_id, stream = (int64_t)b->stream;
+	int64_t size = size_class(b->size_bytes), api_id = b->api_id;
 
 	if (!d)
 		return b->dev_slot < 0 ? 0 : MP_ENOMEM;
-	for (k = 0; k < MP_ATTR_KINDS; k++) {
-		struct mp_attr_table *t = d->tables[k];
-		struct entry *e;
-
-		if (!t)
-			continue;
-		if (!(e = find_entry(t, b, k)))
-			return MP_ENOMEM;
-		e->now.count += sign;
-		e->now.bytes += sign * b->size_bytes;
-		e->now.requested_bytes += sign * b->requested_bytes;
-		if (!e->dirty) {
-			e->dirty = 1;
-			t->dirty[t->n_dirty++] = (size_t)(e - t->entries);
-		}
-	}
+	t = d->tables;
+	if (bump(t[MP_ATTR_STACK], b, MP_ATTR_STACK, stack_id, &c) < 0 ||
+	    bump(t[MP_ATTR_PHASE], b, MP_ATTR_PHASE, phase_id, &c) < 0 ||
+	    bump(t[MP_ATTR_STREAM], b, MP_ATTR_STREAM, stream, &c) < 0 ||
+	    bump(t[MP_ATTR_SIZE], b, MP_ATTR_SIZE, size, &c) < 0 ||
+	    bump(t[MP_ATTR_API], b, MP_ATTR_API, api_id, &c) < 0)
+		return MP_ENOMEM;
 	return 0;
 }
 

@@ -70,6 +70,8 @@ struct mp_extents {
 	struct mp_slot_pool pool;
 	struct mp_densemap keys; /* block key -> slot */
 	uint32_t root, croot;    /* main treap, container treap */
+	uint32_t tail, top; /* main treap: the last node but top, the top sentinel (NIL: none) */
+	uint32_t cont_last; /* the container that starts last (NIL: none) */
 	uint32_t rng;
 	uint64_t *scratch; /* container ends or ranges during one map or unmap */
 	size_t scratch_cap;
@@ -172,8 +174,10 @@ static void rotate_up(struct mp_extents *x, uint32_t *root, uint32_t i)
 	if (moved != NIL)
 		nd(x, moved)->parent = p;
 	pn->parent = i;
+	/* i now holds the subtree p held: its maxima are p's old ones */
+	n->sub_hole = pn->sub_hole;
+	n->sub_end = pn->sub_end;
 	pull(x, p);
-	pull(x, i);
 }
 
 /* Where node n goes: its parent and side, its neighbours, and the largest
@@ -187,26 +191,32 @@ struct place {
 static void tree_find(const struct mp_extents *x, uint32_t c, const struct xnode *n,
                       struct place *pl)
 {
-	pl->parent = pl->pred = pl->succ = NIL;
-	pl->left = 0;
-	pl->end_before = 0;
+	uint32_t parent = NIL, pred = NIL, succ = NIL;
+	uint64_t end_before = 0;
+	int left = 0;
+
 	while (c != NIL) {
 		const struct xnode *cn = nd(x, c);
 
-		pl->parent = c;
-		pl->left = before(n, cn);
-		if (pl->left) {
-			pl->succ = c;
+		parent = c;
+		left = before(n, cn);
+		if (left) {
+			succ = c;
 			c = cn->left;
 			continue;
 		}
-		pl->pred = c;
+		pred = c;
 		if (cn->kind == K_BLOCK)
-			pl->end_before = max64(pl->end_before, cn->end);
+			end_before = max64(end_before, cn->end);
 		if (cn->left != NIL)
-			pl->end_before = max64(pl->end_before, nd(x, cn->left)->sub_end);
+			end_before = max64(end_before, nd(x, cn->left)->sub_end);
 		c = cn->right;
 	}
+	pl->parent = parent;
+	pl->pred = pred;
+	pl->succ = succ;
+	pl->left = left;
+	pl->end_before = end_before;
 }
 
 /* Attach i where tree_find placed it, then restore the heap order. */
@@ -432,6 +442,30 @@ static void refresh(struct mp_extents *x, uint32_t i, uint32_t p)
 		fix_up(x, i);
 }
 
+/* When n goes after the tail (the last node but the top sentinel), as it
+ * does when blocks are placed at rising addresses: its place without a
+ * descent, 1; else 0.  The tail's successor is the top sentinel or none,
+ * and of two nodes adjacent in order one has no child on the other's side;
+ * every block is before n, so the largest end before it is the root's. */
+static int after_tail(const struct mp_extents *x, const struct xnode *n, struct place *pl)
+{
+	const struct xnode *t;
+
+	if (x->tail == NIL || !before(t = nd(x, x->tail), n))
+		return 0;
+	pl->pred = x->tail;
+	pl->succ = x->top;
+	pl->end_before = nd(x, x->root)->sub_end;
+	if (x->top == NIL || t->right == NIL) {
+		pl->parent = x->tail;
+		pl->left = 0;
+	} else {
+		pl->parent = x->top;
+		pl->left = 1;
+	}
+	return 1;
+}
+
 /* Put node i (fields set, holes zero) in the main treap; pl (may be NULL)
  * receives its place. */
 static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
@@ -440,10 +474,13 @@ static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
 
 	if (!pl)
 		pl = &here;
-	tree_find(x, x->root, nd(x, i), pl);
+	if (!after_tail(x, nd(x, i), pl))
+		tree_find(x, x->root, nd(x, i), pl);
 	refresh(x, i, pl->pred);
 	tree_attach(x, &x->root, i, pl);
 	nd(x, i)->flags |= F_LINKED;
+	if (nd(x, i)->kind != K_TOP && (pl->succ == NIL || nd(x, pl->succ)->kind == K_TOP))
+		x->tail = i;
 	if (pl->succ != NIL)
 		refresh(x, pl->succ, i);
 }
@@ -451,7 +488,7 @@ static void link_node(struct mp_extents *x, uint32_t i, struct place *pl)
 static void unlink_node(struct mp_extents *x, uint32_t i)
 {
 	struct xnode *n = nd(x, i);
-	uint32_t p = tree_prev(x, i), s = tree_next(x, i);
+	uint32_t p = tree_prev(x, i), s = x->tail == i ? x->top : tree_next(x, i);
 
 	x->f.hole_bytes -= n->hole_sum;
 	x->f.n_holes -= n->n_holes;
@@ -460,6 +497,8 @@ static void unlink_node(struct mp_extents *x, uint32_t i)
 	n->hole_sum = n->gran_bytes = 0;
 	n->n_holes = 0;
 	n->flags &= (uint8_t) ~(F_REGION | F_LINKED);
+	if (x->tail == i)
+		x->tail = p;
 	tree_erase(x, &x->root, i);
 	if (s != NIL)
 		refresh(x, s, p);
@@ -467,10 +506,22 @@ static void unlink_node(struct mp_extents *x, uint32_t i)
 
 /* ---- containers (segments model) ----------------------------------------- */
 
+/* Keep the container that starts last, after the container treap changed. */
+static void note_cont_last(struct mp_extents *x)
+{
+	uint32_t c = x->croot;
+
+	while (c != NIL && nd(x, c)->right != NIL)
+		c = nd(x, c)->right;
+	x->cont_last = c;
+}
+
 /* Whether block n lies wholly inside the container that holds its start. */
 static int inside(const struct mp_extents *x, const struct xnode *n)
 {
-	uint32_t c = tree_floor(x, x->croot, n->addr);
+	uint32_t c = x->cont_last != NIL && nd(x, x->cont_last)->addr <= n->addr
+	                     ? x->cont_last /* above every container's start */
+	                     : tree_floor(x, x->croot, n->addr);
 
 	return c != NIL && n->addr < nd(x, c)->end && n->end <= nd(x, c)->end;
 }
@@ -530,6 +581,7 @@ static void cont_add(struct mp_extents *x, uint64_t a, uint64_t b, int segment)
 	n->link = s;
 	n->link2 = e;
 	tree_insert(x, &x->croot, c);
+	note_cont_last(x);
 	n = nd(x, s);
 	n->kind = K_START;
 	n->addr = n->end = a;
@@ -552,6 +604,7 @@ static void cont_del(struct mp_extents *x, uint32_t c)
 	unlink_node(x, s);
 	unlink_node(x, e);
 	tree_erase(x, &x->croot, c);
+	note_cont_last(x);
 	mp_slot_pool_give(&x->pool, e);
 	mp_slot_pool_give(&x->pool, s);
 	mp_slot_pool_give(&x->pool, c);
@@ -606,7 +659,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 	x->gran = granularity;
 	mp_slot_pool_init(&x->pool, sizeof(struct xnode));
 	mp_densemap_init(&x->keys);
-	x->root = x->croot = NIL;
+	x->root = x->croot = x->tail = x->top = x->cont_last = NIL;
 	x->rng = 0x9e3779b9u;
 	if (granularity) { /* the sentinel that holds the last region's tail */
 		if (take_node(x, &top) < 0) {
@@ -616,6 +669,7 @@ int mp_extents_new(uint64_t granularity, struct mp_extents **out)
 		nd(x, top)->kind = K_TOP;
 		nd(x, top)->addr = nd(x, top)->end = UINT64_MAX;
 		link_node(x, top, NULL);
+		x->top = top;
 	}
 	*out = x;
 	return 0;

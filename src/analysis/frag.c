@@ -52,15 +52,6 @@ const struct mp_frag_device *mp_frag_device(const struct mp_frag *f, int32_t dev
 	return NULL;
 }
 
-const struct mp_frag_point *mp_frag_now(const struct mp_frag *f, const struct mp_mem_device *d)
-{
-	ptrdiff_t slot = d ? d - f->ms->devices : -1;
-
-	if (slot < 0 || slot >= f->n_devices || !f->devices[slot].started)
-		return NULL;
-	return &f->devices[slot].now;
-}
-
 static struct mp_frag_device *slot_device(struct mp_frag *f, int slot)
 {
 	struct mp_frag_device *fd;
@@ -181,7 +172,7 @@ static int on_segment(struct mp_frag *f, struct mp_frag_device *fd, int slot,
 static void take_point(const struct mp_frag_device *fd, const struct mp_mem_device *d,
                        const struct memprof_event *ev, struct mp_frag_point *p)
 {
-	struct mp_extents_figures h = {0};
+	struct mp_extents_figures h;
 
 	p->ts_ns = ev->ts_ns;
 	p->seq = ev->seq;
@@ -190,6 +181,8 @@ static void take_point(const struct mp_frag_device *fd, const struct mp_mem_devi
 	p->reserved_bytes = p->free_in_reserved_bytes = p->largest_free_bytes = -1;
 	if (fd->x)
 		mp_extents_figures(fd->x, &h);
+	else
+		memset(&h, 0, sizeof(h));
 	if (fd->model == MP_FRAG_SEGMENTS) {
 		p->reserved_bytes = d->reserved_bytes;
 		/* held = live + pending: a pending block is neither live nor free */

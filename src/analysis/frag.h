@@ -89,7 +89,15 @@ const struct mp_frag_device *mp_frag_device(const struct mp_frag *f, int32_t dev
  * NULL when d is NULL or frag has not seen the device.  Valid until the
  * next event.
  */
-const struct mp_frag_point *mp_frag_now(const struct mp_frag *f, const struct mp_mem_device *d);
+static inline const struct mp_frag_point *mp_frag_now(const struct mp_frag *f,
+                                                      const struct mp_mem_device *d)
+{
+	ptrdiff_t slot = d ? d - f->ms->devices : -1;
+
+	if (slot < 0 || slot >= f->n_devices || !f->devices[slot].started)
+		return NULL;
+	return &f->devices[slot].now;
+}
 const char *mp_frag_model_name(int model);
 
 #endif

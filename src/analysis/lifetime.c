@@ -41,8 +41,9 @@ struct mp_lifetime_group {
 	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
 };
 
-#define GROUP_CHUNK 4096
-#define SPILL_BATCH 8192 /* records summed into the spill database at once */
+#define GROUP_CHUNK  4096
+#define DEVS_SCANNED 8    /* devices compared one by one; more go through dev_map */
+#define SPILL_BATCH  8192 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
@@ -450,7 +451,13 @@ static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
 
 	if (l->dev_hint < l->n_devs && l->devs[l->dev_hint].device == device)
 		return &l->devs[l->dev_hint];
-	if (mp_intmap_get(&l->dev_map, (uint32_t)device, &i)) {
+	if (l->n_devs <= DEVS_SCANNED) { /* a few devices, often alternating */
+		for (i = 0; i < l->n_devs; i++)
+			if (l->devs[i].device == device) {
+				l->dev_hint = i;
+				return &l->devs[i];
+			}
+	} else if (mp_intmap_get(&l->dev_map, (uint32_t)device, &i)) {
 		l->dev_hint = i;
 		return &l->devs[i];
 	}
@@ -460,6 +467,23 @@ static struct mp_lifetime_dev *dev_of(struct mp_lifetime *l, int32_t device)
 	d = &l->devs[l->n_devs++];
 	memset(d, 0, sizeof(*d));
 	d->device = device;
+	return d;
+}
+
+/* The device of block b: the one its memory-state slot last named when
+ * that is still b's device, else looked up (and the slot noted). */
+static inline struct mp_lifetime_dev *block_dev(struct mp_lifetime *l, const struct mp_mem_block *b)
+{
+	struct mp_lifetime_dev *d;
+	size_t i;
+
+	if (b->dev_slot < 0 || b->dev_slot >= MP_MEM_MAX_DEVICES)
+		return dev_of(l, b->device);
+	i = l->slot_dev[b->dev_slot];
+	if (i > 0 && i <= l->n_devs && l->devs[i - 1].device == b->device)
+		return &l->devs[i - 1];
+	if ((d = dev_of(l, b->device)))
+		l->slot_dev[b->dev_slot] = (uint32_t)(d - l->devs) + 1;
 	return d;
 }
 
@@ -476,7 +500,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
 	if (b->preexisting)
 		return 0;
-	d = dev_of(l, b->device);
+	d = block_dev(l, b);
 	if (!d)
 		return fail(l, MP_ENOMEM);
 	if (g->count++ == 0)
@@ -501,7 +525,7 @@ static int on_free(void *ctx, const struct mp_mem_block *b, const struct memprof
 {
 	struct mp_lifetime *l = ctx;
 	struct mp_lifetime_group *g = tagged_group(l, b);
-	struct mp_lifetime_dev *d = dev_of(l, b->device);
+	struct mp_lifetime_dev *d = block_dev(l, b);
 	struct lt_cand *c;
 	int64_t life;
 
@@ -740,34 +764,148 @@ static int reuse_of(void *ctx, const struct mp_group_rec *r)
 	return add_finding(l, MP_LIFETIME_REUSE);
 }
 
-/* The reuse findings: from the groups in memory, or, once some were
- * spilled, from the spill database with the groups in memory summed in. */
-static int collect_groups(struct mp_lifetime *l)
+/* A group's key against a record's: device, stack_id, size_bytes. */
+static int cmp_key(const struct mp_lifetime_group *g, const struct mp_group_rec *r)
 {
-	size_t i, n = 0;
+	if (g->device != r->device)
+		return g->device < r->device ? -1 : 1;
+	if (g->stack_id != r->stack_id)
+		return g->stack_id < r->stack_id ? -1 : 1;
+	if (g->size_bytes != r->size_bytes)
+		return g->size_bytes < r->size_bytes ? -1 : 1;
+	return 0;
+}
+
+static int group_before(const struct mp_lifetime *l, uint32_t a, uint32_t b)
+{
+	const struct mp_lifetime_group *x = group_at(l, a), *y = group_at(l, b);
+
+	if (x->device != y->device)
+		return x->device < y->device;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id;
+	return x->size_bytes < y->size_bytes;
+}
+
+/* Sort group indices by key, in place (heapsort: no memory beyond them). */
+static void sort_groups(const struct mp_lifetime *l, uint32_t *v, size_t n)
+{
+	size_t start = n / 2, end = n, root, child;
+	uint32_t t;
+
+	while (end > 1) {
+		if (start > 0) {
+			start--;
+		} else {
+			end--;
+			t = v[end];
+			v[end] = v[0];
+			v[0] = t;
+		}
+		for (root = start; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && group_before(l, v[child], v[child + 1]))
+				child++;
+			if (!group_before(l, v[root], v[child]))
+				break;
+			t = v[root];
+			v[root] = v[child];
+			v[child] = t;
+		}
+	}
+}
+
+/* The merge of the groups in memory (sorted) with the spilled sums (read
+ * in the same key order): what the spill would hold had they been added. */
+struct merge {
+	struct mp_lifetime *l;
+	const uint32_t *order;
+	size_t n, next;
+};
+
+static int emit_reuse(struct mp_lifetime *l, const struct mp_group_rec *r)
+{
+	return r->count >= 2 && !r->shared ? reuse_of(l, r) : 0;
+}
+
+/* The groups in memory before r's key (all of them when r is NULL). */
+static int emit_memory_before(struct merge *m, const struct mp_group_rec *r)
+{
+	struct mp_group_rec g;
 	int rc;
 
+	for (; m->next < m->n; m->next++) {
+		const struct mp_lifetime_group *mg = group_at(m->l, m->order[m->next]);
+
+		if (r && cmp_key(mg, r) >= 0)
+			return 0;
+		rec_of(mg, &g);
+		if ((rc = emit_reuse(m->l, &g)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int merge_row(void *ctx, const struct mp_group_rec *row)
+{
+	struct merge *m = ctx;
+	struct mp_group_rec sum = *row;
+	const struct mp_lifetime_group *g;
+	int rc;
+
+	if ((rc = emit_memory_before(m, row)) < 0)
+		return rc;
+	if (m->next < m->n && cmp_key(g = group_at(m->l, m->order[m->next]), row) == 0) {
+		sum.count += g->count; /* the spill's UPSERT: sum, least, or */
+		if (g->first_seq < sum.first_seq)
+			sum.first_seq = g->first_seq;
+		sum.shared |= g->shared != 0;
+		m->next++;
+	}
+	return emit_reuse(m->l, &sum);
+}
+
+/* Something was spilled: the groups in memory with allocations, sorted,
+ * merged with the spilled sums as they are read back (not written first). */
+static int merge_spilled(struct mp_lifetime *l)
+{
+	struct merge m = {l, NULL, 0, 0};
+	uint32_t *order = l->n_groups ? malloc(l->n_groups * sizeof(*order)) : NULL;
+	size_t i;
+	int rc;
+
+	if (l->n_groups && !order)
+		return fail(l, MP_ENOMEM);
+	for (i = 0; i < l->n_groups; i++)
+		if (group_at(l, i)->count > 0)
+			order[m.n++] = (uint32_t)i;
+	sort_groups(l, order, m.n);
+	m.order = order;
+	rc = mp_group_spill_foreach(l->spill, merge_row, &m);
+	if (rc == 0 && emit_memory_before(&m, NULL) < 0)
+		rc = MP_ENOMEM;
+	free(order);
+	return rc == MP_ENOMEM ? fail(l, rc) : rc < 0 ? spill_failed(l, rc) : 0;
+}
+
+/* The reuse findings: from the groups in memory, or, once some were
+ * spilled, from the spill database with the groups in memory merged in. */
+static int collect_groups(struct mp_lifetime *l)
+{
+	size_t i;
+
+	if (l->spill)
+		return merge_spilled(l);
 	for (i = 0; i < l->n_groups; i++) {
 		const struct mp_lifetime_group *g = group_at(l, i);
 		struct mp_group_rec r;
 
-		if (l->spill) {
-			if (g->count > 0 && add_evicted(l, g, &n) < 0)
-				return fail(l, MP_ENOMEM);
-			continue;
-		}
 		if (g->count < 2 || g->shared)
 			continue;
 		rec_of(g, &r);
 		if (reuse_of(l, &r) < 0)
 			return fail(l, MP_ENOMEM);
 	}
-	if (!l->spill)
-		return 0;
-	if ((rc = spill_out(l, n)) < 0)
-		return rc;
-	rc = mp_group_spill_foreach_reuse(l->spill, reuse_of, l);
-	return rc == MP_ENOMEM ? fail(l, rc) : rc < 0 ? spill_failed(l, rc) : 0;
+	return 0;
 }
 
 static void sum_preexisting(struct mp_lifetime *l)

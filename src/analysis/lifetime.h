@@ -135,7 +135,8 @@ struct mp_lifetime {
 	struct mp_intmap site_map; /* hash -> 1 + the first site of its chain */
 	struct mp_lifetime_dev *devs;
 	size_t n_devs, cap_devs, dev_hint;
-	struct mp_intmap dev_map; /* device -> index */
+	struct mp_intmap dev_map;              /* device -> index */
+	uint32_t slot_dev[MP_MEM_MAX_DEVICES]; /* memstate device slot -> 1 + index, 0: none */
 	/* results, after on_end */
 	struct mp_lifetime_finding *findings[MP_LIFETIME_N_KINDS];
 	size_t n_findings[MP_LIFETIME_N_KINDS], cap_findings[MP_LIFETIME_N_KINDS];

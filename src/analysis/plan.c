@@ -12,11 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { SNAP_INLINE = 2 };
+
 struct mp_plan_snap {
 	int64_t seq;
-	int n; /* slots known then */
-	struct mp_plan_point *pts;
+	int n;                     /* slots known then */
+	struct mp_plan_point *pts; /* n > SNAP_INLINE: the copy; else NULL, the copy in few */
+	struct mp_plan_point few[SNAP_INLINE];
 };
+
+/* A copy's points (a trace of one or two devices, the common case, needs no
+ * array of its own). */
+static const struct mp_plan_point *snap_points(const struct mp_plan_snap *s)
+{
+	return s->n <= SNAP_INLINE ? s->few : s->pts;
+}
 
 int mp_plan_init(struct mp_plan *p, const struct mp_memstate *ms, const struct mp_frag *frag,
                  const char *step_name, int32_t device, size_t prefix_allocs)
@@ -89,6 +99,8 @@ int mp_plan_alloc_target_met(const struct mp_plan *p)
  * copies will have, else freed. */
 static void drop_points(struct mp_plan *p, struct mp_plan_snap *s)
 {
+	if (!s->pts)
+		return;
 	if (s->n != p->n_slots || p->n_spare == p->cap_spare) {
 		free(s->pts);
 		return;
@@ -144,6 +156,11 @@ static int keep(struct mp_plan *p, const struct memprof_event *ev)
 	s->seq = ev->seq;
 	s->n = p->n_slots;
 	s->pts = NULL;
+	if (s->n <= SNAP_INLINE) {
+		memcpy(s->few, p->last, (size_t)s->n * sizeof(*s->few));
+		p->n_snaps++;
+		return 0;
+	}
 	if (s->n > 0 && s->n == p->spare_n && p->n_spare > 0)
 		s->pts = p->spare[--p->n_spare];
 	else if (s->n > 0 && !(s->pts = malloc((size_t)s->n * sizeof(*s->pts))))
@@ -331,7 +348,7 @@ static int device_steps(struct mp_plan *p, struct mp_plan_device *pd, double *x,
 		if (!st->end.seq)
 			pd->at_end[i] = p->last[pd->slot];
 		else if (s && pd->slot < s->n)
-			pd->at_end[i] = s->pts[pd->slot];
+			pd->at_end[i] = snap_points(s)[pd->slot];
 	}
 	fit_trend(pd, p->n_steps, x, y);
 	return 0;

@@ -143,13 +143,12 @@ void mp_ranks_free(struct mp_ranks *r)
 }
 
 /* The unit of a process; a process the table lacks gets a unit of its own. */
-static struct mp_rank *unit_of(struct mp_ranks *r, int64_t process_id, int64_t pid)
+/* The unit of a process not the last one seen (see unit_of). */
+static struct mp_rank *find_unit(struct mp_ranks *r, int64_t process_id, int64_t pid)
 {
 	struct mp_rank *u;
 	uint32_t i;
 
-	if (process_id == r->last_process)
-		return &r->units[r->last_unit];
 	if ((i = mp_densemap_get(&r->by_process, (uint64_t)process_id)) == MP_DENSEMAP_NONE) {
 		if (r->n_units >= MP_DENSEMAP_NONE || !(u = new_unit(r, -1, process_id)) ||
 		    add_pid(u, pid) < 0)
@@ -161,6 +160,14 @@ static struct mp_rank *unit_of(struct mp_ranks *r, int64_t process_id, int64_t p
 	r->last_process = process_id;
 	r->last_unit = (size_t)i;
 	return &r->units[i];
+}
+
+/* The unit of a process, made on its first event; NULL when out of memory. */
+static inline struct mp_rank *unit_of(struct mp_ranks *r, int64_t process_id, int64_t pid)
+{
+	if (process_id == r->last_process)
+		return &r->units[r->last_unit];
+	return find_unit(r, process_id, pid);
 }
 
 static int add_device(struct mp_rank *u, int32_t device)

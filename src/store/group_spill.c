@@ -1,7 +1,7 @@
 /*
  * store/group_spill.c - the temporary SQLite database of evicted lifetime
  * groups (group_spill.h): an UPSERT that sums a group's records, and the
- * reuse candidates read back at the end.  Owns its connection only; never
+ * sums read back in key order at the end.  Owns its connection only; never
  * prints.
  */
 #include "store/group_spill.h"
@@ -118,17 +118,19 @@ int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, siz
 	return 0;
 }
 
-int mp_group_spill_foreach_reuse(struct mp_group_spill *sp,
-                                 int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
+int mp_group_spill_foreach(struct mp_group_spill *sp,
+                           int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
 {
 	sqlite3_stmt *st = NULL;
 	struct mp_group_rec r;
 	int rc;
 
-	rc = sqlite3_prepare_v2(sp->db,
-	                        "SELECT device, stack_id, size_bytes, site, count, first_seq FROM g"
-	                        " WHERE count >= 2 AND shared = 0;",
-	                        -1, &st, NULL);
+	/* the primary key's order: a plain scan of the WITHOUT ROWID table */
+	rc = sqlite3_prepare_v2(
+	        sp->db,
+	        "SELECT device, stack_id, size_bytes, site, count, first_seq, shared"
+	        " FROM g ORDER BY device, stack_id, size_bytes;",
+	        -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sqlerr(sp, rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -139,6 +141,7 @@ int mp_group_spill_foreach_reuse(struct mp_group_spill *sp,
 		r.site = (uint32_t)sqlite3_column_int64(st, 3);
 		r.count = sqlite3_column_int64(st, 4);
 		r.first_seq = sqlite3_column_int64(st, 5);
+		r.shared = (int32_t)sqlite3_column_int64(st, 6);
 		if ((rc = fn(ctx, &r)) < 0) {
 			sqlite3_finalize(st);
 			return rc;

@@ -38,11 +38,12 @@ int mp_group_spill_open(struct mp_group_spill **out, int64_t max_pages);
  * its group's row.  0, MP_EFULL (disk or page limit full), MP_ENOMEM or
  * MP_EIO; the message in mp_group_spill_error. */
 int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, size_t n);
-/* Call fn for every group whose sums have count >= 2 and shared 0, in no
- * set order; stops at fn's first negative return and returns it.  Else 0,
- * or an MP_E* code with the message in mp_group_spill_error. */
-int mp_group_spill_foreach_reuse(struct mp_group_spill *sp,
-                                 int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx);
+/* Call fn with every group's sums (shared 0 or 1), in key order: device,
+ * then stack_id, then size_bytes, ascending; stops at fn's first negative
+ * return and returns it.  Else 0, or an MP_E* code with the message in
+ * mp_group_spill_error. */
+int mp_group_spill_foreach(struct mp_group_spill *sp,
+                           int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx);
 /* What the last failure was ("" when none). */
 const char *mp_group_spill_error(const struct mp_group_spill *sp);
 /* sp may be NULL. */

@@ -21,14 +21,10 @@ void mp_live_sets_free(struct mp_live_sets *l)
 	mp_live_sets_init(l);
 }
 
-struct mp_intmap *mp_live_sets_of(struct mp_live_sets *l, int64_t process_id)
+struct mp_intmap *mp_live_sets_add(struct mp_live_sets *l, int64_t process_id)
 {
 	struct mp_live_set *sets;
-	int i;
 
-	for (i = l->n - 1; i >= 0; i--)
-		if (l->sets[i].process_id == process_id)
-			return &l->sets[i].map;
 	sets = realloc(l->sets, (size_t)(l->n + 1) * sizeof(*sets));
 	if (!sets)
 		return NULL;

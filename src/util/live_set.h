@@ -20,8 +20,20 @@ struct mp_live_sets {
 
 void mp_live_sets_init(struct mp_live_sets *l);
 void mp_live_sets_free(struct mp_live_sets *l);
-/* The map of a process, created on first use; NULL when out of memory. */
-struct mp_intmap *mp_live_sets_of(struct mp_live_sets *l, int64_t process_id);
+/* A new, empty map for a process not in l; NULL when out of memory. */
+struct mp_intmap *mp_live_sets_add(struct mp_live_sets *l, int64_t process_id);
+
+/* The map of a process, created on first use; NULL when out of memory.
+ * Inline: it runs for every allocation and free. */
+static inline struct mp_intmap *mp_live_sets_of(struct mp_live_sets *l, int64_t process_id)
+{
+	int i;
+
+	for (i = l->n - 1; i >= 0; i--)
+		if (l->sets[i].process_id == process_id)
+			return &l->sets[i].map;
+	return mp_live_sets_add(l, process_id);
+}
 /* Entries over all processes. */
 int64_t mp_live_sets_count(const struct mp_live_sets *l);
 

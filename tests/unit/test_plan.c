@@ -124,7 +124,8 @@ static void teardown(void)
 	mp_memstate_free(&ms);
 }
 
-static void ev(int op, int64_t id, int64_t size, uint64_t addr, const char *phase, int64_t dur)
+static void ev_on(int32_t device, int op, int64_t id, int64_t size, uint64_t addr,
+                  const char *phase, int64_t dur)
 {
 	struct memprof_record rec;
 
@@ -138,8 +139,14 @@ static void ev(int op, int64_t id, int64_t size, uint64_t addr, const char *phas
 	rec.ev.address = addr;
 	rec.ev.process_id = 1;
 	rec.ev.duration_ns = dur;
+	rec.ev.device = device;
 	rec.phase = phase;
 	cr_assert_eq(cons.on_record(cons.ctx, &rec), 0);
+}
+
+static void ev(int op, int64_t id, int64_t size, uint64_t addr, const char *phase, int64_t dur)
+{
+	ev_on(0, op, id, size, addr, phase, dur);
 }
 
 #define SEG UINT64_C(0x10000000)
@@ -243,4 +250,47 @@ Test(plan, reused_copies_hold_their_own_step)
 		             4096, "step %d: %lld then %lld", k,
 		             (long long)plan.devices[0].at_end[k].live_bytes,
 		             (long long)plan.devices[0].at_end[k + 1].live_bytes);
+}
+
+/* The copies of each device's figures, kept inline for one or two devices
+ * and in an array of their own for more (plan.c's SNAP_INLINE): device j
+ * leaks (j + 1) * 4 KiB each period, so each step of each device ends
+ * that much above the one before. */
+static void each_device_holds_its_own_step(int n_dev)
+{
+	int k, j;
+
+	start(NULL, 64);
+	for (j = 0; j < n_dev; j++)
+		ev_on(j, MEMPROF_OP_RESERVE, 100 + j, 64 * MIB, SEG, NULL, 0);
+	for (k = 0; k < 1500; k++) {
+		ev(MEMPROF_OP_ALLOC, 1, 4 * MIB, SEG, NULL, 0);
+		ev(MEMPROF_OP_ALLOC, 2, MIB, SEG + 4 * MIB, NULL, 0);
+		ev(MEMPROF_OP_FREE, 1, 4 * MIB, SEG, NULL, 0);
+		ev(MEMPROF_OP_FREE, 2, MIB, SEG + 4 * MIB, NULL, 0);
+		for (j = 0; j < n_dev; j++) /* not the anchor's device but for j = 0 */
+			ev_on(j, MEMPROF_OP_ALLOC, 10000 * (j + 1) + k, 4096 * (j + 1),
+			      SEG + 8 * MIB + (uint64_t)k * 4096 * (uint64_t)(j + 1), NULL, 0);
+	}
+	cr_assert_eq(cons.on_end(cons.ctx), 0);
+	cr_assert_eq(plan.steps.result.method, MP_STEPS_PERIOD);
+	cr_assert_gt(plan.n_steps, 1000);
+	cr_assert_eq(plan.n_devices, n_dev);
+	for (j = 0; j < n_dev; j++)
+		for (k = 0; k + 2 < (int)plan.n_steps; k++)
+			cr_assert_eq(plan.devices[j].at_end[k + 1].live_bytes -
+			                     plan.devices[j].at_end[k].live_bytes,
+			             4096 * (j + 1), "device %d, step %d: %lld then %lld", j, k,
+			             (long long)plan.devices[j].at_end[k].live_bytes,
+			             (long long)plan.devices[j].at_end[k + 1].live_bytes);
+}
+
+Test(plan, copies_of_two_devices_inline)
+{
+	each_device_holds_its_own_step(2);
+}
+
+Test(plan, copies_of_three_devices_in_arrays)
+{
+	each_device_holds_its_own_step(3);
 }
