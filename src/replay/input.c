@@ -61,7 +61,12 @@ struct loader {
 	int device_filter;
 	const struct mp_intmap *processes; /* ids of the processes kept; NULL: all */
 	int has_stacks;
-	struct mp_replay_input *in; /* being read: its event count */
+	/* the last stream, stack and phase looked up, and what they gave (-1:
+	 * none yet): events repeat them, and a lookup hashes */
+	uint64_t last_stream;
+	int64_t last_stream_idx, last_stack_id, last_site, last_phase;
+	const char *last_phase_text; /* the reader's: stable while it reads */
+	struct mp_replay_input *in;  /* being read: its event count */
 	struct mp_error *err;
 };
 
@@ -95,8 +100,12 @@ static int64_t stream_of(struct loader *L, uint64_t s)
 {
 	uint64_t idx;
 
-	if (mp_intmap_get(&L->stream_ids, s, &idx))
-		return (int64_t)idx;
+	if (L->last_stream_idx >= 0 && s == L->last_stream)
+		return L->last_stream_idx;
+	if (mp_intmap_get(&L->stream_ids, s, &idx)) {
+		L->last_stream = s;
+		return L->last_stream_idx = (int64_t)idx;
+	}
 	if (mp_array_reserve((void **)&L->streams, &L->cap_streams, L->n_streams + 1,
 	                     sizeof *L->streams) < 0 ||
 	    mp_intmap_put(&L->stream_ids, s, L->n_streams) < 0)
@@ -194,8 +203,20 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	if (mp_array_reserve((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1,
 	                     sizeof *lb->allocs) < 0)
 		return MP_ENOMEM;
-	site = site_of(L, rec);
-	phase = intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases, rec->phase);
+	site = L->last_site >= 0 && rec->ev.stack_id == L->last_stack_id ? L->last_site
+	                                                                 : site_of(L, rec);
+	if (site >= 0) {
+		L->last_stack_id = rec->ev.stack_id;
+		L->last_site = site;
+	}
+	phase = rec->phase && rec->phase == L->last_phase_text
+	                ? L->last_phase
+	                : intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases,
+	                         rec->phase);
+	if (phase >= 0 && rec->phase) {
+		L->last_phase_text = rec->phase;
+		L->last_phase = phase;
+	}
 	stream = stream_of(L, rec->ev.stream);
 	if (site < 0 || phase < 0 || stream < 0)
 		return MP_ENOMEM;
@@ -419,7 +440,12 @@ static void loader_free(struct loader *L)
 static int load(struct mp_reader *r, int device, const struct mp_intmap *processes,
                 struct mp_replay_input **out, struct mp_error *err)
 {
-	struct loader L = {.device_filter = device, .processes = processes, .err = err};
+	struct loader L = {.device_filter = device,
+	                   .processes = processes,
+	                   .err = err,
+	                   .last_stream_idx = -1,
+	                   .last_site = -1,
+	                   .last_phase = -1};
 	struct mp_consumer consumer = {
 	        .name = "replay input", .ctx = &L, .flags = MP_READ_STACKS, .on_record = on_record};
 	struct mp_replay_input *in = calloc(1, sizeof *in);
