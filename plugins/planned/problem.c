@@ -335,14 +335,8 @@ void planned_problem_free_all_but_bufs(struct planned_problem *pb)
 
 void planned_problem_free(struct planned_problem *pb)
 {
+	planned_problem_free_all_but_bufs(pb);
 	free(pb->bufs);
-	free(pb->section_bytes);
-	free(pb->adj_start);
-	free(pb->adj);
-	free(pb->sec_start);
-	free(pb->sec_bufs);
-	free(pb->dominant);
-	free(pb->twin_prev);
 	memset(pb, 0, sizeof *pb);
 }
 

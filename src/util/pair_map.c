@@ -117,19 +117,6 @@ static void remove_at(struct mp_pair_map *m, size_t i)
 	m->n--;
 }
 
-int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b)
-{
-	size_t i;
-
-	if (!m->cap)
-		return 0;
-	i = find(m, a, b);
-	if (!m->slots[i].used)
-		return 0;
-	remove_at(m, i);
-	return 1;
-}
-
 int mp_pair_map_take(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *val)
 {
 	size_t i;
@@ -142,4 +129,11 @@ int mp_pair_map_take(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *va
 	*val = m->slots[i].val;
 	remove_at(m, i);
 	return 1;
+}
+
+int mp_pair_map_del(struct mp_pair_map *m, uint64_t a, uint64_t b)
+{
+	uint64_t val;
+
+	return mp_pair_map_take(m, a, b, &val);
 }
