@@ -118,8 +118,12 @@ static void release_value(struct mp_pickle *p, struct mp_pk *v)
 	p->free_values = v;
 }
 
-static int push(struct vm *m, struct mp_pk *v)
+static inline int push(struct vm *m, struct mp_pk *v)
 {
+	if (v && m->n_stack < m->cap_stack) { /* the usual case */
+		m->stack[m->n_stack++] = v;
+		return 0;
+	}
 	if (!v || mp_array_reserve((void **)&m->stack, &m->cap_stack, m->n_stack + 1,
 	                           sizeof(*m->stack)) < 0)
 		return oom(m);
@@ -210,7 +214,7 @@ static int read_more(struct vm *m)
 /* Make n bytes readable at at(m): 0, 1 when the input ends first (then
  * avail() says how many it has), or an error.  Reads only what is there, so
  * an absurd n costs the input's actual bytes, not n. */
-static int fill(struct vm *m, size_t n)
+static int fill_slow(struct vm *m, size_t n)
 {
 	int rc;
 
@@ -220,9 +224,14 @@ static int fill(struct vm *m, size_t n)
 	return 0;
 }
 
-static int need(struct vm *m, size_t n)
+static inline int fill(struct vm *m, size_t n)
 {
-	int rc = fill(m, n);
+	return avail(m) >= n ? 0 : fill_slow(m, n);
+}
+
+static int need_slow(struct vm *m, size_t n)
+{
+	int rc = fill_slow(m, n);
 
 	if (rc == 1)
 		return mp_err(m->err, MP_EFORMAT,
@@ -232,17 +241,33 @@ static int need(struct vm *m, size_t n)
 	return rc;
 }
 
-static uint64_t le(const unsigned char *b, size_t n)
+/* Make n bytes readable at at(m), or fail naming the opcode that needed them. */
+static inline int need(struct vm *m, size_t n)
+{
+	return avail(m) >= n ? 0 : need_slow(m, n);
+}
+
+/* n bytes little-endian (the arguments' widths, 1, 2, 4 and 8, as plain loads). */
+static inline uint64_t le(const unsigned char *b, size_t n)
 {
 	uint64_t v = 0;
 
+	switch (n) {
+	case 1:
+		return b[0];
+	case 2:
+		return (uint64_t)b[0] | (uint64_t)b[1] << 8;
+	case 4:
+		return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 |
+		       (uint64_t)b[3] << 24;
+	}
 	while (n--)
 		v = (v << 8) | b[n];
 	return v;
 }
 
 /* An argument of n little-endian bytes. */
-static int arg(struct vm *m, size_t n, uint64_t *out)
+static inline int arg(struct vm *m, size_t n, uint64_t *out)
 {
 	if (need(m, n) < 0)
 		return MP_EFORMAT;
@@ -930,18 +955,43 @@ int mp_pk_str_is(const struct mp_pk *s, const char *text)
 	return s && str_is(s, text, n);
 }
 
+/*
+ * Where mp_pk_get last found a key, by the key's address (callers pass
+ * literals, and the dicts of a document share their layout): that slot is
+ * tried first, so a lookup in a dict like the last costs one comparison.
+ * Only a hint, the text is compared as ever: a miss scans the keys, and a
+ * stale entry is simply replaced.
+ */
+#define KEY_HINTS 64
+static _Thread_local struct key_hint {
+	const char *key;
+	size_t at;
+} key_hints[KEY_HINTS];
+
+static struct key_hint *hint_of(const char *key)
+{
+	uintptr_t h = (uintptr_t)key;
+
+	return &key_hints[(h ^ h >> 6) % KEY_HINTS];
+}
+
 /* The key's length is taken once, and a key is compared only when its length and
  * first byte match: a dict's keys are scanned without a call per key. */
 const struct mp_pk *mp_pk_get(const struct mp_pk *d, const char *key)
 {
+	struct key_hint *h = hint_of(key);
 	size_t i, n;
 
 	if (!d || d->type != MP_PK_DICT)
 		return NULL;
 	n = strlen(key);
+	if (h->key == key && h->at < d->n && str_is(d->v.items[2 * h->at], key, n))
+		return d->v.items[2 * h->at + 1];
 	for (i = 0; i < d->n; i++)
-		if (str_is(d->v.items[2 * i], key, n))
+		if (str_is(d->v.items[2 * i], key, n)) {
+			*h = (struct key_hint){key, i};
 			return d->v.items[2 * i + 1];
+		}
 	return NULL;
 }
 

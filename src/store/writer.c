@@ -14,8 +14,10 @@
 #define EVENTS_PER_TRANSACTION (1 << 20)
 #define PROGRESS_MASK          ((1 << 18) - 1) /* progress every 2^18 events */
 #define BATCH_ROWS             128             /* events per multi-row INSERT */
-#define N_OPTIONAL             6 /* phase, stack, api, device_free, thread, duration_ns */
-#define MAX_PREPARED           3 /* batch shapes prepared before the widest is used */
+#define N_OPTIONAL             6  /* phase, stack, api, device_free, thread, duration_ns */
+#define MAX_PREPARED           3  /* batch shapes prepared before the widest is used */
+#define QUEUE_ROWS             64 /* stack nodes or frames per multi-row INSERT */
+#define QUEUE_COLS             4  /* the most columns a queued row has */
 
 /*
  * What a batch's INSERT binds (see prepare_batch): bit i of SHAPE_OPTIONAL
@@ -43,6 +45,27 @@ static const char *const sql[N_ST] = {
                       "VALUES(?1, ?2, ?3, ?4, ?5);",
 };
 
+/* A value of a queued row: text when s is not NULL (the map's copy of it), else i. */
+struct cell {
+	const char *s;
+	int64_t i;
+	int len;
+};
+
+/*
+ * Rows of a small table (stacks, frames) waiting to be inserted together:
+ * a single-row INSERT costs SQLite about 6,000 instructions, three times a
+ * row of a batch (most of it is the statement's own start and halt), and
+ * PyTorch's snapshots make a stack node every few events.
+ */
+struct row_queue {
+	int kind;         /* the single-row statement, ST_STACK or ST_FRAME */
+	const char *head; /* "INSERT INTO t(columns) VALUES" */
+	int n_cols, n;
+	struct cell cells[QUEUE_ROWS * QUEUE_COLS];
+	sqlite3_stmt *batch; /* the INSERT of QUEUE_ROWS rows; lazily */
+};
+
 struct mp_writer {
 	struct mp_store *s;
 	sqlite3_stmt *st[N_ST];
@@ -52,6 +75,7 @@ struct mp_writer {
 	struct memprof_event pending[BATCH_ROWS];
 	int n_pending;
 	struct mp_strmap phases, apis, frames, stacks;
+	struct row_queue stack_rows, frame_rows; /* new nodes and frames, not yet inserted */
 	int64_t n_events, in_transaction;
 	int failed;
 	mp_writer_progress_fn *progress;
@@ -66,10 +90,46 @@ static int fail(struct mp_writer *w)
 	return mp_store_sqlerr(w->s, "cannot write trace");
 }
 
-/* ",?N" with N the next parameter number, or ",?same" when same > 0. */
-static void param(FILE *f, int *k, int same)
+/* Room for one row of a batch's INSERT: "(NULL" and 15 values of ",?N". */
+#define ROW_TEXT_MAX (8 + 15 * 8)
+
+static char *put_int(char *t, int v)
 {
-	fprintf(f, ",?%d", same > 0 ? same : ++*k);
+	char digits[12];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*t++ = digits[--n];
+	return t;
+}
+
+/*
+ * Append a parameter: ",?N" for parameter same > 0 bound again, else the
+ * next one, *k + 1: ",?N" in the first row, which numbers the parameters
+ * bound once a batch (?1, ?2) below the rows', and ",?" after it.  SQLite
+ * gives a plain ? the number after the highest seen and keeps no list of
+ * them; each ?N it looks up in its list of the numbers written so, a cost
+ * in the square of their count if every parameter were one.
+ */
+static char *param(char *t, int *k, int same, int numbered)
+{
+	*t++ = ',';
+	*t++ = '?';
+	if (same > 0)
+		return put_int(t, same);
+	++*k;
+	return numbered ? put_int(t, *k) : t;
+}
+
+static char *put_text(char *t, const char *text)
+{
+	size_t n = strlen(text);
+
+	memcpy(t, text, n);
+	return t + n;
 }
 
 /*
@@ -77,52 +137,66 @@ static void param(FILE *f, int *k, int same)
  * about as much per value as storing it, so it binds as few as it can:
  * optional columns no event of the batch uses are literal NULLs, a
  * requested equal to size reuses size's parameter, and a device or process
- * common to the batch is one parameter before the rows' (?1, ?2: numbered
- * after them, every parameter of the rows would be a number SQLite has seen
- * and it would search its list of them, a cost in the square of their
- * count).  seq is NULL: the
- * events table only grows, in order, so SQLite's next rowid is the writer's
- * next seq, and it finds it without the lookup that an explicit rowid costs.
+ * common to the batch is one parameter before the rows' (?1, ?2; see
+ * param for how the rows' are written).  seq is NULL: the events table only grows, in order, so
+ * SQLite's next rowid is the writer's next seq, and it finds it without the lookup that an explicit
+ * rowid costs.
  */
 static int prepare_batch(struct mp_writer *w, unsigned shape)
 {
+	static const char head[] = "INSERT INTO events VALUES";
 	int device = 1;
 	int process = device + !!(shape & SHAPE_ONE_DEVICE);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = malloc(sizeof(head) + (size_t)BATCH_ROWS * ROW_TEXT_MAX), *t;
 	int i, c, k = process - !(shape & SHAPE_ONE_PROCESS), size, rc;
 
-	if (!f)
+	if (!text)
 		return -1;
-	fputs("INSERT INTO events VALUES", f);
+	t = put_text(text, head);
 	for (i = 0; i < BATCH_ROWS; i++) {
-		fprintf(f, "%s(NULL", i ? "," : "");
-		param(f, &k, 0); /* ts_ns */
-		param(f, &k, 0); /* op */
-		param(f, &k, 0); /* alloc_id */
-		param(f, &k, 0); /* size */
+		int first = i == 0;
+
+		t = put_text(t, first ? "(NULL" : ",(NULL");
+		t = param(t, &k, 0, first); /* ts_ns */
+		t = param(t, &k, 0, first); /* op */
+		t = param(t, &k, 0, first); /* alloc_id */
+		t = param(t, &k, 0, first); /* size */
 		size = k;
-		param(f, &k, shape & SHAPE_REQ_IS_SIZE ? size : 0);
-		param(f, &k, 0); /* address */
-		param(f, &k, shape & SHAPE_ONE_DEVICE ? device : 0);
-		param(f, &k, 0); /* stream */
-		param(f, &k, shape & SHAPE_ONE_PROCESS ? process : 0);
+		t = param(t, &k, shape & SHAPE_REQ_IS_SIZE ? size : 0, first);
+		t = param(t, &k, 0, first); /* address */
+		t = param(t, &k, shape & SHAPE_ONE_DEVICE ? device : 0, first);
+		t = param(t, &k, 0, first); /* stream */
+		t = param(t, &k, shape & SHAPE_ONE_PROCESS ? process : 0, first);
 		for (c = 0; c < N_OPTIONAL; c++)
-			if (shape & (1u << c))
-				param(f, &k, 0);
-			else
-				fputs(",NULL", f);
-		fputc(')', f);
+			t = shape & (1u << c) ? param(t, &k, 0, first) : put_text(t, ",NULL");
+		*t++ = ')';
 	}
-	if (fclose(f) != 0) {
-		free(text);
-		return -1;
-	}
-	rc = sqlite3_prepare_v3(w->s->db, text, (int)len, SQLITE_PREPARE_PERSISTENT,
+	rc = sqlite3_prepare_v3(w->s->db, text, (int)(t - text), SQLITE_PREPARE_PERSISTENT,
 	                        &w->batch[shape], NULL);
 	free(text);
 	w->n_prepared += rc == SQLITE_OK;
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* An INSERT of n_rows rows of n_cols parameters each, after head (... VALUES). */
+static int prepare_rows(struct mp_writer *w, const char *head, int n_rows, int n_cols,
+                        sqlite3_stmt **out)
+{
+	char *text = malloc(strlen(head) + (size_t)n_rows * (3 + 2 * (size_t)n_cols) + 1), *t;
+	int i, c, rc;
+
+	if (!text)
+		return -1;
+	t = put_text(text, head);
+	for (i = 0; i < n_rows; i++) {
+		t = put_text(t, i ? ",(?" : "(?");
+		for (c = 1; c < n_cols; c++)
+			t = put_text(t, ",?");
+		*t++ = ')';
+	}
+	rc = sqlite3_prepare_v3(w->s->db, text, (int)(t - text), SQLITE_PREPARE_PERSISTENT, out,
+	                        NULL);
+	free(text);
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
@@ -155,6 +229,13 @@ int mp_writer_open(struct mp_store *s, struct mp_writer **out)
 	mp_strmap_init(&w->apis);
 	mp_strmap_init(&w->frames);
 	mp_strmap_init(&w->stacks);
+	w->stack_rows = (struct row_queue){.kind = ST_STACK,
+	                                   .head = "INSERT INTO stacks(id, parent, frame) VALUES",
+	                                   .n_cols = 3};
+	w->frame_rows =
+	        (struct row_queue){.kind = ST_FRAME,
+	                           .head = "INSERT INTO frames(id, name, file, line) VALUES",
+	                           .n_cols = 4};
 	for (i = 0; i < N_ST; i++) {
 		if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i],
 		                       NULL) != SQLITE_OK) {
@@ -213,11 +294,65 @@ int64_t mp_writer_api(struct mp_writer *w, const char *name, size_t len)
 	return intern_name(w, &w->apis, ST_API, name, len);
 }
 
+static void bind_cell(sqlite3_stmt *st, int k, const struct cell *c)
+{
+	if (c->s)
+		sqlite3_bind_text(st, k, c->s, c->len, SQLITE_STATIC);
+	else
+		sqlite3_bind_int64(st, k, c->i);
+}
+
+/* Insert q's rows: one multi-row INSERT when it is full, one at a time
+ * otherwise (at a commit or the end). */
+static int flush_rows(struct mp_writer *w, struct row_queue *q)
+{
+	sqlite3_stmt *st = w->st[q->kind];
+	int i, c, full = q->n == QUEUE_ROWS, k = 0;
+
+	if (full) {
+		if (!q->batch && prepare_rows(w, q->head, QUEUE_ROWS, q->n_cols, &q->batch) < 0)
+			return fail(w);
+		st = q->batch;
+	}
+	for (i = 0; i < q->n; i++) {
+		k = full ? k : 0;
+		for (c = 0; c < q->n_cols; c++)
+			bind_cell(st, ++k, &q->cells[i * q->n_cols + c]);
+		if (!full && step(w, st) < 0)
+			return w->s->err.code;
+	}
+	if (full && step(w, st) < 0)
+		return w->s->err.code;
+	q->n = 0;
+	return 0;
+}
+
+/* The next row of q to fill in (q has room: it is flushed when full). */
+static struct cell *queue_row(struct row_queue *q)
+{
+	struct cell *row = &q->cells[q->n * q->n_cols];
+
+	memset(row, 0, (size_t)q->n_cols * sizeof(*row));
+	return row;
+}
+
+/* Row queue_row gave is filled in: flush q when that made it full. */
+static int queued(struct mp_writer *w, struct row_queue *q)
+{
+	return ++q->n == QUEUE_ROWS ? flush_rows(w, q) : 0;
+}
+
+static int flush_queues(struct mp_writer *w)
+{
+	if (w->frame_rows.n && flush_rows(w, &w->frame_rows) < 0)
+		return -1;
+	return w->stack_rows.n ? flush_rows(w, &w->stack_rows) : 0;
+}
+
 static int64_t intern_frame(struct mp_writer *w, const struct memprof_frame *f)
 {
 	const char *file = f->file ? f->file : "";
 	size_t ln = strlen(f->name), lf = strlen(file), len = ln + lf + 2 + sizeof(int64_t);
-	sqlite3_stmt *st = w->st[ST_FRAME];
 	char stackbuf[512], *key = len <= sizeof(stackbuf) ? stackbuf : malloc(len);
 	int64_t id;
 
@@ -227,15 +362,20 @@ static int64_t intern_frame(struct mp_writer *w, const struct memprof_frame *f)
 	memcpy(key + ln + 1, file, lf + 1);
 	memcpy(key + ln + lf + 2, &f->line, sizeof(int64_t));
 	if (!mp_strmap_get(&w->frames, key, len, &id)) {
+		const char *stored;
+		struct cell *row = queue_row(&w->frame_rows);
+
 		id = (int64_t)w->frames.n + 1;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_text(st, 2, f->name, (int)ln, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, file, (int)lf, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, f->line);
-		if (step(w, st) < 0)
-			id = w->s->err.code;
-		else if (mp_strmap_put(&w->frames, key, len, id, NULL) < 0)
+		if (mp_strmap_put(&w->frames, key, len, id, &stored) < 0) {
 			id = mp_err(&w->s->err, MP_ENOMEM, "out of memory");
+		} else {
+			row[0].i = id;
+			row[1] = (struct cell){.s = stored, .len = (int)ln};
+			row[2] = (struct cell){.s = stored + ln + 1, .len = (int)lf};
+			row[3].i = f->line;
+			if (queued(w, &w->frame_rows) < 0)
+				id = w->s->err.code;
+		}
 	}
 	if (key != stackbuf)
 		free(key);
@@ -249,7 +389,6 @@ int64_t mp_writer_stack(struct mp_writer *w, const struct memprof_stack *stack)
 
 	/* Walk from the outermost frame in; each node is (parent node, frame). */
 	for (i = stack ? stack->n_frames : 0; i-- > 0;) {
-		sqlite3_stmt *st = w->st[ST_STACK];
 		int64_t id, frame = intern_frame(w, &stack->frames[i]);
 
 		if (frame < 0)
@@ -258,14 +397,16 @@ int64_t mp_writer_stack(struct mp_writer *w, const struct memprof_stack *stack)
 		pair[1] = frame;
 		if (!mp_strmap_get(&w->stacks, (const char *)pair, sizeof(pair), &id)) {
 			id = (int64_t)w->stacks.n + 1;
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, parent);
-			sqlite3_bind_int64(st, 3, frame);
-			if (step(w, st) < 0)
-				return w->s->err.code;
 			if (mp_strmap_put(&w->stacks, (const char *)pair, sizeof(pair), id, NULL) <
 			    0)
 				return mp_err(&w->s->err, MP_ENOMEM, "out of memory");
+			struct cell *row = queue_row(&w->stack_rows);
+
+			row[0].i = id;
+			row[1].i = parent;
+			row[2].i = frame;
+			if (queued(w, &w->stack_rows) < 0)
+				return w->s->err.code;
 		}
 		parent = id;
 	}
@@ -463,7 +604,7 @@ int mp_writer_event(struct mp_writer *w, struct memprof_event *ev)
 		return w->s->err.code;
 	if (++w->in_transaction == EVENTS_PER_TRANSACTION) {
 		w->in_transaction = 0;
-		if ((w->n_pending && flush_pending(w) < 0) ||
+		if ((w->n_pending && flush_pending(w) < 0) || flush_queues(w) < 0 ||
 		    mp_store_exec(w->s, "COMMIT; BEGIN;") < 0) {
 			w->failed = 1;
 			return w->s->err.code;
@@ -496,11 +637,15 @@ int mp_writer_close(struct mp_writer *w)
 
 	if (!w->failed && w->n_pending)
 		flush_pending(w);
+	if (!w->failed)
+		flush_queues(w);
 	rc = w->failed ? w->s->err.code : 0;
 	for (i = 0; i < N_ST; i++)
 		sqlite3_finalize(w->st[i]);
 	for (i = 0; i < (int)(sizeof(w->batch) / sizeof(w->batch[0])); i++)
 		sqlite3_finalize(w->batch[i]);
+	sqlite3_finalize(w->stack_rows.batch);
+	sqlite3_finalize(w->frame_rows.batch);
 	if (sqlite3_get_autocommit(w->s->db) == 0) {
 		if (rc == 0)
 			rc = mp_store_exec(w->s, "COMMIT;");

@@ -768,3 +768,32 @@ Test(pickle, sets_take_additems_and_lists_append)
 	EXPECT_REFUSED("invalid pickle 't.pkl' at byte 4: APPEND on something that is not a list",
 	               PROTO, 4, EMPTY_SET, NONE, APPEND, STOP);
 }
+
+/* mp_pk_get remembers where it last found a key: dicts of other layouts, a
+ * key missing, and a key buffer whose text changes must still be exact. */
+Test(pickle, key_lookup_is_exact_whatever_it_remembers)
+{
+	const struct mp_pk *r =
+	        ROOT(PROTO, 2, MARK, SHORT_BINUNICODE, 1, 'a', MARK, SHORT_BINUNICODE, 1, 'x',
+	             BININT1, 1, SHORT_BINUNICODE, 1, 'y', BININT1, 2, DICT, SHORT_BINUNICODE, 1,
+	             'b', MARK, SHORT_BINUNICODE, 1, 'y', BININT1, 3, SHORT_BINUNICODE, 2, 'x', 'x',
+	             BININT1, 4, SHORT_BINUNICODE, 1, 'x', BININT1, 5, DICT, DICT, STOP);
+	const struct mp_pk *a = mp_pk_get(r, "a"), *b = mp_pk_get(r, "b");
+	char buf[3] = "x";
+	int i;
+
+	for (i = 0; i < 3; i++) { /* alternate the layouts, so each lookup follows the other */
+		expect_int(mp_pk_get(a, "x"), 1);
+		expect_int(mp_pk_get(b, "x"), 5);
+		expect_int(mp_pk_get(a, "y"), 2);
+		expect_int(mp_pk_get(b, "y"), 3);
+		cr_assert_null(mp_pk_get(a, "xx"));
+		expect_int(mp_pk_get(b, "xx"), 4);
+	}
+	expect_int(mp_pk_get(b, buf), 5); /* remembered at b's third key ... */
+	memcpy(buf, "xx", 3);             /* ... the same buffer, another key */
+	expect_int(mp_pk_get(b, buf), 4);
+	memcpy(buf, "y", 2);
+	expect_int(mp_pk_get(b, buf), 3);
+	cr_assert_null(mp_pk_get(a, "z"));
+}
