@@ -382,7 +382,7 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 
 #define MEMO_RELEASED ((uintptr_t)1)
 
-static uintptr_t memo_at(const struct vm *m, uint64_t idx)
+static inline uintptr_t memo_at(const struct vm *m, uint64_t idx)
 {
 	uint64_t v = 0;
 
@@ -422,7 +422,7 @@ static int memo_put(struct vm *m, uint64_t idx)
 	return 0;
 }
 
-static int memo_get(struct vm *m, uint64_t idx)
+static inline int memo_get(struct vm *m, uint64_t idx)
 {
 	uintptr_t v = memo_at(m, idx);
 

@@ -94,10 +94,10 @@ static int spend_dict(struct torch_import *t, const struct mp_pk *d)
 	return d && d->type == MP_PK_DICT ? spend(t, (int64_t)d->n) : 0;
 }
 
-static int get_int(struct torch_import *t, const struct mp_pk *d, const char *key,
-                   const char *where, int64_t lo, int64_t hi, int64_t *out)
+/* v, the value of key (or NULL), as an integer in [lo, hi], else an error naming key. */
+static int int_of(struct torch_import *t, const struct mp_pk *v, const char *key, const char *where,
+                  int64_t lo, int64_t hi, int64_t *out)
 {
-	const struct mp_pk *v = mp_pk_get(d, key);
 	char what[160];
 
 	if (v && v->type == MP_PK_INT && v->is_u64 && lo == INT64_MIN) {
@@ -113,6 +113,12 @@ static int get_int(struct torch_import *t, const struct mp_pk *d, const char *ke
 		return bad(t, where, what);
 	}
 	return 0;
+}
+
+static int get_int(struct torch_import *t, const struct mp_pk *d, const char *key,
+                   const char *where, int64_t lo, int64_t hi, int64_t *out)
+{
+	return int_of(t, mp_pk_get(d, key), key, where, lo, hi, out);
 }
 
 static enum tp_action action_of(const struct mp_pk *a)
@@ -134,8 +140,10 @@ static enum tp_action action_of(const struct mp_pk *a)
 	};
 	size_t i;
 
+	if (!a || a->type != MP_PK_STR)
+		return TP_OTHER;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (mp_pk_str_is(a, names[i].name))
+		if (a->n == strlen(names[i].name) && memcmp(a->v.s, names[i].name, a->n) == 0)
 			return names[i].action;
 	return TP_OTHER;
 }
@@ -207,48 +215,101 @@ static void entry_where(char *buf, size_t list, size_t item)
 	*p = '\0';
 }
 
+/* The keys of a trace entry that the import reads. */
+struct entry_keys {
+	const struct mp_pk *action, *addr, *size, *stream, *time_us, *frames, *device_free;
+};
+
+/* Does key (a dict's key) spell text, of n bytes? */
+static int key_is(const struct mp_pk *key, const char *text, size_t n)
+{
+	return key->n == n && memcmp(key->v.s, text, n) == 0;
+}
+
+/*
+ * The keys of entry e in one pass over it (an entry has about seven, and
+ * looking each up would scan them again), the first of a key repeated, as
+ * mp_pk_get gives.
+ */
+static void entry_keys(const struct mp_pk *e, struct entry_keys *k)
+{
+	size_t i;
+
+	memset(k, 0, sizeof(*k));
+	for (i = 0; i < e->n; i++) {
+		const struct mp_pk *key = e->v.items[2 * i], *v = e->v.items[2 * i + 1], **slot;
+
+		if (key->type != MP_PK_STR)
+			continue;
+		switch (key->n) {
+		case 4:
+			slot = key_is(key, "addr", 4)   ? &k->addr
+			       : key_is(key, "size", 4) ? &k->size
+			                                : NULL;
+			break;
+		case 6:
+			slot = key_is(key, "action", 6)   ? &k->action
+			       : key_is(key, "frames", 6) ? &k->frames
+			       : key_is(key, "stream", 6) ? &k->stream
+			                                  : NULL;
+			break;
+		case 7:
+			slot = key_is(key, "time_us", 7) ? &k->time_us : NULL;
+			break;
+		case 11:
+			slot = key_is(key, "device_free", 11) ? &k->device_free : NULL;
+			break;
+		default:
+			slot = NULL;
+		}
+		if (slot && !*slot)
+			*slot = v;
+	}
+}
+
 /* One trace entry of device d (entries[i] is already allocated). */
 static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_entry *out,
                       const char *where, int64_t prev_ts)
 {
 	int64_t time_us = prev_ts / 1000, v;
-	const struct mp_pk *tv = mp_pk_get(e, "time_us");
+	struct entry_keys k;
 
 	if (!e || e->type != MP_PK_DICT)
 		return bad(t, where, "is not a dict");
 	if (spend_dict(t, e) < 0)
 		return MP_EFORMAT;
-	out->action = action_of(mp_pk_get(e, "action"));
-	if (out->action == TP_OTHER && !mp_pk_get(e, "action"))
+	entry_keys(e, &k);
+	out->action = action_of(k.action);
+	if (out->action == TP_OTHER && !k.action)
 		return bad(t, where, "has no 'action'");
-	if (tv && get_int(t, e, "time_us", where, 0, INT64_MAX / 1000, &time_us) < 0)
+	if (k.time_us && int_of(t, k.time_us, "time_us", where, 0, INT64_MAX / 1000, &time_us) < 0)
 		return MP_EFORMAT;
 	if (out->action != TP_SNAPSHOT && out->action != TP_OTHER) { /* memory changes */
 		t->n_entries++;
-		if (tv && (t->n_timed == 0 || time_us < t->first_time_us))
+		if (k.time_us && (t->n_timed == 0 || time_us < t->first_time_us))
 			t->first_time_us = time_us;
-		if (tv && (t->n_timed == 0 || time_us > t->last_time_us))
+		if (k.time_us && (t->n_timed == 0 || time_us > t->last_time_us))
 			t->last_time_us = time_us;
-		t->n_timed += tv != NULL;
+		t->n_timed += k.time_us != NULL;
 	}
 	out->ts_ns = time_us * 1000 < prev_ts ? prev_ts : time_us * 1000;
 	out->granted = -1;
 	out->device_free = -1;
-	out->frames = mp_pk_get(e, "frames");
+	out->frames = k.frames;
 	if (out->action == TP_SNAPSHOT || out->action == TP_OTHER)
 		return 0;
-	if (get_int(t, e, "size", where, 0, MAX_SIZE - 1, &out->size) < 0)
+	if (int_of(t, k.size, "size", where, 0, MAX_SIZE - 1, &out->size) < 0)
 		return MP_EFORMAT;
-	if (mp_pk_get(e, "stream") &&
-	    get_int(t, e, "stream", where, INT64_MIN, INT64_MAX, (int64_t *)&out->stream) < 0)
+	if (k.stream &&
+	    int_of(t, k.stream, "stream", where, INT64_MIN, INT64_MAX, (int64_t *)&out->stream) < 0)
 		return MP_EFORMAT;
 	if (out->action == TP_OOM) {
-		if (mp_pk_get(e, "device_free") &&
-		    get_int(t, e, "device_free", where, 0, INT64_MAX, &out->device_free) < 0)
+		if (k.device_free && int_of(t, k.device_free, "device_free", where, 0, INT64_MAX,
+		                            &out->device_free) < 0)
 			return MP_EFORMAT;
 		return 0;
 	}
-	if (get_int(t, e, "addr", where, INT64_MIN, INT64_MAX, &v) < 0)
+	if (int_of(t, k.addr, "addr", where, INT64_MIN, INT64_MAX, &v) < 0)
 		return MP_EFORMAT;
 	out->addr = (uint64_t)v;
 	return 0;
