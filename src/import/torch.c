@@ -948,135 +948,39 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 
 /* --- order and the importer ---------------------------------------------------------- */
 
-struct ref {
-	int64_t ts;
-	int rank;      /* at one time: phase starts, then memory, then phase ends */
-	uint32_t dev;  /* device index */
-	uint32_t list; /* device index, or n_devices for annotations */
-	size_t pos;
-};
-
-static int ref_cmp(const void *a, const void *b)
+/* The device index of each annotation (its device exists: see write_all). */
+static size_t *annotation_devices(struct torch_import *t)
 {
-	const struct ref *x = a, *y = b;
+	size_t *dev = malloc((t->n_annotations ? t->n_annotations : 1) * sizeof(*dev)), j, i;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	if (x->list != y->list)
-		return x->list < y->list ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Merge the sorted runs a[lo..mid) and a[mid..hi) into out[lo..hi). */
-static void merge_runs(const struct ref *a, struct ref *out, size_t lo, size_t mid, size_t hi)
-{
-	size_t i = lo, j = mid, k = lo;
-
-	while (i < mid && j < hi)
-		out[k++] = ref_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
-	while (i < mid)
-		out[k++] = a[i++];
-	while (j < hi)
-		out[k++] = a[j++];
-}
-
-/*
- * Sort refs by ref_cmp (its keys are unique, so any sort gives one order):
- * a merge of the ascending runs they already hold, since each device's
- * entries come in time order; O(n log runs), O(n) on one device.
- */
-static int sort_refs(struct ref *a, size_t n)
-{
-	size_t *ends = NULL, n_runs = 0, cap = 0, i;
-	struct ref *tmp, *src = a, *dst;
-
-	for (i = 1; i <= n; i++)
-		if (i == n || ref_cmp(&a[i - 1], &a[i]) > 0) {
-			if (mp_array_reserve((void **)&ends, &cap, n_runs + 1, sizeof(*ends)) < 0) {
-				free(ends);
-				return MP_ENOMEM;
-			}
-			ends[n_runs++] = i;
-		}
-	if (n_runs <= 1) {
-		free(ends);
-		return 0;
-	}
-	if (!(tmp = malloc(n * sizeof(*tmp)))) {
-		free(ends);
-		return MP_ENOMEM;
-	}
-	dst = tmp;
-	while (n_runs > 1) {
-		size_t r, kept = 0, lo = 0;
-
-		for (r = 0; r < n_runs; r += 2) {
-			size_t mid = ends[r], hi = r + 1 < n_runs ? ends[r + 1] : mid;
-
-			merge_runs(src, dst, lo, mid, hi);
-			ends[kept++] = hi;
-			lo = hi;
-		}
-		n_runs = kept;
-		src = src == a ? tmp : a;
-		dst = dst == a ? tmp : a;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-	free(tmp);
-	free(ends);
-	return 0;
-}
-
-/* Every entry and annotation, in the order they are written. */
-static struct ref *order(struct torch_import *t, size_t *n_out)
-{
-	size_t n = t->n_annotations, i, j, k = 0, nd;
-	struct ref *refs;
-
-	for (i = 0; i < t->n_annotations; i++) /* annotated devices exist */
-		if (!device(t, t->annotations[i].device))
-			return NULL;
-	nd = t->n_devices;
-	for (i = 0; i < nd; i++)
-		n += t->devices[i].n_entries;
-	refs = malloc((n ? n : 1) * sizeof(*refs));
-	if (!refs)
-		return NULL;
-	for (i = 0; i < nd; i++)
-		for (j = 0; j < t->devices[i].n_entries; j++)
-			refs[k++] = (struct ref){t->devices[i].entries[j].ts_ns, 1, (uint32_t)i,
-			                         (uint32_t)i, j};
-	for (j = 0; j < t->n_annotations; j++) {
-		const struct tp_entry *e = &t->annotations[j];
-
-		for (i = 0; t->devices[i].ordinal != e->device; i++)
+	for (j = 0; dev && j < t->n_annotations; j++) {
+		for (i = 0; t->devices[i].ordinal != t->annotations[j].device; i++)
 			;
-		refs[k++] = (struct ref){e->ts_ns, e->action == TP_PHASE_BEGIN ? 0 : 2, (uint32_t)i,
-		                         (uint32_t)nd, j};
+		dev[j] = i;
 	}
-	if (sort_refs(refs, n) < 0) {
-		free(refs);
-		return NULL;
-	}
-	*n_out = n;
-	return refs;
+	return dev;
 }
 
 static int write_all(struct torch_import *t)
 {
 	struct writing wr = {0};
-	struct ref *refs;
-	size_t n = 0, i, nd;
+	struct tp_order order = {0};
+	const struct tp_entry *e;
+	size_t *ann_dev = NULL, i, nd, dev;
 	int64_t mismatches = 0;
 	int rc = 0;
 
-	if (!(refs = order(t, &n)))
-		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
-	mp_slot_pool_init(&wr.pool, sizeof(struct live));
+	for (i = 0; i < t->n_annotations; i++) /* annotated devices exist */
+		if (!device(t, t->annotations[i].device))
+			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
 	nd = t->n_devices;
+	if (!(ann_dev = annotation_devices(t)) ||
+	    mp_torch_order_init(&order, t->devices, nd, t->annotations, ann_dev, t->n_annotations) <
+	            0) {
+		free(ann_dev);
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	}
+	mp_slot_pool_init(&wr.pool, sizeof(struct live));
 	wr.blocks = calloc(nd ? nd : 1, sizeof(*wr.blocks));
 	wr.segments = calloc(nd ? nd : 1, sizeof(*wr.segments));
 	if (!wr.blocks || !wr.segments)
@@ -1089,16 +993,11 @@ static int write_all(struct torch_import *t)
 		if (mp_writer_device(t->c->w, &dv) < 0)
 			rc = MP_EIO;
 		else
-			rc = write_prelude(t, &wr, i, n ? refs[0].ts : 0);
+			rc = write_prelude(t, &wr, i, mp_torch_order_first_ts(&order));
 		mismatches += t->devices[i].n_mismatches;
 	}
-	for (i = 0; rc == 0 && i < n; i++) {
-		const struct ref *r = &refs[i];
-		const struct tp_entry *e = r->list == nd ? &t->annotations[r->pos]
-		                                         : &t->devices[r->list].entries[r->pos];
-
-		rc = write_entry(t, &wr, r->dev, e);
-	}
+	while (rc == 0 && mp_torch_order_next(&order, &dev, &e))
+		rc = write_entry(t, &wr, dev, e);
 	t->c->st->n_warnings[MP_WARN_STATE_MISMATCH] += mismatches;
 	for (i = 0; wr.blocks && wr.segments && i < nd; i++) {
 		mp_intmap_free(&wr.blocks[i]);
@@ -1107,7 +1006,8 @@ static int write_all(struct torch_import *t)
 	free(wr.blocks);
 	free(wr.segments);
 	mp_slot_pool_free(&wr.pool);
-	free(refs);
+	mp_torch_order_free(&order);
+	free(ann_dev);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
  * import/torch.h - what the PyTorch snapshot importer's two halves share:
  * a snapshot checked and flattened into plain arrays (torch.c), and the
  * reconstruction of the allocator state at the start of the trace window
- * (torch_window.c).  Internal to src/import/.
+ * (torch_window.c), and the order entries are written in (torch_order.c).
+ * Internal to src/import/.
  */
 #ifndef MP_IMPORT_TORCH_H
 #define MP_IMPORT_TORCH_H
@@ -31,18 +32,22 @@ enum tp_action {
 	TP_OTHER,       /* an action memprof does not know */
 };
 
-/* A trace entry or an annotation, checked. */
+/* A trace entry or an annotation, checked: 56 bytes, one for each entry of
+ * the trace until the window is rebuilt and the devices merged. */
 struct tp_entry {
-	enum tp_action action;
-	int32_t device;
 	uint64_t addr;
 	int64_t size; /* blocks: the size the program asked for (PyTorch traces no more) */
 	uint64_t stream;
-	int64_t ts_ns;       /* time_us * 1000, never below the previous entry's */
-	int64_t device_free; /* oom: what CUDA reported free; -1 unknown */
-	int64_t granted;     /* alloc: the block's size when the final state has it, else -1 */
+	int64_t ts_ns; /* time_us * 1000, never below the previous entry's */
+	union {
+		int64_t granted;     /* alloc and frees: the block's size when the final state
+		                        has it (allocs only), else -1 */
+		int64_t device_free; /* oom: what CUDA reported free; -1 unknown */
+		const struct mp_pk *name; /* annotations: the name (a STR) */
+	};
 	const struct mp_pk *frames;
-	const struct mp_pk *name; /* annotation name (a STR) */
+	int32_t device;
+	uint8_t action; /* enum tp_action */
 };
 
 /* A block or segment of the final state, or one live at the window start. */
@@ -87,6 +92,32 @@ struct tp_device {
  * MP_ENOMEM.
  */
 int mp_torch_window(struct tp_device *d);
+
+/*
+ * The entries of devices and the annotations in the order they are written
+ * (torch_order.c): time, then phase starts, memory, phase ends, then
+ * device and position.  annotation_device[i] is annotation i's device index.
+ */
+struct tp_cursor;
+struct tp_order {
+	const struct tp_device *devices;
+	uint32_t n_devices;
+	const struct tp_entry *annotations;
+	const size_t *annotation_device;
+	size_t *annotation_order; /* annotation indexes, sorted */
+	struct tp_cursor *heap;   /* one cursor per list not yet done */
+	size_t n_heap;
+};
+
+/* 0 or MP_ENOMEM.  The arrays must outlive o. */
+int mp_torch_order_init(struct tp_order *o, const struct tp_device *devices, size_t n_devices,
+                        const struct tp_entry *annotations, const size_t *annotation_device,
+                        size_t n_annotations);
+/* The next entry and its device index: 1, or 0 when all are given. */
+int mp_torch_order_next(struct tp_order *o, size_t *device, const struct tp_entry **e);
+/* The time of the first entry not yet given (0 when none is left). */
+int64_t mp_torch_order_first_ts(const struct tp_order *o);
+void mp_torch_order_free(struct tp_order *o);
 
 /*
  * The size PyTorch's caching allocator grants for a request it traced:
