@@ -5,6 +5,8 @@
  * the stack cache's memory on chained and combed stacks (issue 23 item 4).
  */
 #include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -431,6 +433,98 @@ Test(store, writer_batches_of_every_shape_round_trip)
 	cr_assert_eq(mp_reader_next(r, &rec), 0);
 	mp_reader_close(r);
 	mp_store_close(s);
+	free(path);
+}
+
+/* The rows of table in the trace at path. */
+static int64_t count_rows(const char *path, const char *table)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[64];
+	int64_t n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s;", table);
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * The writer queues new stack nodes and frames and inserts them 64 at a
+ * time: stacks of every depth over a pool of frames, more than one batch
+ * of each plus a remainder, a stack ending with an empty file name, must
+ * all read back as written (and frames and nodes stay deduplicated).
+ */
+Test(store, queued_stacks_and_frames_round_trip)
+{
+	enum { N_FRAMES = 150, N_STACKS = 700, DEPTH = 9 };
+	static char names[N_FRAMES][16];
+	struct memprof_frame pool[N_FRAMES], fr[DEPTH];
+	struct memprof_process p = {0, 1, 0, NULL, -1, -1, -1, NULL};
+	char *path = th_path(dir, "stacks.db");
+	const struct memprof_record *rec;
+	struct memprof_event ev;
+	struct mp_reader *r;
+	struct mp_writer *w;
+	struct mp_store *s;
+	struct mp_error err;
+	int64_t ids[N_STACKS];
+	int i, k;
+
+	for (i = 0; i < N_FRAMES; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		pool[i] = (struct memprof_frame){names[i], i % 10 ? "m.py" : "", i};
+	}
+	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_writer_open(s, &w), 0);
+	cr_assert_gt(mp_writer_process(w, &p), 0);
+	for (i = 0; i < N_STACKS; i++) {
+		struct memprof_stack st = {(uint32_t)(1 + i % DEPTH), fr};
+
+		for (k = 0; k < (int)st.n_frames; k++)
+			fr[k] = pool[(i * 7 + k * 13) % N_FRAMES];
+		ids[i] = mp_writer_stack(w, &st);
+		cr_assert_gt(ids[i], 0);
+		cr_assert_eq(mp_writer_stack(w, &st), ids[i], "stack %d deduplicated", i);
+		memset(&ev, 0, sizeof(ev));
+		ev.ts_ns = i;
+		ev.op = MEMPROF_OP_ALLOC;
+		ev.alloc_id = i + 1;
+		ev.size_bytes = ev.requested_bytes = 512;
+		ev.address = 4096 * (uint64_t)(i + 1);
+		ev.process_id = p.id;
+		ev.device_free_bytes = -1;
+		ev.stack_id = ids[i];
+		cr_assert_eq(mp_writer_event(w, &ev), 0);
+	}
+	cr_assert_eq(mp_writer_close(w), 0);
+	cr_assert_eq(mp_store_commit(s, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_store_open(&s, path, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_reader_open(s, MP_READ_STACKS, &r), 0);
+	for (i = 0; i < N_STACKS; i++) {
+		cr_assert_eq(mp_reader_next(r, &rec), 1);
+		cr_assert_eq(rec->ev.stack_id, ids[i]);
+		cr_assert_not_null(rec->stack, "stack %d", i);
+		cr_assert_eq(rec->stack->n_frames, (uint32_t)(1 + i % DEPTH), "stack %d", i);
+		for (k = 0; k < (int)rec->stack->n_frames; k++) {
+			const struct memprof_frame *want = &pool[(i * 7 + k * 13) % N_FRAMES];
+
+			cr_assert_str_eq(rec->stack->frames[k].name, want->name, "stack %d", i);
+			cr_assert_str_eq(rec->stack->frames[k].file ? rec->stack->frames[k].file
+			                                            : "",
+			                 want->file, "stack %d frame %d", i, k);
+			cr_assert_eq(rec->stack->frames[k].line, want->line);
+		}
+	}
+	cr_assert_eq(mp_reader_next(r, &rec), 0);
+	mp_reader_close(r);
+	mp_store_close(s);
+	cr_assert_eq(count_rows(path, "frames"), N_FRAMES);
 	free(path);
 }
 
