@@ -54,26 +54,33 @@ static inline __attribute__((always_inline)) const char *hex_or_dec(const char *
 /*
  * The first ',', '\n', '"' or NUL at or after p.  There is a '\n' ahead
  * inside the buffer, and READ_PAD bytes after it: a 16-byte load that
- * starts at or before that '\n' stays inside.
+ * starts at or before that '\n' stays inside.  One compare finds the bytes
+ * below '-' (and those from 0x80, negative as signed): the four among them,
+ * and in names and stacks few others ('.', '/', digits, ':', ';', '@' and
+ * letters are all above).
  */
 static inline const char *text_end(const char *p)
 {
+	const uint64_t stop = 1ull << ',' | 1ull << '\n' | 1ull << '"' | 1ull;
 #ifdef __SSE2__
-	const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
-	const __m128i quote = _mm_set1_epi8('"'), nul = _mm_setzero_si128();
+	const __m128i below = _mm_set1_epi8(',' + 1);
 
 	for (;; p += 16) {
 		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i hit = _mm_or_si128(
-		        _mm_or_si128(_mm_cmpeq_epi8(b, comma), _mm_cmpeq_epi8(b, nl)),
-		        _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, nul)));
-		int m = _mm_movemask_epi8(hit);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(b, below));
 
-		if (m)
-			return p + __builtin_ctz((unsigned)m);
+		for (; m; m &= m - 1) {
+			const char *q = p + __builtin_ctz(m);
+			unsigned c = (unsigned char)*q;
+
+			if (c < 64 && (stop >> c & 1))
+				return q;
+		}
 	}
 #else
-	while (*p != ',' && *p != '\n' && *p != '"' && *p != '\0')
+	unsigned c;
+
+	while ((c = (unsigned char)*p) >= 64 || !(stop >> c & 1))
 		p++;
 	return p;
 #endif

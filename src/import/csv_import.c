@@ -181,22 +181,14 @@ static inline int same_text(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
- * new one in the place of the oldest: rows run in phases of thousands (one
- * per process, two processes' rows interleaved), and most of them name the
- * same API as the row before. */
-static int64_t name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
-                       int64_t (*intern)(struct mp_writer *, const char *, size_t))
+/* A name not among the last ones: interned, and kept in the place of the
+ * oldest when it fits. */
+static int64_t new_name(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
+                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
 	struct last_name *slot;
-	int64_t id;
-	int i;
+	int64_t id = intern(ci->w, s, n);
 
-	for (i = 0; i < N_LAST_NAMES; i++)
-		if (n == last->name[i].len && last->name[i].id > 0 &&
-		    same_text(s, last->name[i].text, n))
-			return last->name[i].id;
-	id = intern(ci->w, s, n);
 	if (id <= 0 || n > sizeof(last->name[0].text))
 		return id;
 	slot = &last->name[last->oldest];
@@ -205,6 +197,23 @@ static int64_t name_id(struct csv_import *ci, struct last_names *last, const cha
 	slot->len = n;
 	slot->id = id;
 	return id;
+}
+
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
+ * new one in the place of the oldest: rows run in phases of thousands (one
+ * per process, two processes' rows interleaved), and most of them name the
+ * same API as the row before.  Inline: the lookup is a few compares. */
+static inline __attribute__((always_inline)) int64_t
+name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
+        int64_t (*intern)(struct mp_writer *, const char *, size_t))
+{
+	int i;
+
+	for (i = 0; i < N_LAST_NAMES; i++)
+		if (n == last->name[i].len && last->name[i].id > 0 &&
+		    same_text(s, last->name[i].text, n))
+			return last->name[i].id;
+	return new_name(ci, last, s, n, intern);
 }
 
 /* Pair allocs with frees (and reserves with releases); fill a free's size. */
