@@ -101,9 +101,15 @@ static struct stack_slot *cache_slot(struct csv_import *ci, const char *s, size_
 	uint64_t a = 0, b = 0, c = 0, h;
 	size_t k = n < 8 ? n : 8;
 
-	memcpy(&a, s, k);
-	memcpy(&b, s + n - k, k);
-	memcpy(&c, s + (n - k) / 2, k);
+	if (n >= 8) { /* most stacks: loads of a constant size, no copy loop */
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(&c, s + (n - 8) / 2, 8);
+	} else {
+		memcpy(&a, s, k);
+		memcpy(&b, s + n - k, k);
+		memcpy(&c, s + (n - k) / 2, k);
+	}
 	h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (c * 0xc2b2ae3d27d4eb4fULL) ^ n) *
 	    0xff51afd7ed558ccdULL;
 	return &ci->cache[h >> 54]; /* the top 10 bits: STACK_CACHE slots */

@@ -150,44 +150,53 @@ static const char *scan_action(const char *p, int *action)
 	return NULL;
 }
 
-/* One row and its line end; NULL when it is not a valid row (s->bad says where). */
+/* Field f starts at p: where scan_row says a row went bad. */
+#define AT(f) (bad = (f), bad_p = p)
+
+/* One row and its line end; NULL when it is not a valid row (s->bad says
+ * where; set only then, the row's fields kept in registers on the way). */
 static const char *scan_row(struct mp_rmm_scanner *s, const char *p, struct mp_rmm_row *row)
 {
+	const char *line = p, *bad_p;
 	uint64_t v;
+	enum field bad;
 
-	const char *line = p;
-
-	s->bad = F_THREAD, s->bad_p = p;
+	AT(F_THREAD);
 	if (!(p = scan_dec(p, INT64_MAX, &v)) || *p++ != ',')
-		return NULL;
+		goto fail;
 	row->thread = (int64_t)v;
 	row->time_col = (int)(p - line) + 1;
-	s->bad = F_TIME, s->bad_p = p;
+	AT(F_TIME);
 	if (!(p = scan_time(p, &row->time_ns)) || *p++ != ',')
-		return NULL;
-	s->bad = F_ACTION, s->bad_p = p;
+		goto fail;
+	AT(F_ACTION);
 	if (!(p = scan_action(p, &row->action)))
-		return NULL;
-	s->bad = F_POINTER, s->bad_p = p;
+		goto fail;
+	AT(F_POINTER);
 	if (!(p = scan_hex(p, &row->pointer)) || *p++ != ',')
-		return NULL;
-	s->bad = F_SIZE, s->bad_p = p;
+		goto fail;
+	AT(F_SIZE);
 	if (!(p = scan_dec(p, MP_MAX_SIZE_BYTES - 1, &v)) || *p++ != ',')
-		return NULL;
+		goto fail;
 	row->size = (int64_t)v;
-	s->bad = F_STREAM, s->bad_p = p;
+	AT(F_STREAM);
 	if ((*p == '0' && (p[1] == 'x' || p[1] == 'X')) || *p == '(')
 		p = scan_hex(p, &row->stream);
 	else
 		p = scan_dec(p, UINT64_MAX, &row->stream);
 	if (!p)
-		return NULL;
+		goto fail;
 	if (*p == '\n')
 		return p + 1;
 	if (*p == '\r')
 		return p + 1 + (p[1] == '\n');
+fail:
+	s->bad = bad;
+	s->bad_p = bad_p;
 	return NULL;
 }
+
+#undef AT
 
 /* The line end at or after p (there always is one before s->end). */
 static const char *line_end(const char *p)
