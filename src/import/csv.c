@@ -666,6 +666,7 @@ int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error
 	int rc;
 
 	if (!mp_csv_fast_row(r, row)) {
+		r->prev_name[0].len = r->prev_name[1].len = 0; /* same_*: the row before */
 		rc = next_record(r, err);
 		if (rc <= 0)
 			return rc;

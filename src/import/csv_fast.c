@@ -169,6 +169,7 @@ struct fast_row {
 	size_t len[MP_CSV_N_COLUMNS];
 	int op;
 	int64_t stack_col;
+	unsigned same; /* bit 0: the phase is the previous row's, bit 1: the api */
 };
 
 /* One field of column c at p: past it, or NULL to decline the row. */
@@ -203,6 +204,44 @@ static inline __attribute__((always_inline)) const char *field(struct fast_row *
 	}
 	if (p && p != s)
 		f->given |= 1u << c;
+	return p;
+}
+
+/*
+ * The phase (k 0) or api (k 1) field of column c at p in a standard layout,
+ * as field(): when its bytes and the ',' after them are the previous row's
+ * (most rows), one 16-byte compare finds it and marks it the same; else
+ * text(), and an unquoted name of 1 to 14 bytes is kept for the next row.
+ */
+static inline __attribute__((always_inline)) const char *
+name_field(struct mp_csv_reader *r, struct fast_row *f, int c, int k, const char *p)
+{
+	unsigned len = r->prev_name[k].len;
+	const char *s = p;
+
+#ifdef __SSE2__
+	if (len) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)r->prev_name[k].text);
+		unsigned need = (2u << len) - 1; /* the name and its ',' */
+
+		if (((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, t)) & need) == need) {
+			f->text[c] = p;
+			f->len[c] = len;
+			f->same |= 1u << k;
+			return p + len;
+		}
+	}
+#endif
+	if (!(p = text(s, &f->text[c], &f->len[c])))
+		return NULL;
+	len = (unsigned)f->len[c];
+	if (*s != '"' && *p == ',' && len >= 1 && len <= 14) {
+		memcpy(r->prev_name[k].text, s, 16);
+		r->prev_name[k].len = len;
+	} else {
+		r->prev_name[k].len = 0;
+	}
 	return p;
 }
 
@@ -266,6 +305,8 @@ static void fill_row(const struct fast_row *f, struct mp_csv_row *row, int64_t l
 	row->api = row->api_len ? f->text[MP_CSV_API] : NULL;
 	row->stack = row->stack_len ? f->text[MP_CSV_STACK] : NULL;
 	row->stack_col = f->stack_col;
+	row->same_phase = f->same & 1;
+	row->same_api = f->same >> 1 & 1;
 }
 
 /* The first twelve columns of the header memprof writes, in its order. */
@@ -297,9 +338,17 @@ int mp_csv_fast_layout(const struct mp_csv_reader *r)
 			return NULL;                                                               \
 	} while (0)
 
+/* The phase (k 0) or api (k 1) field and the ',' after it, in std_fields. */
+#define STD_NAME(c, k)                                                                             \
+	do {                                                                                       \
+		if (!(p = name_field(r, f, (c), (k), p)) || *p++ != ',')                           \
+			return NULL;                                                               \
+	} while (0)
+
 /* The fields of a row in a standard layout, each column's parser in a
  * straight line: past the last, or NULL to decline the row. */
-static const char *std_fields(struct fast_row *f, const char *p, const char *line, int layout)
+static const char *std_fields(struct mp_csv_reader *r, struct fast_row *f, const char *p,
+                              const char *line, int layout)
 {
 	STD_FIELD(MP_CSV_TS_NS);
 	STD_FIELD(MP_CSV_OP);
@@ -310,8 +359,8 @@ static const char *std_fields(struct fast_row *f, const char *p, const char *lin
 	STD_FIELD(MP_CSV_DEVICE);
 	STD_FIELD(MP_CSV_STREAM);
 	STD_FIELD(MP_CSV_PID);
-	STD_FIELD(MP_CSV_PHASE);
-	STD_FIELD(MP_CSV_API);
+	STD_NAME(MP_CSV_PHASE, 0);
+	STD_NAME(MP_CSV_API, 1);
 	STD_FIELD(MP_CSV_DEVICE_FREE);
 	if (layout == MP_CSV_LAYOUT_STD_THREAD)
 		STD_FIELD(MP_CSV_THREAD);
@@ -349,7 +398,8 @@ int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
 	f.given = 0;
 	f.op = 0;
 	f.stack_col = 0;
-	p = r->layout ? std_fields(&f, p, line, r->layout) : any_fields(r, &f, p, line);
+	f.same = 0;
+	p = r->layout ? std_fields(r, &f, p, line, r->layout) : any_fields(r, &f, p, line);
 	if (!p)
 		return 0;
 	if (*p == '\r' && p[1] == '\n')

@@ -57,6 +57,7 @@ struct csv_import {
 	struct mp_import_stats *st;
 	struct stack_slot cache[STACK_CACHE];
 	struct last_names last_phase, last_api;
+	int64_t prev_phase_id, prev_api_id; /* the previous row's, for same_phase, same_api */
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -277,12 +278,18 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
-	                                          mp_writer_phase)) < 0)
+	if (row->same_phase) /* the reader saw the previous row's text */
+		ev->phase_id = ci->prev_phase_id;
+	else if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase,
+	                                               row->phase_len, mp_writer_phase)) < 0)
 		return MP_EIO;
-	if (row->api &&
-	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	if (row->same_api)
+		ev->api_id = ci->prev_api_id;
+	else if (row->api && (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len,
+	                                           mp_writer_api)) < 0)
 		return MP_EIO;
+	ci->prev_phase_id = ev->phase_id;
+	ci->prev_api_id = ev->api_id;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
 	if (mp_writer_event(ci->w, ev) < 0)

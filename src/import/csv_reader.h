@@ -41,6 +41,10 @@ struct mp_csv_reader {
 	int64_t record_line;
 	int64_t prev_ts;
 	int64_t prev_ts_line;
+	struct {
+		char text[16]; /* the previous row's phase (api), the ',' after it, more */
+		unsigned len;  /* its length, 1 to 14; 0: none to compare with */
+	} prev_name[2];        /* set by the fast path of a standard layout only */
 };
 
 /* Header layouts the fast path parses in a straight line. */
