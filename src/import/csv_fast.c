@@ -162,15 +162,41 @@ static inline int common_op(const char *p)
 	return 0;
 }
 
+/* The columns whose emptiness plain() and fill_row() read: only theirs are
+ * noted (an empty address, device, stream, pid or thread is 0). */
+#define GIVEN_READ                                                                                 \
+	(1u << MP_CSV_TS_NS | 1u << MP_CSV_ID | 1u << MP_CSV_SIZE | 1u << MP_CSV_REQUESTED |       \
+	 1u << MP_CSV_DEVICE_FREE)
+
 struct fast_row {
 	uint64_t v[MP_CSV_N_COLUMNS]; /* numeric columns; 0 when empty or absent */
-	unsigned given;               /* bit c: column c is not empty */
+	unsigned given;               /* bit c: column c is not empty (of GIVEN_READ) */
 	const char *text[MP_CSV_N_COLUMNS];
 	size_t len[MP_CSV_N_COLUMNS];
 	int op;
 	int64_t stack_col;
 	unsigned same; /* bit 0: the phase is the previous row's, bit 1: the api */
 };
+
+/* Columns most often empty or of one digit (and a ',' after it). */
+#define SHORT_COLUMNS (1u << MP_CSV_DEVICE | 1u << MP_CSV_STREAM | 1u << MP_CSV_DEVICE_FREE)
+
+/* An empty field or one digit at p, followed by a ',': as dec() would parse
+ * them, without the vector work; NULL for anything else (nothing set). */
+static inline const char *short_dec(const char *p, uint64_t *out)
+{
+	unsigned d = (unsigned)(unsigned char)p[0] - '0';
+
+	if (p[0] == ',') {
+		*out = 0;
+		return p;
+	}
+	if (d < 10 && p[1] == ',') {
+		*out = d;
+		return p + 1;
+	}
+	return NULL;
+}
 
 /* One field of column c at p: past it, or NULL to decline the row. */
 static inline __attribute__((always_inline)) const char *field(struct fast_row *f, int c,
@@ -196,13 +222,15 @@ static inline __attribute__((always_inline)) const char *field(struct fast_row *
 		return p;
 	case MP_CSV_ADDRESS:
 	case MP_CSV_STREAM:
-		p = hex_or_dec(p, &f->v[c]);
+		if (!(SHORT_COLUMNS >> c & 1) || !(p = short_dec(p, &f->v[c])))
+			p = hex_or_dec(s, &f->v[c]);
 		break;
 	default:
-		p = dec(p, &f->v[c]);
+		if (!(SHORT_COLUMNS >> c & 1) || !(p = short_dec(p, &f->v[c])))
+			p = dec(s, &f->v[c]);
 		break;
 	}
-	if (p && p != s)
+	if ((GIVEN_READ >> c & 1) && p && p != s)
 		f->given |= 1u << c;
 	return p;
 }
