@@ -434,6 +434,10 @@ int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
 		p++;
 	if (*p != '\n' || !plain(&f))
 		return 0; /* more fields than the header's, or a bad value */
+	if ((int64_t)f.v[MP_CSV_TS_NS] < r->prev_ts)
+		return 0; /* time going back: the general path says so */
+	r->prev_ts = (int64_t)f.v[MP_CSV_TS_NS];
+	r->prev_ts_line = r->line;
 	fill_row(&f, row, r->line);
 	r->record_line = r->line++;
 	r->col = 1;
