@@ -131,7 +131,9 @@ static inline const char *text(const char *s, const char **t, size_t *n)
 	if (*p == '"' || *p == '\0')
 		return NULL; /* a stray quote or a NUL */
 	*t = s;
-	*n = (size_t)(p - s) - (*p == '\n' && p > s && p[-1] == '\r');
+	*n = (size_t)(p - s);
+	if (p[-1] == '\r' && *p == '\n' && p > s) /* p[-1]: the ',' or pad before s at worst */
+		--*n;
 	return p;
 }
 

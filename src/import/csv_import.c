@@ -223,11 +223,11 @@ name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
 	return new_name(ci, last, s, n, intern);
 }
 
-/* Pair allocs with frees (and reserves with releases); fill a free's size. */
-static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+/* check_ids for every op but the free of a live block. */
+static int check_other_ids(struct csv_import *ci, struct mp_csv_row *row, int seg,
+                           struct mp_error *err)
 {
 	struct memprof_event *ev = &row->ev;
-	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
 	struct mp_pair_map *live = seg ? &ci->live_segments : &ci->live_blocks;
 	uint64_t key = (uint64_t)ev->alloc_id, process = (uint64_t)ev->process_id, size;
 	int rc;
@@ -265,6 +265,23 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	default:
 		return 0;
 	}
+}
+
+/* Pair allocs with frees (and reserves with releases); fill a free's size. */
+static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+{
+	struct memprof_event *ev = &row->ev;
+	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
+	uint64_t size;
+
+	/* The free of a live block, most rows' other op, in few steps: as below. */
+	if (ev->op == MEMPROF_OP_FREE && mp_pair_map_take(&ci->live_blocks, (uint64_t)ev->alloc_id,
+	                                                  (uint64_t)ev->process_id, &size)) {
+		if (ev->size_bytes == 0)
+			ev->size_bytes = ev->requested_bytes = (int64_t)size;
+		return 0;
+	}
+	return check_other_ids(ci, row, seg, err);
 }
 
 static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
