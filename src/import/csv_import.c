@@ -49,12 +49,15 @@ struct csv_import {
 		int64_t pid, id; /* id 0: none */
 	} recent_process[N_RECENT];
 	uint64_t recent_device[N_RECENT]; /* device keys; 0: none */
+	int64_t last_pid, last_process;   /* the previous row's (process 0: none yet) */
+	int32_t last_device;              /* and device, noted */
 	struct mp_strmap stacks;          /* stack text -> stack id */
 	const char *last_stack;           /* the map's copy of the last stack text */
 	size_t last_stack_len;
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
+	int64_t n_events; /* imported, added to st at the end */
 	struct stack_slot cache[STACK_CACHE];
 	struct last_names last_phase, last_api;
 	int64_t prev_phase_id, prev_api_id; /* the previous row's, for same_phase, same_api */
@@ -289,9 +292,16 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 	struct memprof_event *ev = &row->ev;
 	int rc;
 
-	ev->process_id = process_id(ci, row->pid);
-	if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
-		return MP_EIO;
+	if (row->pid == ci->last_pid && ev->device == ci->last_device && ci->last_process > 0) {
+		ev->process_id = ci->last_process; /* and its device noted */
+	} else {
+		ev->process_id = process_id(ci, row->pid);
+		if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
+			return MP_EIO;
+		ci->last_pid = row->pid;
+		ci->last_device = ev->device;
+		ci->last_process = ev->process_id;
+	}
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
@@ -311,7 +321,7 @@ static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_e
 		return (int)ev->stack_id;
 	if (mp_writer_event(ci->w, ev) < 0)
 		return MP_EIO;
-	ci->st->n_events++;
+	ci->n_events++;
 	return 0;
 }
 
@@ -338,6 +348,7 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 		if (rc < 0)
 			break;
 	}
+	ci->st->n_events += ci->n_events;
 	mp_csv_close(r);
 	mp_pair_map_free(&ci->live_blocks);
 	mp_pair_map_free(&ci->live_segments);
