@@ -665,13 +665,14 @@ int mp_csv_next(struct mp_csv_reader *r, struct mp_csv_row *row, struct mp_error
 {
 	int rc;
 
-	if (!mp_csv_fast_row(r, row)) {
-		rc = next_record(r, err);
-		if (rc <= 0)
-			return rc;
-		if (check_columns(r, err) < 0 || parse_values(r, row, err) < 0)
-			return MP_EFORMAT;
-	}
+	if (mp_csv_fast_row(r, row))
+		return 1;                              /* in time order: it checked */
+	r->prev_name[0].len = r->prev_name[1].len = 0; /* same_*: the row before */
+	rc = next_record(r, err);
+	if (rc <= 0)
+		return rc;
+	if (check_columns(r, err) < 0 || parse_values(r, row, err) < 0)
+		return MP_EFORMAT;
 	if (row->ev.ts_ns < r->prev_ts)
 		return mp_err(err, MP_EFORMAT,
 		              "timestamp goes back '%s:%lld': %lld is before %lld on line %lld "

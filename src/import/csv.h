@@ -44,6 +44,9 @@ struct mp_csv_row {
 	const char *phase, *api, *stack; /* NULL when empty; valid until the next row */
 	size_t phase_len, api_len, stack_len;
 	int64_t stack_col; /* column where the stack field starts */
+	/* 1: the phase (api) is the same text as the previous row's, which was
+	 * not empty either (a hint: 0 says nothing) */
+	unsigned char same_phase, same_api;
 };
 
 struct mp_csv_reader;

@@ -54,26 +54,33 @@ static inline __attribute__((always_inline)) const char *hex_or_dec(const char *
 /*
  * The first ',', '\n', '"' or NUL at or after p.  There is a '\n' ahead
  * inside the buffer, and READ_PAD bytes after it: a 16-byte load that
- * starts at or before that '\n' stays inside.
+ * starts at or before that '\n' stays inside.  One compare finds the bytes
+ * below '-' (and those from 0x80, negative as signed): the four among them,
+ * and in names and stacks few others ('.', '/', digits, ':', ';', '@' and
+ * letters are all above).
  */
 static inline const char *text_end(const char *p)
 {
+	const uint64_t stop = 1ull << ',' | 1ull << '\n' | 1ull << '"' | 1ull;
 #ifdef __SSE2__
-	const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
-	const __m128i quote = _mm_set1_epi8('"'), nul = _mm_setzero_si128();
+	const __m128i below = _mm_set1_epi8(',' + 1);
 
 	for (;; p += 16) {
 		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i hit = _mm_or_si128(
-		        _mm_or_si128(_mm_cmpeq_epi8(b, comma), _mm_cmpeq_epi8(b, nl)),
-		        _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, nul)));
-		int m = _mm_movemask_epi8(hit);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(b, below));
 
-		if (m)
-			return p + __builtin_ctz((unsigned)m);
+		for (; m; m &= m - 1) {
+			const char *q = p + __builtin_ctz(m);
+			unsigned c = (unsigned char)*q;
+
+			if (c < 64 && (stop >> c & 1))
+				return q;
+		}
 	}
 #else
-	while (*p != ',' && *p != '\n' && *p != '"' && *p != '\0')
+	unsigned c;
+
+	while ((c = (unsigned char)*p) >= 64 || !(stop >> c & 1))
 		p++;
 	return p;
 #endif
@@ -124,7 +131,9 @@ static inline const char *text(const char *s, const char **t, size_t *n)
 	if (*p == '"' || *p == '\0')
 		return NULL; /* a stray quote or a NUL */
 	*t = s;
-	*n = (size_t)(p - s) - (*p == '\n' && p > s && p[-1] == '\r');
+	*n = (size_t)(p - s);
+	if (p[-1] == '\r' && *p == '\n' && p > s) /* p[-1]: the ',' or pad before s at worst */
+		--*n;
 	return p;
 }
 
@@ -137,14 +146,59 @@ static int op_of(const char *s, size_t n)
 	return mp_op_from_name(s, n);
 }
 
+/* "alloc" or "free" and the ',' after it at p, by one 8-byte load (the
+ * line's '\n' and the buffer's padding follow): its op, else 0. */
+static inline int common_op(const char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	if ((w & 0xffffffffffffull) == 0x2c636f6c6c61ull) /* "alloc," */
+		return MEMPROF_OP_ALLOC;
+	if ((w & 0xffffffffffull) == 0x2c65657266ull) /* "free," */
+		return MEMPROF_OP_FREE;
+#else
+	(void)p;
+#endif
+	return 0;
+}
+
+/* The columns whose emptiness plain() and fill_row() read: only theirs are
+ * noted (an empty address, device, stream, pid or thread is 0). */
+#define GIVEN_READ                                                                                 \
+	(1u << MP_CSV_TS_NS | 1u << MP_CSV_ID | 1u << MP_CSV_SIZE | 1u << MP_CSV_REQUESTED |       \
+	 1u << MP_CSV_DEVICE_FREE)
+
 struct fast_row {
 	uint64_t v[MP_CSV_N_COLUMNS]; /* numeric columns; 0 when empty or absent */
-	unsigned given;               /* bit c: column c is not empty */
+	unsigned given;               /* bit c: column c is not empty (of GIVEN_READ) */
 	const char *text[MP_CSV_N_COLUMNS];
 	size_t len[MP_CSV_N_COLUMNS];
 	int op;
 	int64_t stack_col;
+	unsigned same; /* bit 0: the phase is the previous row's, bit 1: the api */
 };
+
+/* Columns most often empty or of one digit (and a ',' after it). */
+#define SHORT_COLUMNS (1u << MP_CSV_DEVICE | 1u << MP_CSV_STREAM | 1u << MP_CSV_DEVICE_FREE)
+
+/* An empty field or one digit at p, followed by a ',': as dec() would parse
+ * them, without the vector work; NULL for anything else (nothing set). */
+static inline const char *short_dec(const char *p, uint64_t *out)
+{
+	unsigned d = (unsigned)(unsigned char)p[0] - '0';
+
+	if (p[0] == ',') {
+		*out = 0;
+		return p;
+	}
+	if (d < 10 && p[1] == ',') {
+		*out = d;
+		return p + 1;
+	}
+	return NULL;
+}
 
 /* One field of column c at p: past it, or NULL to decline the row. */
 static inline __attribute__((always_inline)) const char *field(struct fast_row *f, int c,
@@ -154,6 +208,8 @@ static inline __attribute__((always_inline)) const char *field(struct fast_row *
 
 	switch (c) {
 	case MP_CSV_OP:
+		if ((f->op = common_op(p)) != 0)
+			return p + (f->op == MEMPROF_OP_ALLOC ? 5 : 4);
 		while ((unsigned)(unsigned char)*p - 'a' < 26 || *p == '_')
 			p++;
 		f->op = op_of(s, (size_t)(p - s));
@@ -168,14 +224,54 @@ static inline __attribute__((always_inline)) const char *field(struct fast_row *
 		return p;
 	case MP_CSV_ADDRESS:
 	case MP_CSV_STREAM:
-		p = hex_or_dec(p, &f->v[c]);
+		if (!(SHORT_COLUMNS >> c & 1) || !(p = short_dec(p, &f->v[c])))
+			p = hex_or_dec(s, &f->v[c]);
 		break;
 	default:
-		p = dec(p, &f->v[c]);
+		if (!(SHORT_COLUMNS >> c & 1) || !(p = short_dec(p, &f->v[c])))
+			p = dec(s, &f->v[c]);
 		break;
 	}
-	if (p && p != s)
+	if ((GIVEN_READ >> c & 1) && p && p != s)
 		f->given |= 1u << c;
+	return p;
+}
+
+/*
+ * The phase (k 0) or api (k 1) field of column c at p in a standard layout,
+ * as field(): when its bytes and the ',' after them are the previous row's
+ * (most rows), one 16-byte compare finds it and marks it the same; else
+ * text(), and an unquoted name of 1 to 14 bytes is kept for the next row.
+ */
+static inline __attribute__((always_inline)) const char *
+name_field(struct mp_csv_reader *r, struct fast_row *f, int c, int k, const char *p)
+{
+	unsigned len = r->prev_name[k].len;
+	const char *s = p;
+
+#ifdef __SSE2__
+	if (len) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)r->prev_name[k].text);
+		unsigned need = (2u << len) - 1; /* the name and its ',' */
+
+		if (((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, t)) & need) == need) {
+			f->text[c] = p;
+			f->len[c] = len;
+			f->same |= 1u << k;
+			return p + len;
+		}
+	}
+#endif
+	if (!(p = text(s, &f->text[c], &f->len[c])))
+		return NULL;
+	len = (unsigned)f->len[c];
+	if (*s != '"' && *p == ',' && len >= 1 && len <= 14) {
+		memcpy(r->prev_name[k].text, s, 16);
+		r->prev_name[k].len = len;
+	} else {
+		r->prev_name[k].len = 0;
+	}
 	return p;
 }
 
@@ -239,6 +335,8 @@ static void fill_row(const struct fast_row *f, struct mp_csv_row *row, int64_t l
 	row->api = row->api_len ? f->text[MP_CSV_API] : NULL;
 	row->stack = row->stack_len ? f->text[MP_CSV_STACK] : NULL;
 	row->stack_col = f->stack_col;
+	row->same_phase = f->same & 1;
+	row->same_api = f->same >> 1 & 1;
 }
 
 /* The first twelve columns of the header memprof writes, in its order. */
@@ -270,9 +368,17 @@ int mp_csv_fast_layout(const struct mp_csv_reader *r)
 			return NULL;                                                               \
 	} while (0)
 
+/* The phase (k 0) or api (k 1) field and the ',' after it, in std_fields. */
+#define STD_NAME(c, k)                                                                             \
+	do {                                                                                       \
+		if (!(p = name_field(r, f, (c), (k), p)) || *p++ != ',')                           \
+			return NULL;                                                               \
+	} while (0)
+
 /* The fields of a row in a standard layout, each column's parser in a
  * straight line: past the last, or NULL to decline the row. */
-static const char *std_fields(struct fast_row *f, const char *p, const char *line, int layout)
+static const char *std_fields(struct mp_csv_reader *r, struct fast_row *f, const char *p,
+                              const char *line, int layout)
 {
 	STD_FIELD(MP_CSV_TS_NS);
 	STD_FIELD(MP_CSV_OP);
@@ -283,8 +389,8 @@ static const char *std_fields(struct fast_row *f, const char *p, const char *lin
 	STD_FIELD(MP_CSV_DEVICE);
 	STD_FIELD(MP_CSV_STREAM);
 	STD_FIELD(MP_CSV_PID);
-	STD_FIELD(MP_CSV_PHASE);
-	STD_FIELD(MP_CSV_API);
+	STD_NAME(MP_CSV_PHASE, 0);
+	STD_NAME(MP_CSV_API, 1);
 	STD_FIELD(MP_CSV_DEVICE_FREE);
 	if (layout == MP_CSV_LAYOUT_STD_THREAD)
 		STD_FIELD(MP_CSV_THREAD);
@@ -322,13 +428,18 @@ int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row)
 	f.given = 0;
 	f.op = 0;
 	f.stack_col = 0;
-	p = r->layout ? std_fields(&f, p, line, r->layout) : any_fields(r, &f, p, line);
+	f.same = 0;
+	p = r->layout ? std_fields(r, &f, p, line, r->layout) : any_fields(r, &f, p, line);
 	if (!p)
 		return 0;
 	if (*p == '\r' && p[1] == '\n')
 		p++;
 	if (*p != '\n' || !plain(&f))
 		return 0; /* more fields than the header's, or a bad value */
+	if ((int64_t)f.v[MP_CSV_TS_NS] < r->prev_ts)
+		return 0; /* time going back: the general path says so */
+	r->prev_ts = (int64_t)f.v[MP_CSV_TS_NS];
+	r->prev_ts_line = r->line;
 	fill_row(&f, row, r->line);
 	r->record_line = r->line++;
 	r->col = 1;

@@ -49,14 +49,18 @@ struct csv_import {
 		int64_t pid, id; /* id 0: none */
 	} recent_process[N_RECENT];
 	uint64_t recent_device[N_RECENT]; /* device keys; 0: none */
+	int64_t last_pid, last_process;   /* the previous row's (process 0: none yet) */
+	int32_t last_device;              /* and device, noted */
 	struct mp_strmap stacks;          /* stack text -> stack id */
 	const char *last_stack;           /* the map's copy of the last stack text */
 	size_t last_stack_len;
 	int64_t last_stack_id;
 	struct mp_frame_list frames;
 	struct mp_import_stats *st;
+	int64_t n_events; /* imported, added to st at the end */
 	struct stack_slot cache[STACK_CACHE];
 	struct last_names last_phase, last_api;
+	int64_t prev_phase_id, prev_api_id; /* the previous row's, for same_phase, same_api */
 };
 
 static int64_t process_id(struct csv_import *ci, int64_t pid)
@@ -101,9 +105,15 @@ static struct stack_slot *cache_slot(struct csv_import *ci, const char *s, size_
 	uint64_t a = 0, b = 0, c = 0, h;
 	size_t k = n < 8 ? n : 8;
 
-	memcpy(&a, s, k);
-	memcpy(&b, s + n - k, k);
-	memcpy(&c, s + (n - k) / 2, k);
+	if (n >= 8) { /* most stacks: loads of a constant size, no copy loop */
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(&c, s + (n - 8) / 2, 8);
+	} else {
+		memcpy(&a, s, k);
+		memcpy(&b, s + n - k, k);
+		memcpy(&c, s + (n - k) / 2, k);
+	}
 	h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (c * 0xc2b2ae3d27d4eb4fULL) ^ n) *
 	    0xff51afd7ed558ccdULL;
 	return &ci->cache[h >> 54]; /* the top 10 bits: STACK_CACHE slots */
@@ -181,22 +191,14 @@ static inline int same_text(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
- * new one in the place of the oldest: rows run in phases of thousands (one
- * per process, two processes' rows interleaved), and most of them name the
- * same API as the row before. */
-static int64_t name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
-                       int64_t (*intern)(struct mp_writer *, const char *, size_t))
+/* A name not among the last ones: interned, and kept in the place of the
+ * oldest when it fits. */
+static int64_t new_name(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
+                        int64_t (*intern)(struct mp_writer *, const char *, size_t))
 {
 	struct last_name *slot;
-	int64_t id;
-	int i;
+	int64_t id = intern(ci->w, s, n);
 
-	for (i = 0; i < N_LAST_NAMES; i++)
-		if (n == last->name[i].len && last->name[i].id > 0 &&
-		    same_text(s, last->name[i].text, n))
-			return last->name[i].id;
-	id = intern(ci->w, s, n);
 	if (id <= 0 || n > sizeof(last->name[0].text))
 		return id;
 	slot = &last->name[last->oldest];
@@ -207,11 +209,28 @@ static int64_t name_id(struct csv_import *ci, struct last_names *last, const cha
 	return id;
 }
 
-/* Pair allocs with frees (and reserves with releases); fill a free's size. */
-static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+/* The writer's id of a phase or API name, the last N_LAST_NAMES kept, each
+ * new one in the place of the oldest: rows run in phases of thousands (one
+ * per process, two processes' rows interleaved), and most of them name the
+ * same API as the row before.  Inline: the lookup is a few compares. */
+static inline __attribute__((always_inline)) int64_t
+name_id(struct csv_import *ci, struct last_names *last, const char *s, size_t n,
+        int64_t (*intern)(struct mp_writer *, const char *, size_t))
+{
+	int i;
+
+	for (i = 0; i < N_LAST_NAMES; i++)
+		if (n == last->name[i].len && last->name[i].id > 0 &&
+		    same_text(s, last->name[i].text, n))
+			return last->name[i].id;
+	return new_name(ci, last, s, n, intern);
+}
+
+/* check_ids for every op but the free of a live block. */
+static int check_other_ids(struct csv_import *ci, struct mp_csv_row *row, int seg,
+                           struct mp_error *err)
 {
 	struct memprof_event *ev = &row->ev;
-	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
 	struct mp_pair_map *live = seg ? &ci->live_segments : &ci->live_blocks;
 	uint64_t key = (uint64_t)ev->alloc_id, process = (uint64_t)ev->process_id, size;
 	int rc;
@@ -251,28 +270,58 @@ static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_er
 	}
 }
 
+/* Pair allocs with frees (and reserves with releases); fill a free's size. */
+static int check_ids(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
+{
+	struct memprof_event *ev = &row->ev;
+	int seg = ev->op == MEMPROF_OP_RESERVE || ev->op == MEMPROF_OP_RELEASE;
+	uint64_t size;
+
+	/* The free of a live block, most rows' other op, in few steps: as below. */
+	if (ev->op == MEMPROF_OP_FREE && mp_pair_map_take(&ci->live_blocks, (uint64_t)ev->alloc_id,
+	                                                  (uint64_t)ev->process_id, &size)) {
+		if (ev->size_bytes == 0)
+			ev->size_bytes = ev->requested_bytes = (int64_t)size;
+		return 0;
+	}
+	return check_other_ids(ci, row, seg, err);
+}
+
 static int import_row(struct csv_import *ci, struct mp_csv_row *row, struct mp_error *err)
 {
 	struct memprof_event *ev = &row->ev;
 	int rc;
 
-	ev->process_id = process_id(ci, row->pid);
-	if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
-		return MP_EIO;
+	if (row->pid == ci->last_pid && ev->device == ci->last_device && ci->last_process > 0) {
+		ev->process_id = ci->last_process; /* and its device noted */
+	} else {
+		ev->process_id = process_id(ci, row->pid);
+		if (ev->process_id < 0 || note_device(ci, ev->process_id, ev->device) < 0)
+			return MP_EIO;
+		ci->last_pid = row->pid;
+		ci->last_device = ev->device;
+		ci->last_process = ev->process_id;
+	}
 	rc = check_ids(ci, row, err);
 	if (rc < 0)
 		return rc;
-	if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase, row->phase_len,
-	                                          mp_writer_phase)) < 0)
+	if (row->same_phase) /* the reader saw the previous row's text */
+		ev->phase_id = ci->prev_phase_id;
+	else if (row->phase && (ev->phase_id = name_id(ci, &ci->last_phase, row->phase,
+	                                               row->phase_len, mp_writer_phase)) < 0)
 		return MP_EIO;
-	if (row->api &&
-	    (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len, mp_writer_api)) < 0)
+	if (row->same_api)
+		ev->api_id = ci->prev_api_id;
+	else if (row->api && (ev->api_id = name_id(ci, &ci->last_api, row->api, row->api_len,
+	                                           mp_writer_api)) < 0)
 		return MP_EIO;
+	ci->prev_phase_id = ev->phase_id;
+	ci->prev_api_id = ev->api_id;
 	if (row->stack && (ev->stack_id = stack_id(ci, row, err)) < 0)
 		return (int)ev->stack_id;
 	if (mp_writer_event(ci->w, ev) < 0)
 		return MP_EIO;
-	ci->st->n_events++;
+	ci->n_events++;
 	return 0;
 }
 
@@ -299,6 +348,7 @@ static int import_all(struct csv_import *ci, struct mp_import_ctx *c)
 		if (rc < 0)
 			break;
 	}
+	ci->st->n_events += ci->n_events;
 	mp_csv_close(r);
 	mp_pair_map_free(&ci->live_blocks);
 	mp_pair_map_free(&ci->live_segments);

@@ -41,6 +41,10 @@ struct mp_csv_reader {
 	int64_t record_line;
 	int64_t prev_ts;
 	int64_t prev_ts_line;
+	struct {
+		char text[16]; /* the previous row's phase (api), the ',' after it, more */
+		unsigned len;  /* its length, 1 to 14; 0: none to compare with */
+	} prev_name[2];        /* set by the fast path of a standard layout only */
 };
 
 /* Header layouts the fast path parses in a straight line. */
@@ -59,8 +63,9 @@ int mp_csv_fast_layout(const struct mp_csv_reader *r);
  * quotes, no blanks around values, every value well formed and within its
  * range, every field the header names), parse it into *row, move past it
  * and return 1.  Otherwise return 0 having consumed nothing: the general
- * path then reads that line and reports whatever is wrong with it.  The
- * timestamp order is the caller's to check.
+ * path then reads that line and reports whatever is wrong with it.  A row
+ * whose time goes back is declined too (the general path reports it); a
+ * row taken sets prev_ts and prev_ts_line.
  */
 int mp_csv_fast_row(struct mp_csv_reader *r, struct mp_csv_row *row);
 

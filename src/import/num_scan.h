@@ -85,12 +85,14 @@ static inline int mp_scan_dec(const char *p, uint64_t *out)
 	__m128i v, t;
 	uint64_t halves;
 
-	if (n < 2) { /* none or one: no vector work */
-		*out = n ? (unsigned)(p[0] - '0') : 0;
-		return n;
+	if ((unsigned)(n - 2) > 13) { /* none, one or 16: one test for the three */
+		if (n < 2) {          /* none or one: no vector work */
+			*out = n ? (unsigned)(p[0] - '0') : 0;
+			return n;
+		}
+		if ((unsigned)(p[16] - '0') < 10)
+			return 17;
 	}
-	if (n == 16 && (unsigned)(p[16] - '0') < 10)
-		return 17;
 	/* the n digits at the end of 16 bytes, zeros before them */
 	v = _mm_and_si128(
 	        _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + n - 16)), zero),

@@ -109,31 +109,49 @@ static int emit(struct rmm_import *ri)
 	return mp_event_pipe_push(ri->pipe, &ri->ev);
 }
 
-/* Remember a live allocation at address; returns 0 or MP_ENOMEM. */
+/* The index in blocks the next live allocation takes (not yet taken), or
+ * MP_ENOMEM. */
+static int64_t block_slot(struct rmm_import *ri)
+{
+	if (ri->n_free)
+		return ri->free_slots[ri->n_free - 1];
+	if (ri->n_blocks == ri->cap_blocks) {
+		size_t cap = ri->cap_blocks ? 2 * ri->cap_blocks : 1024;
+		struct block *b = realloc(ri->blocks, cap * sizeof(*b));
+		int64_t *f = b ? realloc(ri->free_slots, cap * sizeof(*f)) : NULL;
+
+		if (b)
+			ri->blocks = b;
+		if (!f)
+			return MP_ENOMEM;
+		ri->free_slots = f;
+		ri->cap_blocks = cap;
+	}
+	return (int64_t)ri->n_blocks;
+}
+
+/*
+ * Remember a live allocation at address unless one is live there already:
+ * 1 added, 0 when one is (nothing changed), or MP_ENOMEM.  One probe of the
+ * live set, where taking the earlier one and adding take two.
+ */
 static int block_add(struct rmm_import *ri, uint64_t address, int64_t id, int64_t size)
 {
-	size_t i;
+	int64_t i = block_slot(ri);
+	int rc;
 
-	if (ri->n_free) {
-		i = (size_t)ri->free_slots[--ri->n_free];
-	} else {
-		if (ri->n_blocks == ri->cap_blocks) {
-			size_t cap = ri->cap_blocks ? 2 * ri->cap_blocks : 1024;
-			struct block *b = realloc(ri->blocks, cap * sizeof(*b));
-			int64_t *f = b ? realloc(ri->free_slots, cap * sizeof(*f)) : NULL;
-
-			if (b)
-				ri->blocks = b;
-			if (!f)
-				return MP_ENOMEM;
-			ri->free_slots = f;
-			ri->cap_blocks = cap;
-		}
-		i = ri->n_blocks++;
-	}
+	if (i < 0)
+		return (int)i;
+	rc = mp_pair_map_add(&ri->live, address, 0, (uint64_t)i);
+	if (rc <= 0)
+		return rc;
+	if (ri->n_free)
+		ri->n_free--;
+	else
+		ri->n_blocks++;
 	ri->blocks[i].id = id;
 	ri->blocks[i].size = size;
-	return mp_pair_map_put(&ri->live, address, 0, i);
+	return 1;
 }
 
 /* Take the live allocation at address out of the live set: 1 when there was one. */
@@ -160,20 +178,22 @@ static int emit_free(struct rmm_import *ri, uint64_t address, const struct block
 
 static int on_allocate(struct rmm_import *ri, const struct mp_rmm_row *row)
 {
-	struct block b;
-	int rc;
+	struct block b = {0, 0};
+	int rc = block_add(ri, row->pointer, ri->next_id + 1, row->size);
 
-	if (block_take(ri, row->pointer, &b)) { /* never freed: close it here */
+	if (rc == 0) { /* the earlier block here was never freed: close it here */
+		block_take(ri, row->pointer, &b);
 		ri->c->st->n_warnings[MP_WARN_DUPLICATE_ALLOC]++;
 		if ((rc = emit_free(ri, row->pointer, &b)) < 0)
 			return rc;
+		rc = block_add(ri, row->pointer, ri->next_id + 1, row->size);
 	}
+	if (rc < 0)
+		return mp_err(&ri->err, MP_ENOMEM, "out of memory");
 	ri->ev.op = MEMPROF_OP_ALLOC;
 	ri->ev.alloc_id = ++ri->next_id;
 	ri->ev.size_bytes = ri->ev.requested_bytes = row->size;
 	ri->ev.address = row->pointer;
-	if (block_add(ri, row->pointer, ri->ev.alloc_id, row->size) < 0)
-		return mp_err(&ri->err, MP_ENOMEM, "out of memory");
 	ri->c->st->n_allocs++;
 	return emit(ri);
 }

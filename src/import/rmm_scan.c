@@ -97,6 +97,7 @@ static inline const char *scan_hex(const char *p, uint64_t *out)
 	return n == 0 || n > 16 ? NULL : p + 2 + n;
 }
 
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 static int digit2(const char *p, unsigned *v)
 {
 	unsigned a = (unsigned)(unsigned char)p[0] - '0', b;
@@ -105,6 +106,36 @@ static int digit2(const char *p, unsigned *v)
 		return 0;
 	*v = a * 10 + b;
 	return 1;
+}
+#endif
+
+/*
+ * "HH:MM:SS" at p (the 8 bytes are inside the buffer: PAD): 1 and the three
+ * numbers, else 0.  On one 64-bit word: each digit byte 0x30 to 0x39 (its
+ * high nibble 3, also after adding 6), the colons, then the pairs by one
+ * multiply.
+ */
+static int hh_mm_ss(const char *p, unsigned *h, unsigned *m, unsigned *s)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t digits = 0xffff00ffff00ffffull, colons = 0x0000ff0000ff0000ull;
+	uint64_t w, d;
+
+	memcpy(&w, p, 8);
+	if ((w & colons) != (0x3a00003a0000ull & colons) ||
+	    (w & digits & 0xf0f0f0f0f0f0f0f0ull) != (0x3030303030303030ull & digits) ||
+	    ((w + 0x0606060606060606ull) & digits & 0xf0f0f0f0f0f0f0f0ull) !=
+	            (0x3030303030303030ull & digits))
+		return 0;
+	d = w & digits & 0x0f0f0f0f0f0f0f0full;
+	d = d * 10 + (d >> 8); /* byte 0: HH, byte 3: MM, byte 6: SS */
+	*h = (unsigned)(d & 0xff);
+	*m = (unsigned)(d >> 24 & 0xff);
+	*s = (unsigned)(d >> 48 & 0xff);
+	return 1;
+#else
+	return digit2(p, h) && p[2] == ':' && digit2(p + 3, m) && p[5] == ':' && digit2(p + 6, s);
+#endif
 }
 
 /* HH:MM:SS with an optional fraction of 1 to 9 digits. */
@@ -117,8 +148,7 @@ static const char *scan_time(const char *p, int64_t *ns)
 	int64_t frac = 0;
 	int n;
 
-	if (!digit2(p, &h) || p[2] != ':' || !digit2(p + 3, &m) || p[5] != ':' ||
-	    !digit2(p + 6, &s) || h > 23 || m > 59 || s > 60)
+	if (!hh_mm_ss(p, &h, &m, &s) || h > 23 || m > 59 || s > 60)
 		return NULL;
 	p += 8;
 	if (*p == '.') {
@@ -150,44 +180,53 @@ static const char *scan_action(const char *p, int *action)
 	return NULL;
 }
 
-/* One row and its line end; NULL when it is not a valid row (s->bad says where). */
+/* Field f starts at p: where scan_row says a row went bad. */
+#define AT(f) (bad = (f), bad_p = p)
+
+/* One row and its line end; NULL when it is not a valid row (s->bad says
+ * where; set only then, the row's fields kept in registers on the way). */
 static const char *scan_row(struct mp_rmm_scanner *s, const char *p, struct mp_rmm_row *row)
 {
+	const char *line = p, *bad_p;
 	uint64_t v;
+	enum field bad;
 
-	const char *line = p;
-
-	s->bad = F_THREAD, s->bad_p = p;
+	AT(F_THREAD);
 	if (!(p = scan_dec(p, INT64_MAX, &v)) || *p++ != ',')
-		return NULL;
+		goto fail;
 	row->thread = (int64_t)v;
 	row->time_col = (int)(p - line) + 1;
-	s->bad = F_TIME, s->bad_p = p;
+	AT(F_TIME);
 	if (!(p = scan_time(p, &row->time_ns)) || *p++ != ',')
-		return NULL;
-	s->bad = F_ACTION, s->bad_p = p;
+		goto fail;
+	AT(F_ACTION);
 	if (!(p = scan_action(p, &row->action)))
-		return NULL;
-	s->bad = F_POINTER, s->bad_p = p;
+		goto fail;
+	AT(F_POINTER);
 	if (!(p = scan_hex(p, &row->pointer)) || *p++ != ',')
-		return NULL;
-	s->bad = F_SIZE, s->bad_p = p;
+		goto fail;
+	AT(F_SIZE);
 	if (!(p = scan_dec(p, MP_MAX_SIZE_BYTES - 1, &v)) || *p++ != ',')
-		return NULL;
+		goto fail;
 	row->size = (int64_t)v;
-	s->bad = F_STREAM, s->bad_p = p;
+	AT(F_STREAM);
 	if ((*p == '0' && (p[1] == 'x' || p[1] == 'X')) || *p == '(')
 		p = scan_hex(p, &row->stream);
 	else
 		p = scan_dec(p, UINT64_MAX, &row->stream);
 	if (!p)
-		return NULL;
+		goto fail;
 	if (*p == '\n')
 		return p + 1;
 	if (*p == '\r')
 		return p + 1 + (p[1] == '\n');
+fail:
+	s->bad = bad;
+	s->bad_p = bad_p;
 	return NULL;
 }
+
+#undef AT
 
 /* The line end at or after p (there always is one before s->end). */
 static const char *line_end(const char *p)

@@ -396,3 +396,110 @@ Test(csv_fast, lines_across_the_read_chunk)
 	fclose(f);
 	free(text);
 }
+
+/* The columns most often empty or of one digit, at the edges of that
+ * shortcut: the fast path takes or declines them as before, alike. */
+Test(csv_fast, short_device_stream_and_device_free)
+{
+	static const char *const plain[] = {"", "0", "1", "9", "10", "42", "1234567890"};
+	static const char *const bad[] = {"x", "-1", " 1", "1 ", "0x", "1x"};
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
+		check(MP_CSV_DEVICE, plain[i], -1, 1);
+		check(MP_CSV_STREAM, plain[i], -1, 1);
+		check(MP_CSV_DEVICE_FREE, plain[i], -1, 1);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		check(MP_CSV_DEVICE, bad[i], -1, 0);
+		check(MP_CSV_STREAM, bad[i], -1, 0);
+		check(MP_CSV_DEVICE_FREE, bad[i], -1, 0);
+	}
+	check(MP_CSV_STREAM, "0x0", -1, 1);
+	check(MP_CSV_STREAM, "0x1f", -1, 1);
+	check(MP_CSV_STREAM, "0X1F", -1, 1);
+	check(MP_CSV_DEVICE, "2147483648", -1, 0); /* past INT32_MAX */
+	check(MP_CSV_OP, "free_requested", -1, 1);
+	check(MP_CSV_OP, "freed", -1, 0);
+	check(MP_CSV_OP, "alloc_", -1, 0);
+}
+
+/*
+ * same_phase and same_api: set only where the row's name is the previous
+ * row's, not empty, byte for byte; set on the rows of a standard layout that
+ * repeat a plain name of up to 14 bytes (the shortcut works); never after a
+ * row the general path read (here: a blank before the id).
+ */
+Test(csv_fast, names_the_same_as_the_row_before)
+{
+	static const struct {
+		const char *phase, *api;
+		int blank, same_phase, same_api; /* -1: either */
+	} rows[] = {
+	        {"fwd", "torch", 0, 0, 0},
+	        {"fwd", "torch", 0, 1, 1},
+	        {"fw", "torch", 0, 0, 1},
+	        {"fwd", "torc", 0, 0, 0},
+	        {"fwdx", "torch", 0, 0, 0},
+	        {"fwdx", "torch", 0, 1, 1},
+	        {"", "", 0, 0, 0},
+	        {"", "torch", 0, 0, 0},
+	        {"fwd", "torch", 0, 0, 1},
+	        {"abcdefghijklmn", "torch", 0, 0, 1},
+	        {"abcdefghijklmn", "torch", 0, 1, 1},
+	        {"abcdefghijklmno", "torch", 0, 0, 1},
+	        {"abcdefghijklmno", "torch", 0, 0, 1},
+	        {"\"fwd\"", "torch", 0, 0, 1},
+	        {"fwd", "torch", 0, 0, 1},
+	        {"fwd", "torch", 1, 0, 0},
+	        {"fwd", "torch", 0, 0, 0},
+	        {"fwd", "torch", 0, 1, 1},
+	        {"fwd", "\"torch\"", 0, 1, 0},
+	        {"fwd", "torch", 0, 1, 0},
+	        {"fwd", "torch", 0, 1, 1},
+	};
+	static const char *const header = headers[1].header;
+	const size_t n_rows = sizeof(rows) / sizeof(*rows);
+	char text[8192], prev_phase[64] = "", prev_api[64] = "";
+	size_t len = (size_t)snprintf(text, sizeof(text), "%s\n", header);
+	struct mp_csv_reader *r;
+	struct mp_csv_row row;
+	struct mp_error err = {0};
+	FILE *f;
+
+	for (size_t i = 0; i < n_rows; i++)
+		len += (size_t)snprintf(
+		        text + len, sizeof(text) - len, "%zu,alloc,%s%zu,8,8,0x10,0,0,1,%s,%s,,\n",
+		        100 + i, rows[i].blank ? " " : "", i + 1, rows[i].phase, rows[i].api);
+	f = fmemopen(text, len, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(mp_csv_open(&r, f, "t.csv", &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < n_rows; i++) {
+		char phase[64], api[64];
+		const char *want_phase = rows[i].phase, *want_api = rows[i].api;
+		size_t wp = strlen(want_phase), wa = strlen(want_api);
+
+		cr_assert_eq(mp_csv_next(r, &row, &err), 1, "row %zu: %s", i, err.msg);
+		if (want_phase[0] == '"')
+			want_phase++, wp -= 2;
+		if (want_api[0] == '"')
+			want_api++, wa -= 2;
+		snprintf(phase, sizeof(phase), "%.*s", (int)row.phase_len,
+		         row.phase ? row.phase : "");
+		snprintf(api, sizeof(api), "%.*s", (int)row.api_len, row.api ? row.api : "");
+		cr_expect(row.phase_len == wp && strncmp(phase, want_phase, wp) == 0,
+		          "row %zu: phase '%s'", i, phase);
+		cr_expect(row.api_len == wa && strncmp(api, want_api, wa) == 0, "row %zu: api '%s'",
+		          i, api);
+		if (row.same_phase)
+			cr_expect(phase[0] && strcmp(phase, prev_phase) == 0, "row %zu: phase", i);
+		if (row.same_api)
+			cr_expect(api[0] && strcmp(api, prev_api) == 0, "row %zu: api", i);
+		cr_expect_eq(row.same_phase, rows[i].same_phase, "row %zu: same_phase", i);
+		cr_expect_eq(row.same_api, rows[i].same_api, "row %zu: same_api", i);
+		strcpy(prev_phase, phase);
+		strcpy(prev_api, api);
+	}
+	cr_expect_eq(mp_csv_next(r, &row, &err), 0);
+	mp_csv_close(r);
+	fclose(f);
+}

@@ -529,3 +529,64 @@ Test(import_rmm, scanner_gives_the_same_rows_whatever_its_buffer)
 	cr_expect_eq(want[3].line, 8);
 	cr_expect_eq(want[3].time_ns, T(15, 47, 3, 100000));
 }
+
+/* One row whose time field is t: 1 and *ns, or the scanner's error. */
+static int scan_time_of(const char *t, int64_t *ns)
+{
+	char text[256];
+	int n = snprintf(text, sizeof(text), HDR "7,%s,allocate,0x10,8,0\n", t);
+	FILE *f = fmemopen(text, (size_t)n, "r");
+	struct mp_rmm_scanner *s;
+	struct mp_rmm_row row;
+	int rc;
+
+	cr_assert_eq(mp_rmm_scan_open(&s, f, "t", 0, &err), 0, "%s", err.msg);
+	rc = mp_rmm_scan_next(s, &row, &err);
+	if (rc == 1)
+		*ns = row.time_ns;
+	mp_rmm_scan_close(s);
+	fclose(f);
+	return rc;
+}
+
+/* HH:MM:SS byte by byte: each of the eight bytes replaced by bytes around
+ * the digits and the colon (and ones that carry when 6 is added), against
+ * the rule worked out here: digits where digits go, colons where they go,
+ * hours to 23, minutes to 59, seconds to 60. */
+Test(import_rmm, every_byte_of_the_time_of_day)
+{
+	static const unsigned char subs[] = {'0', '1', '5', '9',         '/',  ':',  ';',  '?',
+	                                     '@', 'a', ' ', 0x30 + 0x40, 0x80, 0xb9, 0xfa, 0xff};
+	char t[16];
+	int64_t ns;
+
+	for (int i = 0; i < 8; i++)
+		for (size_t k = 0; k < sizeof(subs); k++) {
+			int ok = 1, rc, h, m, sec;
+
+			strcpy(t, "12:34:56.5");
+			t[i] = (char)subs[k];
+			for (int j = 0; j < 8; j++)
+				ok &= j == 2 || j == 5 ? t[j] == ':'
+				                       : (unsigned)(unsigned char)t[j] - '0' < 10;
+			h = (t[0] - '0') * 10 + t[1] - '0';
+			m = (t[3] - '0') * 10 + t[4] - '0';
+			sec = (t[6] - '0') * 10 + t[7] - '0';
+			ok = ok && h <= 23 && m <= 59 && sec <= 60;
+			rc = scan_time_of(t, &ns);
+			cr_expect_eq(rc, ok ? 1 : MP_EFORMAT, "'%s': rc %d (%s)", t, rc, err.msg);
+			if (ok && rc == 1)
+				cr_expect_eq(ns, T(h, m, sec, 500000), "'%s'", t);
+			if (!ok)
+				cr_expect(strstr(err.msg, "invalid time 't:2:3'") != NULL,
+				          "'%s': %s", t, err.msg);
+		}
+	cr_expect_eq(scan_time_of("23:59:60.999999999", &ns), 1);
+	cr_expect_eq(ns, T(23, 59, 60, 999999) + 999);
+	cr_expect_eq(scan_time_of("00:00:00", &ns), 1);
+	cr_expect_eq(ns, 0);
+	cr_expect_eq(scan_time_of("24:00:00", &ns), MP_EFORMAT);
+	cr_expect_eq(scan_time_of("19:60:00", &ns), MP_EFORMAT);
+	cr_expect_eq(scan_time_of("19:00:61", &ns), MP_EFORMAT);
+	cr_expect_eq(scan_time_of("1:00:00", &ns), MP_EFORMAT);
+}
