@@ -98,9 +98,17 @@ static unsigned shape_of(const struct row *b)
 	       (process ? SHAPE_ONE_PROCESS : 0);
 }
 
-static void param(FILE *f, int *k, int same)
+/* As the writer writes them (src/store/writer.c, param): ",?N" for a
+ * parameter bound again or any in the first row, ",?" after it. */
+static char *param(char *t, int *k, int same, int numbered)
 {
-	fprintf(f, ",?%d", same > 0 ? same : ++*k);
+	int v = same > 0 ? same : ++*k;
+
+	*t++ = ',';
+	*t++ = '?';
+	if (same > 0 || numbered)
+		t += sprintf(t, "%d", v);
+	return t;
 }
 
 /* The INSERT of ROWS rows of this shape, numbered as the writer numbers it. */
@@ -108,33 +116,29 @@ static sqlite3_stmt *prepare(sqlite3 *db, unsigned shape)
 {
 	int device = 1, process = device + !!(shape & SHAPE_ONE_DEVICE);
 	int k = process - !(shape & SHAPE_ONE_PROCESS), size;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = malloc(32 + (size_t)ROWS * (8 + 15 * 8)), *t;
 	sqlite3_stmt *st = NULL;
 
-	if (!f)
+	if (!text)
 		return NULL;
-	fputs("INSERT INTO events VALUES", f);
+	t = text + sprintf(text, "INSERT INTO events VALUES");
 	for (int i = 0; i < ROWS; i++) {
-		fprintf(f, "%s(NULL", i ? "," : "");
+		int first = i == 0;
+
+		t += sprintf(t, "%s(NULL", first ? "" : ",");
 		for (int c = C_TS; c <= C_SIZE; c++)
-			param(f, &k, 0);
+			t = param(t, &k, 0, first);
 		size = k;
-		param(f, &k, shape & SHAPE_REQ_IS_SIZE ? size : 0);
-		param(f, &k, 0);
-		param(f, &k, shape & SHAPE_ONE_DEVICE ? device : 0);
-		param(f, &k, 0);
-		param(f, &k, shape & SHAPE_ONE_PROCESS ? process : 0);
+		t = param(t, &k, shape & SHAPE_REQ_IS_SIZE ? size : 0, first);
+		t = param(t, &k, 0, first);
+		t = param(t, &k, shape & SHAPE_ONE_DEVICE ? device : 0, first);
+		t = param(t, &k, 0, first);
+		t = param(t, &k, shape & SHAPE_ONE_PROCESS ? process : 0, first);
 		for (int c = 0; c < N_OPTIONAL; c++)
-			if (shape & (1u << c))
-				param(f, &k, 0);
-			else
-				fputs(",NULL", f);
-		fputc(')', f);
+			t = shape & (1u << c) ? param(t, &k, 0, first) : t + sprintf(t, ",NULL");
+		*t++ = ')';
 	}
-	fclose(f);
-	if (sqlite3_prepare_v3(db, text, (int)len, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
+	if (sqlite3_prepare_v3(db, text, (int)(t - text), SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
 	    SQLITE_OK)
 		st = NULL;
 	free(text);
