@@ -14,6 +14,7 @@ struct treap {
 	uint64_t *lo, *len, *max_len;
 	uint32_t *pri, *kid[2];
 	uint32_t *free_nodes;
+	uint32_t *path; /* the nodes above the one take or give reached (no deeper than cap) */
 	size_t n_free, cap;
 	uint32_t seed;
 	int failed; /* a node could not be had: out of memory */
@@ -50,7 +51,7 @@ static uint32_t merge(struct treap *t, uint32_t a, uint32_t b)
 static int grow(struct treap *t)
 {
 	size_t cap = t->cap ? 2 * t->cap : 64, i;
-	void *p[7];
+	void *p[8];
 	const size_t wide = sizeof(uint64_t), narrow = sizeof(uint32_t);
 
 	if (cap >= NIL)
@@ -76,7 +77,10 @@ static int grow(struct treap *t)
 	p[6] = realloc(t->free_nodes, cap * narrow);
 	if (p[6])
 		t->free_nodes = p[6];
-	for (i = 0; i < 7; i++)
+	p[7] = realloc(t->path, cap * narrow);
+	if (p[7])
+		t->path = p[7];
+	for (i = 0; i < 8; i++)
 		if (!p[i])
 			return -1;
 	for (i = cap; i > t->cap; i--) /* the lowest new node is taken first */
@@ -101,38 +105,90 @@ static uint32_t new_node(struct treap *t, uint64_t lo, uint64_t len)
 	return x;
 }
 
-/* Take size bytes from the lowest gap in x that holds them; its offset into *at. */
-static uint32_t take(struct treap *t, uint32_t x, uint64_t size, uint64_t *at)
+/*
+ * The nodes path[0..d) (each the parent of the next) are pulled again from
+ * the deepest up, until one's maximum does not change: those above keep theirs.
+ */
+static void pull_up(struct treap *t, size_t d)
 {
-	uint32_t l = t->kid[0][x];
+	while (d > 0) {
+		uint32_t x = t->path[--d];
+		uint64_t was = t->max_len[x];
 
-	if (l != NIL && t->max_len[l] >= size) {
-		t->kid[0][x] = take(t, l, size, at);
-	} else if (t->len[x] >= size) {
-		*at = t->lo[x];
-		if (t->len[x] == size) {
-			t->free_nodes[t->n_free++] = x;
-			return merge(t, t->kid[0][x], t->kid[1][x]);
-		}
-		t->lo[x] += size, t->len[x] -= size;
-	} else {
-		t->kid[1][x] = take(t, t->kid[1][x], size, at);
+		pull(t, x);
+		if (t->max_len[x] == was)
+			return;
 	}
-	pull(t, x);
-	return x;
 }
 
-/* The gaps just below and just above lo (NIL for none); lo lies in no gap. */
-static void neighbours(const struct treap *t, uint32_t x, uint64_t lo, uint32_t *below,
-                       uint32_t *above)
+/* path[0..d] grew to hold a gap of len bytes: each maximum below len is raised to it. */
+static void raise_up(struct treap *t, size_t d, uint64_t len)
 {
+	for (size_t k = d + 1; k-- > 0;) {
+		uint32_t x = t->path[k];
+
+		if (t->max_len[x] >= len)
+			return;
+		t->max_len[x] = len;
+	}
+}
+
+/*
+ * Take size bytes from the lowest gap that holds them (the root's maximum
+ * does: the top gap is unbounded); its offset into *at.  One descent, then
+ * the maxima pulled back up only while they change.
+ */
+static uint32_t take(struct treap *t, uint32_t root, uint64_t size, uint64_t *at)
+{
+	uint32_t x = root, y, parent;
+	size_t d = 0;
+
+	for (;;) {
+		uint32_t l = t->kid[0][x];
+
+		if (l != NIL && t->max_len[l] >= size)
+			t->path[d++] = x, x = l;
+		else if (t->len[x] >= size)
+			break;
+		else
+			t->path[d++] = x, x = t->kid[1][x];
+	}
+	*at = t->lo[x];
+	if (t->len[x] != size) {
+		t->lo[x] += size, t->len[x] -= size;
+		t->path[d++] = x;
+		pull_up(t, d);
+		return root;
+	}
+	t->free_nodes[t->n_free++] = x; /* the gap is used up */
+	y = merge(t, t->kid[0][x], t->kid[1][x]);
+	if (d == 0)
+		return y;
+	parent = t->path[d - 1];
+	t->kid[t->kid[1][parent] == x][parent] = y;
+	pull_up(t, d);
+	return root;
+}
+
+/*
+ * The gaps just below and just above lo (NIL for none; lo lies in no gap),
+ * both on the one path down to lo, which path[] holds: *at_below and
+ * *at_above are their places on it.
+ */
+static void neighbours(struct treap *t, uint32_t x, uint64_t lo, uint32_t *below, uint32_t *above,
+                       size_t *at_below, size_t *at_above)
+{
+	size_t d = 0;
+
 	*below = *above = NIL;
+	*at_below = *at_above = 0;
 	while (x != NIL) {
+		t->path[d] = x;
 		if (t->lo[x] < lo) {
-			*below = x;
+			*below = x, *at_below = d++;
 			x = t->kid[1][x];
 		} else {
-			*above = x;
+			*above = x, *at_above = d++;
 			x = t->kid[0][x];
 		}
 	}
@@ -192,9 +248,10 @@ static uint32_t insert(struct treap *t, uint32_t x, uint32_t n)
 static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 {
 	uint32_t below, above, x;
+	size_t at_below, at_above;
 	int joins_below, joins_above;
 
-	neighbours(t, root, lo, &below, &above);
+	neighbours(t, root, lo, &below, &above, &at_below, &at_above);
 	joins_below = below != NIL && t->lo[below] + t->len[below] == lo;
 	joins_above = above != NIL && t->lo[above] == lo + size;
 	if (joins_below && joins_above) {
@@ -203,11 +260,11 @@ static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 		repull(t, root, t->lo[below]);
 	} else if (joins_below) {
 		t->len[below] += size;
-		repull(t, root, t->lo[below]);
+		raise_up(t, at_below, t->len[below]);
 	} else if (joins_above) {
 		t->lo[above] = lo;
 		t->len[above] += size;
-		repull(t, root, lo);
+		raise_up(t, at_above, t->len[above]);
 	} else if ((x = new_node(t, lo, size)) != NIL) {
 		root = insert(t, root, x);
 	}
@@ -263,7 +320,7 @@ static struct live heap_pop(struct heap *h)
 static void treap_free(struct treap *t)
 {
 	free(t->lo), free(t->len), free(t->max_len), free(t->pri);
-	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes);
+	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes), free(t->path);
 }
 
 /*
