@@ -758,6 +758,65 @@ Test(planned, the_sweep_is_time_ordered_first_fit)
 	}
 }
 
+/*
+ * The problem's sections against brute force: each buffer's s_lo and s_hi
+ * (its first section, the first section starting at or past its end), the
+ * bytes live at each start, the bound and the overlapping pairs, with the
+ * steps dense (the table of sections by step) and sparse (the binary
+ * search), ties in start and end, and never-freed items.
+ */
+Test(planned, sections_and_pairs_match_brute_force)
+{
+	enum { N = 700 };
+	static struct memprof_pool_lifetime it[N];
+	struct planned_problem pb;
+
+	rng_state = 23;
+	for (int round = 0; round < 6; round++) {
+		int64_t spread = round % 3 == 0 ? 40 : round % 3 == 1 ? 900 : 1000000;
+		uint64_t pairs = 0, peak = 0;
+
+		for (size_t i = 0; i < N; i++) {
+			int64_t a = (round >= 3 ? -500 : 0) + rnd((uint64_t)spread);
+			it[i] = lt((int64_t)i, 512 * (1 + rnd(16)), a,
+			           rnd(15) == 0 ? INT64_MAX
+			                        : a + 1 + rnd((uint64_t)spread / 4 + 1));
+		}
+		cr_assert_eq(planned_problem_build(&pb, it, N, 512), MEMPROF_POOL_OK);
+		for (size_t s = 0; s < pb.n_sections; s++) {
+			uint64_t live = 0;
+			int64_t at = 0;
+
+			for (size_t i = 0; i < pb.n_bufs; i++)
+				if (pb.bufs[i].s_lo == s)
+					at = pb.bufs[i].start;
+			for (size_t i = 0; i < pb.n_bufs; i++)
+				if (pb.bufs[i].start <= at && at < pb.bufs[i].end)
+					live += pb.bufs[i].size_bytes;
+			cr_assert_eq(pb.section_bytes[s], live, "round %d, section %zu", round, s);
+			peak = live > peak ? live : peak;
+		}
+		for (size_t i = 0; i < pb.n_bufs; i++) {
+			const struct planned_buf *b = &pb.bufs[i];
+			size_t s_hi = 0;
+
+			for (size_t j = 0; j < pb.n_bufs; j++) {
+				if (pb.bufs[j].start < b->end)
+					s_hi = pb.bufs[j].s_lo + 1u > s_hi ? pb.bufs[j].s_lo + 1u
+					                                   : s_hi;
+				if (j > i && pb.bufs[j].start < b->end)
+					pairs++;
+			}
+			cr_assert_eq(b->s_hi, s_hi, "round %d, buffer %zu", round, i);
+			cr_assert(i == 0 || pb.bufs[i - 1].start < b->start ||
+			          pb.bufs[i - 1].s_lo == b->s_lo);
+		}
+		cr_assert_eq(pb.lower_bound_bytes, peak, "round %d", round);
+		cr_assert_eq(pb.n_pairs, pairs, "round %d", round);
+		planned_problem_free(&pb);
+	}
+}
+
 Test(planned, a_million_allocations_plan_in_seconds)
 {
 	size_t n = 1000000, i, j;
