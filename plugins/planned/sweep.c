@@ -3,11 +3,12 @@
  * overlap lists: replays the lifetimes in start order against a set of free
  * gaps (a treap by offset, each node knowing the largest gap below it), so
  * each allocation takes the lowest gap that fits.  The buffers placed and
- * not yet ended wait in a heap by end.  O(n log n) expected; memory grows
- * with the buffers live at once (gaps and heap), not with n.
+ * not yet ended wait by end (ends.c).  O(n log n) expected; memory grows
+ * with the buffers live at once (gaps and ends), not with n.
  */
 #include <stdlib.h>
 
+#include "ends.h"
 #include "planned.h"
 
 struct treap {
@@ -271,56 +272,26 @@ static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 	return root;
 }
 
-/* A buffer placed and not yet ended, in a min-heap by end. */
-struct live {
-	int64_t end;
-	uint32_t id;
-};
-
-struct heap {
-	struct live *v;
-	size_t n, cap;
-};
-
-static int heap_push(struct heap *h, struct live x)
-{
-	size_t i = h->n;
-
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		struct live *v = realloc(h->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		h->v = v, h->cap = cap;
-	}
-	for (h->n++; i > 0 && h->v[(i - 1) / 2].end > x.end; i = (i - 1) / 2)
-		h->v[i] = h->v[(i - 1) / 2];
-	h->v[i] = x;
-	return 0;
-}
-
-static struct live heap_pop(struct heap *h)
-{
-	struct live top = h->v[0], x = h->v[--h->n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < h->n) {
-		if (c + 1 < h->n && h->v[c + 1].end < h->v[c].end)
-			c++;
-		if (h->v[c].end >= x.end)
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = x;
-	return top;
-}
-
 static void treap_free(struct treap *t)
 {
 	free(t->lo), free(t->len), free(t->max_len), free(t->pri);
 	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes), free(t->path);
+}
+
+/* What a buffer that ended gives back its space to. */
+struct sweep {
+	struct treap t;
+	uint32_t root;
+	const struct planned_problem *pb;
+	const uint64_t *off;
+};
+
+static void give_back(void *ctx, uint32_t id)
+{
+	struct sweep *w = ctx;
+
+	if (!w->t.failed)
+		w->root = give(&w->t, w->root, w->off[id], w->pb->bufs[id].size_bytes);
 }
 
 /*
@@ -329,23 +300,28 @@ static void treap_free(struct treap *t)
  */
 int planned_sweep_fit(const struct planned_problem *pb, uint64_t *off)
 {
-	struct treap t = {.seed = 2463534242u};
-	struct heap h = {0};
-	uint32_t root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
+	struct sweep w = {.t = {.seed = 2463534242u}, .pb = pb, .off = off};
+	struct planned_ends *ends = malloc(sizeof *ends);
 	size_t i;
 
-	for (i = 0; i < pb->n_bufs && !t.failed; i++) {
+	w.root = new_node(&w.t, 0, UINT64_MAX); /* everything is free at first */
+	if (ends)
+		planned_ends_init(ends);
+	else
+		w.t.failed = 1;
+	for (i = 0; i < pb->n_bufs && !w.t.failed; i++) {
 		const struct planned_buf *b = &pb->bufs[i];
 
-		while (h.n && h.v[0].end <= b->start && !t.failed) {
-			struct live x = heap_pop(&h);
-			root = give(&t, root, off[x.id], pb->bufs[x.id].size_bytes);
-		}
-		root = take(&t, root, b->size_bytes, &off[i]);
-		if (heap_push(&h, (struct live){b->end, (uint32_t)i}) < 0)
-			t.failed = 1;
+		planned_ends_take(ends, b->start, give_back, &w);
+		if (w.t.failed)
+			break;
+		w.root = take(&w.t, w.root, b->size_bytes, &off[i]);
+		if (planned_ends_push(ends, b->end, (uint32_t)i) < 0)
+			w.t.failed = 1;
 	}
-	treap_free(&t);
-	free(h.v);
-	return t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
+	treap_free(&w.t);
+	if (ends)
+		planned_ends_free(ends);
+	free(ends);
+	return w.t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../plugins/planned/ends.h"
 #include "../../plugins/planned/planned.h"
 #include "fake_host.h"
 
@@ -756,6 +757,64 @@ Test(planned, the_sweep_is_time_ordered_first_fit)
 			             round, b);
 		planned_problem_free(&pb);
 	}
+}
+
+struct taken {
+	uint32_t ids[4000];
+	size_t n;
+};
+
+static void note_taken(void *ctx, uint32_t id)
+{
+	struct taken *t = ctx;
+
+	cr_assert_lt(t->n, 4000);
+	t->ids[t->n++] = id;
+}
+
+/*
+ * The sweep's waiting ends (a ring of steps ahead, a heap past it) against a
+ * list: each batch gives exactly the buffers ending at or before its time and
+ * not given yet, with ends near and far (past the ring), equal, negative,
+ * INT64_MAX, and batches that jump the ring or stand still.
+ */
+Test(planned, waiting_ends_come_back_in_batches_by_time)
+{
+	enum { N = 4000 };
+	static int64_t end_of[N];
+	static int gone[N];
+	static struct planned_ends q;
+	struct taken got;
+	int64_t t = -3000;
+	uint32_t next = 0;
+
+	rng_state = 41;
+	planned_ends_init(&q);
+	while (next < N || t < INT64_MAX) {
+		int64_t step = rnd(4) == 0 ? 0 : rnd(8) == 0 ? 5000 + rnd(20000) : rnd(40);
+
+		t = next >= N ? INT64_MAX : t + step;
+		got.n = 0;
+		planned_ends_take(&q, t, note_taken, &got);
+		for (size_t k = 0; k < got.n; k++) {
+			cr_assert(!gone[got.ids[k]], "buffer %u given twice", got.ids[k]);
+			cr_assert_leq(end_of[got.ids[k]], t);
+			gone[got.ids[k]] = 1;
+		}
+		for (uint32_t i = 0; i < next; i++)
+			cr_assert(gone[i] || end_of[i] > t, "buffer %u (end %lld) kept at %lld", i,
+			          (long long)end_of[i], (long long)t);
+		for (int k = rnd(5); k > 0 && next < N && t < INT64_MAX; k--, next++) {
+			uint32_t r = rnd(10);
+			end_of[next] = r == 0   ? INT64_MAX
+			               : r == 1 ? t + 1 + rnd(100000)
+			                        : t + 1 + rnd(r < 5 ? 3 : 600);
+			cr_assert_eq(planned_ends_push(&q, end_of[next], next), 0);
+		}
+	}
+	for (uint32_t i = 0; i < N; i++)
+		cr_assert(gone[i], "buffer %u never given", i);
+	planned_ends_free(&q);
 }
 
 /*
