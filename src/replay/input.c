@@ -13,8 +13,8 @@
 
 #include "replay/input.h"
 #include "replay/input_seed.h"
+#include "replay/live_ids.h"
 #include "util/intmap.h"
-#include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 #include "util/array.h"
@@ -29,7 +29,7 @@ struct level_build {
 	int64_t last_seq;           /* of the last op */
 	struct mp_intmap *far_dseq; /* op -> seq step, for steps op_dseq cannot hold */
 	/* (process, id) -> alloc index << 1 | 1 once a free_requested ended its live time */
-	struct mp_live_sets live;
+	struct mp_live_ids live;
 	int64_t n_unmatched;
 };
 
@@ -234,8 +234,8 @@ static struct device_build *device_of(struct loader *L, int32_t ordinal)
 	d = &L->devs[L->n_devs++];
 	memset(d, 0, sizeof *d);
 	d->ordinal = ordinal;
-	mp_live_sets_init(&d->block.live);
-	mp_live_sets_init(&d->segment.live);
+	mp_live_ids_init(&d->block.live);
+	mp_live_ids_init(&d->segment.live);
 	return d;
 }
 
@@ -243,13 +243,10 @@ static struct device_build *device_of(struct loader *L, int32_t ordinal)
 static int begin_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
                        uint64_t key)
 {
-	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
 	int64_t site, phase, stream;
-	int added;
+	int reused;
 
-	if (!live)
-		return MP_ENOMEM;
 	if (lb->n_allocs == MP_REPLAY_MAX_ALLOCS)
 		return mp_err(L->err, MP_EINVAL,
 		              "trace too long to replay: device %d has more than %zu allocations "
@@ -274,12 +271,10 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	a->stream = a->free_stream = (uint32_t)stream;
 	a->site = (uint32_t)site;
 	a->phase = (uint32_t)phase;
-	if ((added = mp_intmap_add(live, key, (uint64_t)lb->n_allocs << 1, NULL)) < 0)
+	if (mp_live_ids_add(&lb->live, rec->ev.process_id, key, (uint32_t)lb->n_allocs << 1,
+	                    lb->n_allocs, &reused) < 0)
 		return MP_ENOMEM;
-	if (added == 0) { /* id reused while live: the trace lost a free */
-		lb->n_unmatched++;
-		live->vals[mp_intmap_slot(live, key)] = (uint64_t)lb->n_allocs << 1;
-	}
+	lb->n_unmatched += reused; /* id reused while live: the trace lost a free */
 	if (push_op(lb, MP_REPLAY_OP(lb->n_allocs, MP_OP_ALLOC), rec->ev.seq) < 0)
 		return MP_ENOMEM;
 	lb->n_allocs++;
@@ -290,26 +285,23 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 static int end_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
                      uint64_t key, int is_free)
 {
-	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
-	uint64_t v, idx;
+	struct mp_live_ref ref;
+	uint32_t v, idx;
 	int64_t stream;
-	size_t slot;
 
-	if (!live)
-		return MP_ENOMEM;
-	if ((slot = mp_intmap_slot(live, key)) == MP_INTMAP_NO_SLOT) {
+	if (!mp_live_ids_find(&lb->live, rec->ev.process_id, key, &ref)) {
 		lb->n_unmatched++;
 		return 0;
 	}
-	v = live->vals[slot];
+	v = mp_live_ids_value(&ref);
 	idx = v >> 1;
 	a = &lb->allocs[idx];
 	if (!is_free) {
-		live->vals[slot] = v | 1;
+		mp_live_ids_set(&ref, v | 1);
 		return push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
 	}
-	mp_intmap_del_slot(live, slot); /* before stream_of: it touches no live map */
+	mp_live_ids_remove(&ref); /* before stream_of: it touches no live map */
 	if ((stream = stream_of(L, rec->ev.stream)) < 0)
 		return MP_ENOMEM;
 	a->free_ts_ns = rec->ev.ts_ns;
@@ -387,7 +379,7 @@ static void level_free(struct level_build *lb)
 	free(lb->ops);
 	free(lb->op_dseq);
 	far_free(lb->far_dseq);
-	mp_live_sets_free(&lb->live);
+	mp_live_ids_free(&lb->live);
 }
 
 /* Cut an array of n items of size elem to its length (the doubling's slack). */
