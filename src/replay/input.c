@@ -702,7 +702,7 @@ struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_i
                                                         const struct mp_replay_device *d)
 {
 	size_t n = d->n_allocs ? d->n_allocs : 1;
-	struct memprof_pool_lifetime *items = calloc(n, sizeof *items);
+	struct memprof_pool_lifetime *items = malloc(n * sizeof *items); /* each item set whole */
 	int64_t *steps = malloc(2 * n * sizeof *steps);
 	int timed;
 
