@@ -86,24 +86,54 @@ static int group_of(struct classes *c, const char *cap, size_t len, uint64_t *g)
 	return 0;
 }
 
+/* The side text matches (MX_NONE: neither) and what the first '*' captured. */
+static int side_of(const struct memprof_pool *p, const char *text, const char **cap, size_t *len)
+{
+	if (text && pl_glob(p->pattern[MX_PARAM], text, cap, len))
+		return MX_PARAM; /* a text both globs match is a parameter */
+	if (text && pl_glob(p->pattern[MX_GRAD], text, cap, len))
+		return MX_GRAD;
+	return MX_NONE;
+}
+
+/*
+ * Texts lately matched, by address: an address holds one text while the
+ * items are held, and items repeat a few, so most skip the globs.
+ */
+struct side_memo {
+	const char *text;
+	int side;
+	size_t cap_at, len; /* the capture: text + cap_at, len bytes */
+};
+
 /* Sort items into sides and groups by their sites (on_site) or tags. */
 static int classify(const struct memprof_pool *p, const struct memprof_pool_lifetime *items,
                     size_t n, int on_site, struct classes *c)
 {
+	struct side_memo memo[64] = {{0}};
+
 	memset(c, 0, sizeof *c);
 	pl_keymap_init(&c->ids);
 	if (!(c->of = malloc((n ? n : 1) * sizeof *c->of)))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const char *text = on_site ? items[i].site : items[i].phase, *cap;
-		size_t len;
+		const char *text = on_site ? items[i].site : items[i].phase, *cap = NULL;
+		struct side_memo *m = &memo[((uintptr_t)text >> 4) & 63];
+		size_t len = 0;
 		uint64_t g;
-		int side = MX_NONE;
+		int side;
 
-		if (text && pl_glob(p->pattern[MX_PARAM], text, &cap, &len))
-			side = MX_PARAM; /* a text both globs match is a parameter */
-		else if (text && pl_glob(p->pattern[MX_GRAD], text, &cap, &len))
-			side = MX_GRAD;
+		if (text && m->text == text) {
+			side = m->side;
+			cap = text + m->cap_at;
+			len = m->len;
+		} else {
+			side = side_of(p, text, &cap, &len);
+			if (text)
+				*m = (struct side_memo){text, side,
+				                        side == MX_NONE ? 0 : (size_t)(cap - text),
+				                        len};
+		}
 		c->of[i] = -1;
 		if (side == MX_NONE)
 			continue;

@@ -115,15 +115,60 @@ static int collect_bufs(struct planned_problem *pb, const struct memprof_pool_li
 	return MEMPROF_POOL_OK;
 }
 
-/* Sections, each buffer's section range, the bytes live in each and the peak. */
-static int build_sections(struct planned_problem *pb, int64_t *starts)
+/*
+ * The sections after each end by a table of the steps from the first start to
+ * the last (uint32 each, in the scratch), when there are at most twice as many
+ * steps as buffers: a section's number at each step; else 0.
+ */
+static int section_table(const struct planned_problem *pb, uint32_t *table)
+{
+	int64_t lo = pb->bufs[0].start, hi = pb->bufs[pb->n_bufs - 1].start;
+	uint64_t range = (uint64_t)hi - (uint64_t)lo, k;
+	uint32_t run = 0;
+
+	if (range >= 2 * (uint64_t)pb->n_bufs)
+		return 0;
+	memset(table, 0, (range + 1) * sizeof *table);
+	for (size_t i = 0; i < pb->n_bufs; i++)
+		table[(uint64_t)pb->bufs[i].start - (uint64_t)lo] = 1;
+	for (k = 0; k <= range; k++) { /* the distinct starts below each step */
+		uint32_t here = table[k];
+		table[k] = run;
+		run += here;
+	}
+	return 1;
+}
+
+/* The first section whose start is at or past end: by the table, else a binary search. */
+static uint32_t section_after(const struct planned_problem *pb, const void *scratch, int dense,
+                              int64_t end)
+{
+	int64_t lo = pb->bufs[0].start, hi = pb->bufs[pb->n_bufs - 1].start;
+
+	if (!dense)
+		return (uint32_t)lower_bound(scratch, pb->n_sections, end);
+	if (end > hi)
+		return (uint32_t)pb->n_sections;
+	return end <= lo ? 0 : ((const uint32_t *)scratch)[(uint64_t)end - (uint64_t)lo];
+}
+
+/*
+ * Sections, each buffer's section range, the bytes live in each and the
+ * peak.  scratch has room for n_bufs + 1 int64s (or twice as many uint32s).
+ */
+static int build_sections(struct planned_problem *pb, void *scratch)
 {
 	size_t i, s = 0, m = pb->n_bufs;
 	uint64_t run = 0;
+	int64_t *starts = scratch;
+	int dense = m > 0 && section_table(pb, scratch);
 
 	for (i = 0; i < m; i++)
-		if (i == 0 || pb->bufs[i].start != pb->bufs[i - 1].start)
-			starts[s++] = pb->bufs[i].start;
+		if (i == 0 || pb->bufs[i].start != pb->bufs[i - 1].start) {
+			if (!dense)
+				starts[s] = pb->bufs[i].start;
+			s++;
+		}
 	pb->n_sections = s;
 	pb->section_bytes = calloc(s + 1, sizeof *pb->section_bytes);
 	if (!pb->section_bytes)
@@ -133,7 +178,7 @@ static int build_sections(struct planned_problem *pb, int64_t *starts)
 		if (i > 0 && b->start != pb->bufs[i - 1].start)
 			s++;
 		b->s_lo = (uint32_t)s;
-		b->s_hi = (uint32_t)lower_bound(starts, pb->n_sections, b->end);
+		b->s_hi = section_after(pb, scratch, dense, b->end);
 		pb->section_bytes[b->s_lo] += b->size_bytes; /* a difference array first */
 		pb->section_bytes[b->s_hi] -= b->size_bytes;
 	}
@@ -263,21 +308,25 @@ static int build_twins(struct planned_problem *pb)
 /*
  * The overlapping pairs are counted first; only when there are few enough
  * for lists is where each buffer's overlaps end kept (8 bytes a buffer).
+ * Buffer i overlaps those after it up to the first of its section s_hi:
+ * first[] (in the scratch) holds each section's first buffer.
  */
-static int build_pairs(struct planned_problem *pb, int64_t *all_starts)
+static int build_pairs(struct planned_problem *pb, uint32_t *first)
 {
 	size_t i, m = pb->n_bufs, *last = NULL;
 	int rc = MEMPROF_POOL_OK;
 
 	for (i = 0; i < m; i++)
-		all_starts[i] = pb->bufs[i].start;
+		if (i == 0 || pb->bufs[i].s_lo != pb->bufs[i - 1].s_lo)
+			first[pb->bufs[i].s_lo] = (uint32_t)i;
+	first[pb->n_sections] = (uint32_t)m;
 	for (i = 0; i < m; i++)
-		pb->n_pairs += lower_bound(all_starts, m, pb->bufs[i].end) - i - 1;
+		pb->n_pairs += first[pb->bufs[i].s_hi] - i - 1;
 	if (pb->n_pairs <= PLANNED_PAIR_LIMIT) {
 		if (!(last = malloc((m + 1) * sizeof *last)))
 			return MEMPROF_POOL_ENOMEM;
 		for (i = 0; i < m; i++)
-			last[i] = lower_bound(all_starts, m, pb->bufs[i].end);
+			last[i] = first[pb->bufs[i].s_hi];
 		rc = build_overlaps(pb, last);
 		pb->dominant = malloc(m + 1);
 		if (rc == MEMPROF_POOL_OK && !pb->dominant)
@@ -300,14 +349,14 @@ static int build_pairs(struct planned_problem *pb, int64_t *all_starts)
 int planned_problem_build(struct planned_problem *pb, const struct memprof_pool_lifetime *items,
                           size_t n_items, uint64_t align_bytes)
 {
-	int64_t *scratch;
+	void *scratch; /* n_bufs + 1 int64s: the sections' starts, then each one's first buffer */
 	int rc;
 
 	memset(pb, 0, sizeof *pb);
 	rc = collect_bufs(pb, items, n_items, align_bytes ? align_bytes : 1);
 	if (rc != MEMPROF_POOL_OK)
 		return rc;
-	scratch = malloc((pb->n_bufs + 1) * sizeof *scratch);
+	scratch = malloc((pb->n_bufs + 1) * sizeof(int64_t));
 	if (!scratch)
 		return MEMPROF_POOL_ENOMEM;
 	rc = build_sections(pb, scratch);

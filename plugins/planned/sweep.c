@@ -3,17 +3,19 @@
  * overlap lists: replays the lifetimes in start order against a set of free
  * gaps (a treap by offset, each node knowing the largest gap below it), so
  * each allocation takes the lowest gap that fits.  The buffers placed and
- * not yet ended wait in a heap by end.  O(n log n) expected; memory grows
- * with the buffers live at once (gaps and heap), not with n.
+ * not yet ended wait by end (ends.c).  O(n log n) expected; memory grows
+ * with the buffers live at once (gaps and ends), not with n.
  */
 #include <stdlib.h>
 
+#include "ends.h"
 #include "planned.h"
 
 struct treap {
 	uint64_t *lo, *len, *max_len;
 	uint32_t *pri, *kid[2];
 	uint32_t *free_nodes;
+	uint32_t *path; /* the nodes above the one take or give reached (no deeper than cap) */
 	size_t n_free, cap;
 	uint32_t seed;
 	int failed; /* a node could not be had: out of memory */
@@ -50,7 +52,7 @@ static uint32_t merge(struct treap *t, uint32_t a, uint32_t b)
 static int grow(struct treap *t)
 {
 	size_t cap = t->cap ? 2 * t->cap : 64, i;
-	void *p[7];
+	void *p[8];
 	const size_t wide = sizeof(uint64_t), narrow = sizeof(uint32_t);
 
 	if (cap >= NIL)
@@ -76,7 +78,10 @@ static int grow(struct treap *t)
 	p[6] = realloc(t->free_nodes, cap * narrow);
 	if (p[6])
 		t->free_nodes = p[6];
-	for (i = 0; i < 7; i++)
+	p[7] = realloc(t->path, cap * narrow);
+	if (p[7])
+		t->path = p[7];
+	for (i = 0; i < 8; i++)
 		if (!p[i])
 			return -1;
 	for (i = cap; i > t->cap; i--) /* the lowest new node is taken first */
@@ -101,38 +106,90 @@ static uint32_t new_node(struct treap *t, uint64_t lo, uint64_t len)
 	return x;
 }
 
-/* Take size bytes from the lowest gap in x that holds them; its offset into *at. */
-static uint32_t take(struct treap *t, uint32_t x, uint64_t size, uint64_t *at)
+/*
+ * The nodes path[0..d) (each the parent of the next) are pulled again from
+ * the deepest up, until one's maximum does not change: those above keep theirs.
+ */
+static void pull_up(struct treap *t, size_t d)
 {
-	uint32_t l = t->kid[0][x];
+	while (d > 0) {
+		uint32_t x = t->path[--d];
+		uint64_t was = t->max_len[x];
 
-	if (l != NIL && t->max_len[l] >= size) {
-		t->kid[0][x] = take(t, l, size, at);
-	} else if (t->len[x] >= size) {
-		*at = t->lo[x];
-		if (t->len[x] == size) {
-			t->free_nodes[t->n_free++] = x;
-			return merge(t, t->kid[0][x], t->kid[1][x]);
-		}
-		t->lo[x] += size, t->len[x] -= size;
-	} else {
-		t->kid[1][x] = take(t, t->kid[1][x], size, at);
+		pull(t, x);
+		if (t->max_len[x] == was)
+			return;
 	}
-	pull(t, x);
-	return x;
 }
 
-/* The gaps just below and just above lo (NIL for none); lo lies in no gap. */
-static void neighbours(const struct treap *t, uint32_t x, uint64_t lo, uint32_t *below,
-                       uint32_t *above)
+/* path[0..d] grew to hold a gap of len bytes: each maximum below len is raised to it. */
+static void raise_up(struct treap *t, size_t d, uint64_t len)
 {
+	for (size_t k = d + 1; k-- > 0;) {
+		uint32_t x = t->path[k];
+
+		if (t->max_len[x] >= len)
+			return;
+		t->max_len[x] = len;
+	}
+}
+
+/*
+ * Take size bytes from the lowest gap that holds them (the root's maximum
+ * does: the top gap is unbounded); its offset into *at.  One descent, then
+ * the maxima pulled back up only while they change.
+ */
+static uint32_t take(struct treap *t, uint32_t root, uint64_t size, uint64_t *at)
+{
+	uint32_t x = root, y, parent;
+	size_t d = 0;
+
+	for (;;) {
+		uint32_t l = t->kid[0][x];
+
+		if (l != NIL && t->max_len[l] >= size)
+			t->path[d++] = x, x = l;
+		else if (t->len[x] >= size)
+			break;
+		else
+			t->path[d++] = x, x = t->kid[1][x];
+	}
+	*at = t->lo[x];
+	if (t->len[x] != size) {
+		t->lo[x] += size, t->len[x] -= size;
+		t->path[d++] = x;
+		pull_up(t, d);
+		return root;
+	}
+	t->free_nodes[t->n_free++] = x; /* the gap is used up */
+	y = merge(t, t->kid[0][x], t->kid[1][x]);
+	if (d == 0)
+		return y;
+	parent = t->path[d - 1];
+	t->kid[t->kid[1][parent] == x][parent] = y;
+	pull_up(t, d);
+	return root;
+}
+
+/*
+ * The gaps just below and just above lo (NIL for none; lo lies in no gap),
+ * both on the one path down to lo, which path[] holds: *at_below and
+ * *at_above are their places on it.
+ */
+static void neighbours(struct treap *t, uint32_t x, uint64_t lo, uint32_t *below, uint32_t *above,
+                       size_t *at_below, size_t *at_above)
+{
+	size_t d = 0;
+
 	*below = *above = NIL;
+	*at_below = *at_above = 0;
 	while (x != NIL) {
+		t->path[d] = x;
 		if (t->lo[x] < lo) {
-			*below = x;
+			*below = x, *at_below = d++;
 			x = t->kid[1][x];
 		} else {
-			*above = x;
+			*above = x, *at_above = d++;
 			x = t->kid[0][x];
 		}
 	}
@@ -192,9 +249,10 @@ static uint32_t insert(struct treap *t, uint32_t x, uint32_t n)
 static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 {
 	uint32_t below, above, x;
+	size_t at_below, at_above;
 	int joins_below, joins_above;
 
-	neighbours(t, root, lo, &below, &above);
+	neighbours(t, root, lo, &below, &above, &at_below, &at_above);
 	joins_below = below != NIL && t->lo[below] + t->len[below] == lo;
 	joins_above = above != NIL && t->lo[above] == lo + size;
 	if (joins_below && joins_above) {
@@ -203,67 +261,37 @@ static uint32_t give(struct treap *t, uint32_t root, uint64_t lo, uint64_t size)
 		repull(t, root, t->lo[below]);
 	} else if (joins_below) {
 		t->len[below] += size;
-		repull(t, root, t->lo[below]);
+		raise_up(t, at_below, t->len[below]);
 	} else if (joins_above) {
 		t->lo[above] = lo;
 		t->len[above] += size;
-		repull(t, root, lo);
+		raise_up(t, at_above, t->len[above]);
 	} else if ((x = new_node(t, lo, size)) != NIL) {
 		root = insert(t, root, x);
 	}
 	return root;
 }
 
-/* A buffer placed and not yet ended, in a min-heap by end. */
-struct live {
-	int64_t end;
-	uint32_t id;
-};
-
-struct heap {
-	struct live *v;
-	size_t n, cap;
-};
-
-static int heap_push(struct heap *h, struct live x)
-{
-	size_t i = h->n;
-
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		struct live *v = realloc(h->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		h->v = v, h->cap = cap;
-	}
-	for (h->n++; i > 0 && h->v[(i - 1) / 2].end > x.end; i = (i - 1) / 2)
-		h->v[i] = h->v[(i - 1) / 2];
-	h->v[i] = x;
-	return 0;
-}
-
-static struct live heap_pop(struct heap *h)
-{
-	struct live top = h->v[0], x = h->v[--h->n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < h->n) {
-		if (c + 1 < h->n && h->v[c + 1].end < h->v[c].end)
-			c++;
-		if (h->v[c].end >= x.end)
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = x;
-	return top;
-}
-
 static void treap_free(struct treap *t)
 {
 	free(t->lo), free(t->len), free(t->max_len), free(t->pri);
-	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes);
+	free(t->kid[0]), free(t->kid[1]), free(t->free_nodes), free(t->path);
+}
+
+/* What a buffer that ended gives back its space to. */
+struct sweep {
+	struct treap t;
+	uint32_t root;
+	const struct planned_problem *pb;
+	const uint64_t *off;
+};
+
+static void give_back(void *ctx, uint32_t id)
+{
+	struct sweep *w = ctx;
+
+	if (!w->t.failed)
+		w->root = give(&w->t, w->root, w->off[id], w->pb->bufs[id].size_bytes);
 }
 
 /*
@@ -272,23 +300,28 @@ static void treap_free(struct treap *t)
  */
 int planned_sweep_fit(const struct planned_problem *pb, uint64_t *off)
 {
-	struct treap t = {.seed = 2463534242u};
-	struct heap h = {0};
-	uint32_t root = new_node(&t, 0, UINT64_MAX); /* everything is free at first */
+	struct sweep w = {.t = {.seed = 2463534242u}, .pb = pb, .off = off};
+	struct planned_ends *ends = malloc(sizeof *ends);
 	size_t i;
 
-	for (i = 0; i < pb->n_bufs && !t.failed; i++) {
+	w.root = new_node(&w.t, 0, UINT64_MAX); /* everything is free at first */
+	if (ends)
+		planned_ends_init(ends);
+	else
+		w.t.failed = 1;
+	for (i = 0; i < pb->n_bufs && !w.t.failed; i++) {
 		const struct planned_buf *b = &pb->bufs[i];
 
-		while (h.n && h.v[0].end <= b->start && !t.failed) {
-			struct live x = heap_pop(&h);
-			root = give(&t, root, off[x.id], pb->bufs[x.id].size_bytes);
-		}
-		root = take(&t, root, b->size_bytes, &off[i]);
-		if (heap_push(&h, (struct live){b->end, (uint32_t)i}) < 0)
-			t.failed = 1;
+		planned_ends_take(ends, b->start, give_back, &w);
+		if (w.t.failed)
+			break;
+		w.root = take(&w.t, w.root, b->size_bytes, &off[i]);
+		if (planned_ends_push(ends, b->end, (uint32_t)i) < 0)
+			w.t.failed = 1;
 	}
-	treap_free(&t);
-	free(h.v);
-	return t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
+	treap_free(&w.t);
+	if (ends)
+		planned_ends_free(ends);
+	free(ends);
+	return w.t.failed ? MEMPROF_POOL_ENOMEM : MEMPROF_POOL_OK;
 }

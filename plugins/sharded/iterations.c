@@ -21,12 +21,31 @@ static int has_phase(const char *ph)
 	return ph && *ph;
 }
 
-/* Phase ids (first appearance order) into ph[] (-1: none); entries[] per id. */
+/* The id of phase text s (len bytes) in m, a new one when new (entries[] set to 0); -1: ENOMEM. */
+static int64_t phase_id(struct pl_keymap *m, const char *s, size_t len, uint64_t *entries)
+{
+	uint64_t id;
+
+	if (pl_keymap_get(m, s, len, &id))
+		return (int64_t)id;
+	id = m->n;
+	if (pl_keymap_put(m, s, len, id) < 0)
+		return -1;
+	entries[id] = 0;
+	return (int64_t)id;
+}
+
+/*
+ * Phase ids (first appearance order) into ph[] (-1: none); entries[] per id.
+ * An address holds one text while the items are held: an item with the last
+ * item's phase address takes its id without hashing.
+ */
 static int phase_ids(const struct memprof_pool_lifetime *items, size_t n, int64_t *ph,
                      uint64_t *entries, size_t *n_phases)
 {
 	struct pl_keymap m;
-	uint64_t id;
+	const char *last = NULL;
+	int64_t last_id = -1;
 
 	pl_keymap_init(&m);
 	for (size_t i = 0; i < n; i++) {
@@ -35,17 +54,14 @@ static int phase_ids(const struct memprof_pool_lifetime *items, size_t n, int64_
 		ph[i] = -1;
 		if (!has_phase(s))
 			continue;
-		if (!pl_keymap_get(&m, s, strlen(s), &id)) {
-			id = m.n;
-			if (pl_keymap_put(&m, s, strlen(s), id) < 0) {
-				pl_keymap_free(&m);
-				return MEMPROF_POOL_ENOMEM;
-			}
-			entries[id] = 0;
+		if (s != last && (last_id = phase_id(&m, s, strlen(s), entries)) < 0) {
+			pl_keymap_free(&m);
+			return MEMPROF_POOL_ENOMEM;
 		}
-		ph[i] = (int64_t)id;
+		last = s;
+		ph[i] = last_id;
 		if (i == 0 || ph[i - 1] != ph[i])
-			entries[id]++;
+			entries[last_id]++;
 	}
 	*n_phases = m.n;
 	pl_keymap_free(&m);

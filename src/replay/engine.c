@@ -371,7 +371,7 @@ __attribute__((noinline)) static int replay_ops(struct engine *e, const struct m
                                                 struct memprof_pool *p, size_t n_ops)
 {
 	struct trace_state ts = {0};
-	uint64_t t0 = mp_engine_now_ns();
+	uint64_t c0 = mp_engine_cpu_ns(), t0 = mp_engine_now_ns();
 	int rc = 0;
 
 	e->cur_seq = 0;
@@ -400,6 +400,7 @@ __attribute__((noinline)) static int replay_ops(struct engine *e, const struct m
 			break;
 	}
 	e->res->replay_ns = mp_engine_now_ns() - t0;
+	e->res->replay_cpu_ns = mp_engine_cpu_ns() - c0;
 	return rc;
 }
 

@@ -105,7 +105,8 @@ struct mp_replay_result {
 	struct mp_replay_oom first_oom;
 	int verify; /* enum mp_verify_state */
 	char verify_msg[512];
-	uint64_t replay_ns; /* wall time of the replay loop itself (for bench) */
+	uint64_t replay_ns;     /* wall time of the replay loop itself (for bench) */
+	uint64_t replay_cpu_ns; /* the process's CPU time in that loop (for bench) */
 	struct mp_replay_stat stats[MP_REPLAY_MAX_STATS]; /* the pool's own figures */
 	size_t n_stats;
 	/* What the trace itself recorded on this device, the same for every

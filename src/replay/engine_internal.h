@@ -66,6 +66,16 @@ static inline uint64_t mp_engine_now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The process's CPU time (every thread, user and system), read twice a loop. */
+static inline uint64_t mp_engine_cpu_ns(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Fill e->host with the wrapped services; 0 or MP_E*. */
 int mp_engine_host_init(struct engine *e);
 /* Release every region the pool left behind; returns how many there were. */

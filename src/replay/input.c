@@ -13,8 +13,8 @@
 
 #include "replay/input.h"
 #include "replay/input_seed.h"
+#include "replay/live_ids.h"
 #include "util/intmap.h"
-#include "util/live_set.h"
 #include "util/stack_text.h"
 #include "util/strmap.h"
 #include "util/array.h"
@@ -29,7 +29,7 @@ struct level_build {
 	int64_t last_seq;           /* of the last op */
 	struct mp_intmap *far_dseq; /* op -> seq step, for steps op_dseq cannot hold */
 	/* (process, id) -> alloc index << 1 | 1 once a free_requested ended its live time */
-	struct mp_live_sets live;
+	struct mp_live_ids live;
 	int64_t n_unmatched;
 };
 
@@ -52,7 +52,14 @@ struct loader {
 	struct device_build *devs;
 	size_t n_devs;
 	struct strings *str;
-	struct mp_intmap stack_site; /* stack id -> site index */
+	struct mp_intmap stack_site; /* stack id -> site index, for ids past site_by_stack */
+	uint32_t *site_by_stack;     /* [stack id]: site index + 1, 0: not seen (ids are dense) */
+	size_t n_site_by_stack;
+	/* phase text -> index, by the reader's pointer (stable while it reads) */
+	struct phase_hint {
+		const char *text;
+		int64_t idx;
+	} phase_hint[16];
 	struct mp_intmap stream_ids; /* stream -> index into streams */
 	uint64_t *streams;
 	size_t n_streams, cap_streams;
@@ -61,12 +68,13 @@ struct loader {
 	int device_filter;
 	const struct mp_intmap *processes; /* ids of the processes kept; NULL: all */
 	int has_stacks;
-	/* the last stream, stack and phase looked up, and what they gave (-1:
-	 * none yet): events repeat them, and a lookup hashes */
-	uint64_t last_stream;
-	int64_t last_stream_idx, last_stack_id, last_site, last_phase;
-	const char *last_phase_text; /* the reader's: stable while it reads */
-	struct mp_replay_input *in;  /* being read: its event count */
+	/* streams lately looked up, and what they gave (idx -1: none yet):
+	 * events repeat a few, and a lookup hashes */
+	struct stream_hint {
+		uint64_t stream;
+		int64_t idx;
+	} stream_hint[16];
+	struct mp_replay_input *in; /* being read: its event count */
 	struct mp_error *err;
 };
 
@@ -98,19 +106,21 @@ static int push_op(struct level_build *lb, uint32_t op, int64_t seq)
 /* The index of stream s in the input's streams, or MP_ENOMEM. */
 static int64_t stream_of(struct loader *L, uint64_t s)
 {
+	struct stream_hint *h = &L->stream_hint[(s ^ s >> 8 ^ s >> 16) & 15];
 	uint64_t idx;
 
-	if (L->last_stream_idx >= 0 && s == L->last_stream)
-		return L->last_stream_idx;
+	if (h->idx >= 0 && h->stream == s)
+		return h->idx;
 	if (mp_intmap_get(&L->stream_ids, s, &idx)) {
-		L->last_stream = s;
-		return L->last_stream_idx = (int64_t)idx;
+		*h = (struct stream_hint){s, (int64_t)idx};
+		return (int64_t)idx;
 	}
 	if (mp_array_reserve((void **)&L->streams, &L->cap_streams, L->n_streams + 1,
 	                     sizeof *L->streams) < 0 ||
 	    mp_intmap_put(&L->stream_ids, s, L->n_streams) < 0)
 		return MP_ENOMEM;
 	L->streams[L->n_streams] = s;
+	*h = (struct stream_hint){s, (int64_t)L->n_streams};
 	return (int64_t)L->n_streams++;
 }
 
@@ -137,9 +147,40 @@ static int64_t intern(struct mp_strmap *map, const char ***arr, size_t *n, size_
 	return idx;
 }
 
-static int64_t site_of(struct loader *L, const struct memprof_record *rec)
+/* The site of stack id (known: 1 + its index; 0: not seen yet). */
+static inline int64_t known_site(const struct loader *L, int64_t id)
 {
 	uint64_t idx;
+
+	if (id > 0 && (uint64_t)id < L->n_site_by_stack)
+		return L->site_by_stack[id];
+	return mp_intmap_get(&L->stack_site, (uint64_t)id, &idx) ? (int64_t)idx + 1 : 0;
+}
+
+/*
+ * Stack id gives site v from now: in the table when the id is below twice
+ * the events read so far (and a little), else in the map.  0 or MP_ENOMEM.
+ */
+static int note_site(struct loader *L, int64_t id, int64_t v)
+{
+	size_t need = (size_t)id + 1, cap = L->n_site_by_stack;
+
+	if (id <= 0 || (uint64_t)id >= 2 * (uint64_t)L->in->n_events + 4096 || id >= INT32_MAX)
+		return mp_intmap_put(&L->stack_site, (uint64_t)id, (uint64_t)v) < 0 ? MP_ENOMEM : 0;
+	if (need > cap) {
+		if (mp_array_reserve((void **)&L->site_by_stack, &cap, need,
+		                     sizeof *L->site_by_stack) < 0)
+			return MP_ENOMEM;
+		memset(L->site_by_stack + L->n_site_by_stack, 0,
+		       (cap - L->n_site_by_stack) * sizeof *L->site_by_stack);
+		L->n_site_by_stack = cap;
+	}
+	L->site_by_stack[id] = (uint32_t)v + 1;
+	return 0;
+}
+
+static int64_t site_of(struct loader *L, const struct memprof_record *rec)
+{
 	char text[1024];
 	const struct memprof_frame *f;
 	int i;
@@ -147,8 +188,8 @@ static int64_t site_of(struct loader *L, const struct memprof_record *rec)
 
 	if (!rec->stack || rec->ev.stack_id == 0)
 		return 0;
-	if (mp_intmap_get(&L->stack_site, (uint64_t)rec->ev.stack_id, &idx))
-		return (int64_t)idx;
+	if ((v = known_site(L, rec->ev.stack_id)) > 0)
+		return v - 1;
 	i = mp_stack_call_site(rec->stack);
 	if (i < 0)
 		return 0;
@@ -158,10 +199,26 @@ static int64_t site_of(struct loader *L, const struct memprof_record *rec)
 	else
 		snprintf(text, sizeof text, "%s", f->name);
 	v = intern(&L->str->site_ids, &L->sites, &L->n_sites, &L->cap_sites, text);
-	if (v < 0 || mp_intmap_put(&L->stack_site, (uint64_t)rec->ev.stack_id, (uint64_t)v) < 0)
+	if (v < 0 || note_site(L, rec->ev.stack_id, v) < 0)
 		return MP_ENOMEM;
 	L->has_stacks = 1;
 	return v;
+}
+
+/* The index of phase text s (the reader's), by its pointer when seen lately. */
+static int64_t phase_of(struct loader *L, const char *s)
+{
+	struct phase_hint *h = &L->phase_hint[((uintptr_t)s >> 4) & 15];
+	int64_t idx;
+
+	if (!s)
+		return 0;
+	if (h->text == s)
+		return h->idx;
+	idx = intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases, s);
+	if (idx >= 0)
+		*h = (struct phase_hint){s, idx};
+	return idx;
 }
 
 static struct device_build *device_of(struct loader *L, int32_t ordinal)
@@ -177,8 +234,8 @@ static struct device_build *device_of(struct loader *L, int32_t ordinal)
 	d = &L->devs[L->n_devs++];
 	memset(d, 0, sizeof *d);
 	d->ordinal = ordinal;
-	mp_live_sets_init(&d->block.live);
-	mp_live_sets_init(&d->segment.live);
+	mp_live_ids_init(&d->block.live);
+	mp_live_ids_init(&d->segment.live);
 	return d;
 }
 
@@ -186,37 +243,20 @@ static struct device_build *device_of(struct loader *L, int32_t ordinal)
 static int begin_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
                        uint64_t key)
 {
-	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
-	uint64_t old;
 	int64_t site, phase, stream;
+	int reused;
 
-	if (!live)
-		return MP_ENOMEM;
 	if (lb->n_allocs == MP_REPLAY_MAX_ALLOCS)
 		return mp_err(L->err, MP_EINVAL,
 		              "trace too long to replay: device %d has more than %zu allocations "
 		              "(event %lld)",
 		              (int)rec->ev.device, MP_REPLAY_MAX_ALLOCS, (long long)rec->ev.seq);
-	if (mp_intmap_get(live, key, &old)) /* id reused while live: the trace lost a free */
-		lb->n_unmatched++;
 	if (mp_array_reserve((void **)&lb->allocs, &lb->cap_allocs, lb->n_allocs + 1,
 	                     sizeof *lb->allocs) < 0)
 		return MP_ENOMEM;
-	site = L->last_site >= 0 && rec->ev.stack_id == L->last_stack_id ? L->last_site
-	                                                                 : site_of(L, rec);
-	if (site >= 0) {
-		L->last_stack_id = rec->ev.stack_id;
-		L->last_site = site;
-	}
-	phase = rec->phase && rec->phase == L->last_phase_text
-	                ? L->last_phase
-	                : intern(&L->str->phase_ids, &L->phases, &L->n_phases, &L->cap_phases,
-	                         rec->phase);
-	if (phase >= 0 && rec->phase) {
-		L->last_phase_text = rec->phase;
-		L->last_phase = phase;
-	}
+	site = site_of(L, rec);
+	phase = phase_of(L, rec->phase);
 	stream = stream_of(L, rec->ev.stream);
 	if (site < 0 || phase < 0 || stream < 0)
 		return MP_ENOMEM;
@@ -231,8 +271,11 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 	a->stream = a->free_stream = (uint32_t)stream;
 	a->site = (uint32_t)site;
 	a->phase = (uint32_t)phase;
-	if (mp_intmap_put(live, key, (uint64_t)lb->n_allocs << 1) < 0 ||
-	    push_op(lb, MP_REPLAY_OP(lb->n_allocs, MP_OP_ALLOC), rec->ev.seq) < 0)
+	if (mp_live_ids_add(&lb->live, rec->ev.process_id, key, (uint32_t)lb->n_allocs << 1,
+	                    lb->n_allocs, &reused) < 0)
+		return MP_ENOMEM;
+	lb->n_unmatched += reused; /* id reused while live: the trace lost a free */
+	if (push_op(lb, MP_REPLAY_OP(lb->n_allocs, MP_OP_ALLOC), rec->ev.seq) < 0)
 		return MP_ENOMEM;
 	lb->n_allocs++;
 	return 0;
@@ -242,28 +285,27 @@ static int begin_alloc(struct loader *L, struct level_build *lb, const struct me
 static int end_alloc(struct loader *L, struct level_build *lb, const struct memprof_record *rec,
                      uint64_t key, int is_free)
 {
-	struct mp_intmap *live = mp_live_sets_of(&lb->live, rec->ev.process_id);
 	struct mp_replay_alloc *a;
-	uint64_t v, idx;
+	struct mp_live_ref ref;
+	uint32_t v, idx;
 	int64_t stream;
 
-	if (!live)
-		return MP_ENOMEM;
-	if (!mp_intmap_get(live, key, &v)) {
+	if (!mp_live_ids_find(&lb->live, rec->ev.process_id, key, &ref)) {
 		lb->n_unmatched++;
 		return 0;
 	}
+	v = mp_live_ids_value(&ref);
 	idx = v >> 1;
 	a = &lb->allocs[idx];
-	if (!is_free)
-		return mp_intmap_put(live, key, v | 1) < 0
-		               ? MP_ENOMEM
-		               : push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
+	if (!is_free) {
+		mp_live_ids_set(&ref, v | 1);
+		return push_op(lb, MP_REPLAY_OP(idx, MP_OP_LIVE_END), rec->ev.seq);
+	}
+	mp_live_ids_remove(&ref); /* before stream_of: it touches no live map */
 	if ((stream = stream_of(L, rec->ev.stream)) < 0)
 		return MP_ENOMEM;
 	a->free_ts_ns = rec->ev.ts_ns;
 	a->free_stream = (uint32_t)stream;
-	mp_intmap_del(live, key);
 	return push_op(lb, MP_REPLAY_OP(idx, (v & 1) ? MP_OP_FREE_ENDED : MP_OP_FREE), rec->ev.seq);
 }
 
@@ -337,7 +379,7 @@ static void level_free(struct level_build *lb)
 	free(lb->ops);
 	free(lb->op_dseq);
 	far_free(lb->far_dseq);
-	mp_live_sets_free(&lb->live);
+	mp_live_ids_free(&lb->live);
 }
 
 /* Cut an array of n items of size elem to its length (the doubling's slack). */
@@ -426,6 +468,7 @@ static void loader_free(struct loader *L)
 	}
 	free(L->devs);
 	mp_intmap_free(&L->stack_site);
+	free(L->site_by_stack);
 	mp_intmap_free(&L->stream_ids);
 	free(L->streams);
 	if (L->str) {
@@ -440,12 +483,7 @@ static void loader_free(struct loader *L)
 static int load(struct mp_reader *r, int device, const struct mp_intmap *processes,
                 struct mp_replay_input **out, struct mp_error *err)
 {
-	struct loader L = {.device_filter = device,
-	                   .processes = processes,
-	                   .err = err,
-	                   .last_stream_idx = -1,
-	                   .last_site = -1,
-	                   .last_phase = -1};
+	struct loader L = {.device_filter = device, .processes = processes, .err = err};
 	struct mp_consumer consumer = {
 	        .name = "replay input", .ctx = &L, .flags = MP_READ_STACKS, .on_record = on_record};
 	struct mp_replay_input *in = calloc(1, sizeof *in);
@@ -458,6 +496,8 @@ static int load(struct mp_reader *r, int device, const struct mp_intmap *process
 		free(L.str);
 		return mp_err(err, MP_ENOMEM, "out of memory reading the trace");
 	}
+	for (size_t k = 0; k < 16; k++)
+		L.stream_hint[k].idx = -1;
 	mp_strmap_init(&L.str->site_ids);
 	mp_strmap_init(&L.str->phase_ids);
 	mp_intmap_init(&L.stack_site);
@@ -662,7 +702,7 @@ struct memprof_pool_lifetime *mp_replay_input_lifetimes(const struct mp_replay_i
                                                         const struct mp_replay_device *d)
 {
 	size_t n = d->n_allocs ? d->n_allocs : 1;
-	struct memprof_pool_lifetime *items = calloc(n, sizeof *items);
+	struct memprof_pool_lifetime *items = malloc(n * sizeof *items); /* each item set whole */
 	int64_t *steps = malloc(2 * n * sizeof *steps);
 	int timed;
 

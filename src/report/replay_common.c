@@ -197,6 +197,7 @@ static void put_times(struct metric_list *l, const struct mp_replay_result *r,
 	put(l, "backend_ns_min", (double)r->backend_ns_min, "ns", tm);
 	put(l, "backend_ns_max", (double)r->backend_ns_max, "ns", tm);
 	put(l, "replay_ns", (double)r->replay_ns, "ns", 1);
+	put(l, "replay_cpu_ns", (double)r->replay_cpu_ns, "ns", 1);
 }
 
 size_t mp_replay_metrics(const struct mp_replay_report *rep, const struct mp_replay_result *r,

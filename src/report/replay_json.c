@@ -105,6 +105,7 @@ static void add_time(cJSON *o, const struct mp_replay_result *r, const struct mp
 	add_u64(o, "host_ns", r->host_ns);
 	add_u64(o, "backend_ns", r->backend_ns);
 	add_u64(o, "replay_ns", r->replay_ns);
+	add_u64(o, "replay_cpu_ns", r->replay_cpu_ns);
 	add_u64(o, "runs", r->n_runs);
 	add_u64(o, "host_ns_min", r->host_ns_min);
 	add_u64(o, "host_ns_max", r->host_ns_max);

@@ -189,6 +189,8 @@ r = {x["pool"]: x for x in j["results"]}
 c = r["caching"]
 for x in r.values():
     assert x["runs"] == 1 and x["host_ns_min"] == x["host_ns"] == x["host_ns_max"], x
+    # the CPU time of the loop beside its wall time (for the CPU share of bench-replay)
+    assert isinstance(x["replay_cpu_ns"], int) and isinstance(x["replay_ns"], int), x
     # the backend time saved, never mixed with the pool CPU time measured on this host
     assert x["time_saved_ns"] == c["backend_ns"] - x["backend_ns"], x
 '

@@ -23,7 +23,7 @@ strip_times() {
 import json, re, sys
 def f(x):
     if isinstance(x, dict):
-        return {k: f(v) for k, v in x.items() if not re.search(r"(host_ns|alloc_ns|free_ns|replay_ns|plan_ns|total_ns)", k)}
+        return {k: f(v) for k, v in x.items() if not re.search(r"(host_ns|alloc_ns|free_ns|replay_ns|replay_cpu_ns|plan_ns|total_ns)", k)}
     if isinstance(x, list):
         return [f(v) for v in x]
     return x

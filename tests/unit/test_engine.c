@@ -549,3 +549,113 @@ Test(engine, ops_are_compact)
 	cr_assert_eq(mp_replay_op_seq_step(&d, 2), 2);
 	mp_intmap_free(&far);
 }
+
+/*
+ * The sites and phases of a trace with stacks and phases: stack 2 and 3 share
+ * their innermost frame (one site), phases alternate, id 4 is reused while
+ * live (a lost free).  Written, read, then read again with every stack and
+ * phase id moved far up (past the input's table of sites by stack id, into
+ * its map): the same texts for every allocation.
+ */
+static void load_named(const char *path, const char **site, const char **phase, size_t n_allocs)
+{
+	struct mp_error err = {0};
+	struct mp_store *s;
+	struct mp_reader *r;
+
+	mp_replay_input_free(in);
+	in = NULL;
+	cr_assert_eq(mp_store_open(&s, path, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_reader_open(s, MP_READ_STACKS, &r), 0);
+	cr_assert_eq(mp_replay_input_load(r, -1, &in, &err), 0, "%s", err.msg);
+	mp_reader_close(r);
+	mp_store_close(s);
+	cr_assert_eq(in->n_devices, 1);
+	cr_assert_eq(in->devices[0].n_allocs, n_allocs);
+	for (size_t i = 0; i < n_allocs; i++) {
+		const struct mp_replay_alloc *a = &in->devices[0].allocs[i];
+		site[i] = in->sites ? in->sites[a->site] : NULL;
+		phase[i] = in->phases ? in->phases[a->phase] : NULL;
+	}
+}
+
+Test(engine, sites_and_phases_by_text_whatever_their_ids)
+{
+	static const struct memprof_frame f[] = {{"conv_fwd", "model.py", 10},
+	                                         {"train_step", "train.py", 20},
+	                                         {"attn_fwd", "model.py", 30},
+	                                         {"eval_step", "eval.py", 40}};
+	const struct memprof_stack st[3] = {{2, (const struct memprof_frame[]){f[0], f[1]}},
+	                                    {2, (const struct memprof_frame[]){f[2], f[1]}},
+	                                    {2, (const struct memprof_frame[]){f[2], f[3]}}};
+	enum { N = 40 };
+	const char *site[N], *phase[N], *site2[N], *phase2[N];
+	static const char *const want_site[] = {"conv_fwd (model.py:10)", "attn_fwd (model.py:30)",
+	                                        "attn_fwd (model.py:30)"};
+	struct memprof_process p = {.pid = 1, .rank = -1, .local_rank = -1, .world_size = -1};
+	struct mp_error err = {0};
+	struct mp_store *s;
+	struct mp_writer *w;
+	int64_t stack_id[3], phase_id[2];
+	char *path;
+
+	dir = th_mkdtemp();
+	path = th_path(dir, "t.db");
+	cr_assert_eq(mp_store_create(&s, path, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(mp_writer_open(s, &w), 0);
+	cr_assert_gt(mp_writer_process(w, &p), 0);
+	for (int k = 0; k < 3; k++)
+		cr_assert_gt(stack_id[k] = mp_writer_stack(w, &st[k]), 0);
+	phase_id[0] = mp_writer_phase(w, "fwd", 3);
+	phase_id[1] = mp_writer_phase(w, "bwd", 3);
+	for (size_t i = 0; i < N; i++) {
+		struct memprof_event e = {.ts_ns = (int64_t)i,
+		                          .op = MEMPROF_OP_ALLOC,
+		                          .alloc_id = i == 5 ? 4 : (int64_t)i,
+		                          .size_bytes = 512,
+		                          .requested_bytes = 512,
+		                          .address = 0x1000 * (uint64_t)(i + 1),
+		                          .device_free_bytes = -1,
+		                          .process_id = p.id,
+		                          .stream = i % 3,
+		                          .stack_id = i % 7 == 6 ? 0 : stack_id[i % 3],
+		                          .phase_id = i % 5 == 4 ? 0 : phase_id[(i / 2) % 2]};
+		cr_assert_eq(mp_writer_event(w, &e), 0);
+	}
+	cr_assert_eq(mp_writer_close(w), 0);
+	cr_assert_eq(mp_store_commit(s, &err), 0, "%s", err.msg);
+	load_named(path, site, phase, N);
+	cr_assert_eq(in->devices[0].n_unmatched_frees, 1, "id 4 reused while live");
+	cr_assert_eq(in->n_sites, 3, "none and two texts");
+	for (size_t i = 0; i < N; i++) {
+		if (i % 7 == 6)
+			cr_assert_null(site[i]);
+		else
+			cr_assert_str_eq(site[i], want_site[i % 3], "allocation %zu", i);
+		if (i % 5 == 4)
+			cr_assert_null(phase[i]);
+		else
+			cr_assert_str_eq(phase[i], (i / 2) % 2 ? "bwd" : "fwd", "allocation %zu",
+			                 i);
+		cr_assert_eq(in->streams[in->devices[0].allocs[i].stream], i % 3);
+	}
+	th_sqlite_exec(path, "UPDATE stacks SET id = id + 100000000,"
+	                     " parent = CASE parent WHEN 0 THEN 0 ELSE parent + 100000000 END;"
+	                     "UPDATE phases SET id = id + 100000000;"
+	                     "UPDATE events SET stack = stack + 100000000 WHERE stack > 0;"
+	                     "UPDATE events SET phase = phase + 100000000 WHERE phase > 0;");
+	for (size_t i = 0; i < N; i++) { /* the first input's texts go with it: copies */
+		site[i] = site[i] ? strdup(site[i]) : NULL;
+		phase[i] = phase[i] ? strdup(phase[i]) : NULL;
+	}
+	load_named(path, site2, phase2, N);
+	for (size_t i = 0; i < N; i++) {
+		cr_assert_eq(!site[i], !site2[i], "allocation %zu", i);
+		cr_assert(!site[i] || !strcmp(site[i], site2[i]), "allocation %zu", i);
+		cr_assert_eq(!phase[i], !phase2[i], "allocation %zu", i);
+		cr_assert(!phase[i] || !strcmp(phase[i], phase2[i]), "allocation %zu", i);
+		free((char *)site[i]);
+		free((char *)phase[i]);
+	}
+	free(path);
+}

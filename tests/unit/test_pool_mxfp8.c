@@ -503,3 +503,36 @@ Test(mxfp8, no_plan_means_fallback)
 	free_b(b);
 	teardown();
 }
+
+/*
+ * Tags are matched by text, whatever their addresses: 20 buckets, each
+ * parameter tag at two addresses and its gradient at a third (more
+ * addresses than the plan's memo of texts by address holds, so they evict
+ * each other), a lone parameter bucket twice at one address, an unmatched tag.
+ */
+Test(mxfp8, tags_at_many_addresses_pair_by_text)
+{
+	static char text[64][32];
+	static struct item it[64];
+	size_t n = 0;
+
+	for (int k = 0; k < 20; k++)
+		for (int copy = 0; copy < 3; copy++) {
+			snprintf(text[n], sizeof text[n], "%s bucket %d",
+			         copy < 2 ? "param" : "grad", k);
+			it[n] = (struct item){text[n], "s (a.py:1)", 1024, (int64_t)n,
+			                      (int64_t)n + 1};
+			n++;
+		}
+	snprintf(text[n], sizeof text[n], "param bucket 99");
+	it[n] = (struct item){text[n], "s (a.py:1)", 1024, (int64_t)n, (int64_t)n + 1};
+	n++;
+	it[n] = (struct item){text[n - 1], "s (a.py:1)", 1024, (int64_t)n, (int64_t)n + 1};
+	n++;
+	it[n] = (struct item){"optimizer", "s (a.py:1)", 1024, (int64_t)n, (int64_t)n + 1};
+	n++;
+	setup(0, NULL, 0, it, n);
+	cr_assert_eq(stat("pairs_found"), 20);
+	cr_assert_eq(stat("unpaired_sides"), 2, "bucket 99's two allocations");
+	teardown();
+}

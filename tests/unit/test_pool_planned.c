@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../plugins/planned/ends.h"
 #include "../../plugins/planned/planned.h"
 #include "fake_host.h"
 
@@ -754,6 +755,123 @@ Test(planned, the_sweep_is_time_ordered_first_fit)
 		for (size_t b = 0; b < pb.n_bufs; b++)
 			cr_assert_eq(off[b], first_fit_by_hand(&pb, off, b), "round %d, buffer %zu",
 			             round, b);
+		planned_problem_free(&pb);
+	}
+}
+
+struct taken {
+	uint32_t ids[4000];
+	size_t n;
+};
+
+static void note_taken(void *ctx, uint32_t id)
+{
+	struct taken *t = ctx;
+
+	cr_assert_lt(t->n, 4000);
+	t->ids[t->n++] = id;
+}
+
+/*
+ * The sweep's waiting ends (a ring of steps ahead, a heap past it) against a
+ * list: each batch gives exactly the buffers ending at or before its time and
+ * not given yet, with ends near and far (past the ring), equal, negative,
+ * INT64_MAX, and batches that jump the ring or stand still.
+ */
+Test(planned, waiting_ends_come_back_in_batches_by_time)
+{
+	enum { N = 4000 };
+	static int64_t end_of[N];
+	static int gone[N];
+	static struct planned_ends q;
+	struct taken got;
+	int64_t t = -3000;
+	uint32_t next = 0;
+
+	rng_state = 41;
+	planned_ends_init(&q);
+	while (next < N || t < INT64_MAX) {
+		int64_t step = rnd(4) == 0 ? 0 : rnd(8) == 0 ? 5000 + rnd(20000) : rnd(40);
+
+		t = next >= N ? INT64_MAX : t + step;
+		got.n = 0;
+		planned_ends_take(&q, t, note_taken, &got);
+		for (size_t k = 0; k < got.n; k++) {
+			cr_assert(!gone[got.ids[k]], "buffer %u given twice", got.ids[k]);
+			cr_assert_leq(end_of[got.ids[k]], t);
+			gone[got.ids[k]] = 1;
+		}
+		for (uint32_t i = 0; i < next; i++)
+			cr_assert(gone[i] || end_of[i] > t, "buffer %u (end %lld) kept at %lld", i,
+			          (long long)end_of[i], (long long)t);
+		for (int k = rnd(5); k > 0 && next < N && t < INT64_MAX; k--, next++) {
+			uint32_t r = rnd(10);
+			end_of[next] = r == 0   ? INT64_MAX
+			               : r == 1 ? t + 1 + rnd(100000)
+			                        : t + 1 + rnd(r < 5 ? 3 : 600);
+			cr_assert_eq(planned_ends_push(&q, end_of[next], next), 0);
+		}
+	}
+	for (uint32_t i = 0; i < N; i++)
+		cr_assert(gone[i], "buffer %u never given", i);
+	planned_ends_free(&q);
+}
+
+/*
+ * The problem's sections against brute force: each buffer's s_lo and s_hi
+ * (its first section, the first section starting at or past its end), the
+ * bytes live at each start, the bound and the overlapping pairs, with the
+ * steps dense (the table of sections by step) and sparse (the binary
+ * search), ties in start and end, and never-freed items.
+ */
+Test(planned, sections_and_pairs_match_brute_force)
+{
+	enum { N = 700 };
+	static struct memprof_pool_lifetime it[N];
+	struct planned_problem pb;
+
+	rng_state = 23;
+	for (int round = 0; round < 6; round++) {
+		int64_t spread = round % 3 == 0 ? 40 : round % 3 == 1 ? 900 : 1000000;
+		uint64_t pairs = 0, peak = 0;
+
+		for (size_t i = 0; i < N; i++) {
+			int64_t a = (round >= 3 ? -500 : 0) + rnd((uint64_t)spread);
+			it[i] = lt((int64_t)i, 512 * (1 + rnd(16)), a,
+			           rnd(15) == 0 ? INT64_MAX
+			                        : a + 1 + rnd((uint64_t)spread / 4 + 1));
+		}
+		cr_assert_eq(planned_problem_build(&pb, it, N, 512), MEMPROF_POOL_OK);
+		for (size_t s = 0; s < pb.n_sections; s++) {
+			uint64_t live = 0;
+			int64_t at = 0;
+
+			for (size_t i = 0; i < pb.n_bufs; i++)
+				if (pb.bufs[i].s_lo == s)
+					at = pb.bufs[i].start;
+			for (size_t i = 0; i < pb.n_bufs; i++)
+				if (pb.bufs[i].start <= at && at < pb.bufs[i].end)
+					live += pb.bufs[i].size_bytes;
+			cr_assert_eq(pb.section_bytes[s], live, "round %d, section %zu", round, s);
+			peak = live > peak ? live : peak;
+		}
+		for (size_t i = 0; i < pb.n_bufs; i++) {
+			const struct planned_buf *b = &pb.bufs[i];
+			size_t s_hi = 0;
+
+			for (size_t j = 0; j < pb.n_bufs; j++) {
+				if (pb.bufs[j].start < b->end)
+					s_hi = pb.bufs[j].s_lo + 1u > s_hi ? pb.bufs[j].s_lo + 1u
+					                                   : s_hi;
+				if (j > i && pb.bufs[j].start < b->end)
+					pairs++;
+			}
+			cr_assert_eq(b->s_hi, s_hi, "round %d, buffer %zu", round, i);
+			cr_assert(i == 0 || pb.bufs[i - 1].start < b->start ||
+			          pb.bufs[i - 1].s_lo == b->s_lo);
+		}
+		cr_assert_eq(pb.lower_bound_bytes, peak, "round %d", round);
+		cr_assert_eq(pb.n_pairs, pairs, "round %d", round);
 		planned_problem_free(&pb);
 	}
 }

@@ -640,6 +640,38 @@ Test(sharded, auto_finds_iterations_under_nested_ranges)
 	finish(p);
 }
 
+/*
+ * Phases are told apart by text, not address: the nested trace with each
+ * phase text copied per item (no two items share an address), then one copy
+ * per text (runs share one), finds the same iterations.
+ */
+Test(sharded, phase_texts_at_other_addresses_find_the_same_iterations)
+{
+	static struct spec copy[N_NESTED];
+	static char text[N_NESTED][16];
+	const char *first[N_NESTED] = {0};
+
+	for (int shared = 0; shared < 2; shared++) {
+		struct memprof_pool *p = make(0, NULL);
+
+		for (size_t i = 0; i < N_NESTED; i++) {
+			size_t j = 0;
+
+			while (shared && j < i && strcmp(nested[j].phase, nested[i].phase) != 0)
+				j++;
+			snprintf(text[i], sizeof text[i], "%s", nested[i].phase);
+			first[i] = shared && j < i ? first[j] : text[i];
+			copy[i] = (struct spec){nested[i].site, nested[i].size, first[i]};
+		}
+		replay(p, copy, N_NESTED, alloc_free_script(N_NESTED), 1);
+		cr_assert_eq(stat(p, "iterations_from"), 1);
+		cr_assert_eq(stat(p, "iterations"), 3);
+		cr_assert_eq(stat(p, "recurring_sites"), 5);
+		cr_assert_eq(stat(p, "fallback_requests"), 5);
+		finish(p);
+	}
+}
+
 /* The period search as it was before the gap histogram: every gap of at most
  * n/2 to a key's next four occurrences, sorted, and the 16 most frequent
  * (ties to the shorter) tried by match share; an independent reference. */

@@ -5,7 +5,8 @@
  * reserved peak (replay/peak_state.h) against an mp_extents kept up to date
  * with every change and read at each save, over random traces whose saves
  * come both often (the journal is applied) and rarely (it overflows and
- * the current state is copied).
+ * the current state is copied); and the replay input's live ids
+ * (replay/live_ids.h) against a plain list.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "analysis/extents.h"
 #include "replay/live_blocks.h"
+#include "replay/live_ids.h"
 #include "replay/peak_state.h"
 #include "util/error.h"
 
@@ -335,4 +337,76 @@ Test(peak_state, holes_equal_the_address_map_rebuilt_from_the_saved_state)
 	rng = 4242;
 	for (int i = 0; i < 200; i++)
 		one_state(i % 2);
+}
+
+/*
+ * The live ids against a list of (process, id, value): random adds, ends
+ * (a value changed in place) and removes in three processes, the first
+ * one's ids counted up (the table), a second's far apart (the maps), ids
+ * live again while live (reused), and ids the first process used past the
+ * table's reach that the table later grows over (found in the map still).
+ */
+Test(live_ids, against_a_list)
+{
+	enum { N = 6000 };
+	static struct live_id {
+		int64_t process;
+		uint64_t id;
+		uint32_t value;
+		int live;
+	} ref[N];
+	struct mp_live_ids t;
+	size_t n = 0, n_allocs = 0;
+	uint64_t counted = 0;
+
+	mp_live_ids_init(&t);
+	for (int step = 0; step < 40000; step++) {
+		uint64_t r = next();
+		size_t k = n ? (size_t)(r >> 20) % n : 0;
+		struct mp_live_ref lr;
+
+		if (n < N && (r % 3 == 0 || n == 0)) { /* a new allocation (or an id reused) */
+			int64_t p = (int64_t)(r >> 8) % 5 < 3 ? 7 : (r >> 8) % 5 == 3 ? 8 : 9;
+			uint64_t id = p == 7   ? ((r >> 12) % 50 == 0 ? counted + 70000 : counted++)
+			              : p == 8 ? (r >> 16) * 977
+			                       : (r >> 40) % 64;
+			int reused, was = 0;
+
+			for (size_t j = 0; j < n; j++)
+				if (ref[j].live && ref[j].process == p && ref[j].id == id)
+					was = 1, ref[j].live = 0;
+			ref[n] = (struct live_id){p, id, (uint32_t)(n_allocs++ << 1), 1};
+			cr_assert_eq(mp_live_ids_add(&t, p, id, ref[n].value, n_allocs, &reused),
+			             0);
+			cr_assert_eq(reused, was, "step %d", step);
+			n++;
+		} else if (ref[k].live) {
+			cr_assert(mp_live_ids_find(&t, ref[k].process, ref[k].id, &lr));
+			cr_assert_eq(mp_live_ids_value(&lr), ref[k].value, "step %d", step);
+			if (r % 3 == 1) {
+				ref[k].value |= 1;
+				mp_live_ids_set(&lr, ref[k].value);
+			} else {
+				ref[k].live = 0;
+				mp_live_ids_remove(&lr);
+			}
+		} else {
+			int again = 0;
+
+			for (size_t j = 0; j < n; j++)
+				again |= ref[j].live && ref[j].process == ref[k].process &&
+				         ref[j].id == ref[k].id;
+			cr_assert_eq(mp_live_ids_find(&t, ref[k].process, ref[k].id, &lr), again);
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		struct mp_live_ref lr;
+
+		if (!ref[j].live)
+			continue;
+		cr_assert(mp_live_ids_find(&t, ref[j].process, ref[j].id, &lr));
+		cr_assert_eq(mp_live_ids_value(&lr), ref[j].value);
+	}
+	cr_assert_gt(t.n_cells, 1000, "the table was used");
+	mp_live_ids_free(&t);
 }
