@@ -1,8 +1,10 @@
 /*
  * store/group_spill.c - the temporary SQLite database of evicted lifetime
- * groups (group_spill.h): an UPSERT that sums a group's records, and the
- * sums read back in key order at the end.  Owns its connection only; never
- * prints.
+ * groups (group_spill.h): each batch sorted, summed by key and stored as a
+ * run of fixed-size records in blobs of RUN_CHUNK; runs of one level merged
+ * into the next (a binary counter: a handful of runs, each record rewritten
+ * about log2(batches) times); read back as one merge of the runs.  Owns its
+ * connection only; never prints.
  */
 #include "store/group_spill.h"
 #include "util/error.h"
@@ -12,25 +14,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RUN_CHUNK 256 /* records a blob */
+#define MAX_RUNS  64  /* levels strictly decrease up the stack: 2^64 batches */
+
+/* A sorted run, no key twice: chunks 0..n_chunks-1 of rows key_of(id, chunk). */
+struct run {
+	int64_t id, n_chunks;
+	int level;
+};
+
 struct mp_group_spill {
 	sqlite3 *db;
-	sqlite3_stmt *upsert;
+	sqlite3_stmt *ins, *get, *del;
+	struct run runs[MAX_RUNS]; /* bottom (oldest) first */
+	int n_runs;
+	int64_t next_id;
 	char error[512];
+};
+
+/* The next record of a run, read a chunk at a time. */
+struct reader {
+	const struct run *run;
+	int64_t chunk;
+	size_t i, n;
+	struct mp_group_rec buf[RUN_CHUNK];
+};
+
+/* A run being written, a chunk at a time. */
+struct writer {
+	struct run run;
+	size_t n;
+	struct mp_group_rec buf[RUN_CHUNK];
 };
 
 static const char *const schema =
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
         "PRAGMA temp_store=FILE;"
-        "CREATE TABLE g (device INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
-        " size_bytes INTEGER NOT NULL, site INTEGER NOT NULL, count INTEGER NOT NULL,"
-        " first_seq INTEGER NOT NULL, shared INTEGER NOT NULL,"
-        " PRIMARY KEY (device, stack_id, size_bytes)) WITHOUT ROWID;";
-
-static const char *const upsert_sql =
-        "INSERT INTO g VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-        " ON CONFLICT (device, stack_id, size_bytes) DO UPDATE SET"
-        " count = count + excluded.count, first_seq = min(first_seq, excluded.first_seq),"
-        " shared = shared | excluded.shared;";
+        "CREATE TABLE runs (k INTEGER PRIMARY KEY, data BLOB NOT NULL);";
 
 /* The code for SQLite's last failure, its message kept on sp. */
 static int sqlerr(struct mp_group_spill *sp, int rc)
@@ -40,6 +60,13 @@ static int sqlerr(struct mp_group_spill *sp, int rc)
 	if ((rc & 0xff) == SQLITE_FULL)
 		return MP_EFULL;
 	return (rc & 0xff) == SQLITE_NOMEM ? MP_ENOMEM : MP_EIO;
+}
+
+static int prepare(struct mp_group_spill *sp, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v3(sp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+
+	return rc == SQLITE_OK ? 0 : sqlerr(sp, rc);
 }
 
 int mp_group_spill_open(struct mp_group_spill **out, int64_t max_pages)
@@ -62,11 +89,18 @@ int mp_group_spill_open(struct mp_group_spill **out, int64_t max_pages)
 		return sqlerr(sp, rc);
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lld;", (long long)max_pages);
 	if ((max_pages > 0 && (rc = sqlite3_exec(sp->db, sql, NULL, NULL, NULL)) != SQLITE_OK) ||
-	    (rc = sqlite3_exec(sp->db, schema, NULL, NULL, NULL)) != SQLITE_OK ||
-	    (rc = sqlite3_prepare_v3(sp->db, upsert_sql, -1, SQLITE_PREPARE_PERSISTENT, &sp->upsert,
-	                             NULL)) != SQLITE_OK)
+	    (rc = sqlite3_exec(sp->db, schema, NULL, NULL, NULL)) != SQLITE_OK)
 		return sqlerr(sp, rc);
+	if ((rc = prepare(sp, "INSERT INTO runs (k, data) VALUES (?1, ?2);", &sp->ins)) < 0 ||
+	    (rc = prepare(sp, "SELECT data FROM runs WHERE k = ?1;", &sp->get)) < 0 ||
+	    (rc = prepare(sp, "DELETE FROM runs WHERE k BETWEEN ?1 AND ?2;", &sp->del)) < 0)
+		return rc;
 	return 0;
+}
+
+static int64_t key_of(int64_t id, int64_t chunk)
+{
+	return id * ((int64_t)1 << 32) + chunk;
 }
 
 static int cmp_rec(const void *pa, const void *pb)
@@ -82,78 +116,229 @@ static int cmp_rec(const void *pa, const void *pb)
 	return 0;
 }
 
-static int put(struct mp_group_spill *sp, const struct mp_group_rec *r)
+/* Sum r into s (same key): counts added, the least first allocation, shared or-ed. */
+static void sum_into(struct mp_group_rec *s, const struct mp_group_rec *r)
 {
-	sqlite3_stmt *st = sp->upsert;
+	s->count += r->count;
+	if (r->first_seq < s->first_seq)
+		s->first_seq = r->first_seq;
+	s->shared = s->shared || r->shared;
+}
+
+static int flush(struct mp_group_spill *sp, struct writer *w)
+{
+	sqlite3_stmt *st = sp->ins;
 	int rc;
 
-	sqlite3_bind_int64(st, 1, r->device);
-	sqlite3_bind_int64(st, 2, r->stack_id);
-	sqlite3_bind_int64(st, 3, r->size_bytes);
-	sqlite3_bind_int64(st, 4, r->site);
-	sqlite3_bind_int64(st, 5, r->count);
-	sqlite3_bind_int64(st, 6, r->first_seq);
-	sqlite3_bind_int64(st, 7, r->shared != 0);
+	if (w->n == 0)
+		return 0;
+	sqlite3_bind_int64(st, 1, key_of(w->run.id, w->run.n_chunks));
+	sqlite3_bind_blob(st, 2, w->buf, (int)(w->n * sizeof(w->buf[0])), SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return sqlerr(sp, rc);
+	w->run.n_chunks++;
+	w->n = 0;
+	return 0;
+}
+
+/* Append r (a key above the last one's) to the run. */
+static int put(struct mp_group_spill *sp, struct writer *w, const struct mp_group_rec *r)
+{
+	int rc;
+
+	if (w->n == RUN_CHUNK && (rc = flush(sp, w)) < 0)
+		return rc;
+	w->buf[w->n++] = *r;
+	return 0;
+}
+
+/* Load the reader's next chunk; 0 (n is 0 at the run's end) or an MP_E* code. */
+static int load(struct mp_group_spill *sp, struct reader *rd)
+{
+	sqlite3_stmt *st = sp->get;
+	int rc, bytes;
+
+	rd->i = rd->n = 0;
+	if (rd->chunk == rd->run->n_chunks)
+		return 0;
+	sqlite3_bind_int64(st, 1, key_of(rd->run->id, rd->chunk++));
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		rc = rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
+		sqlite3_reset(st);
+		return sqlerr(sp, rc);
+	}
+	bytes = sqlite3_column_bytes(st, 0);
+	if (bytes <= 0 || bytes > (int)sizeof(rd->buf) || bytes % sizeof(rd->buf[0])) {
+		sqlite3_reset(st);
+		snprintf(sp->error, sizeof(sp->error), "a chunk of %d bytes in run %lld", bytes,
+		         (long long)rd->run->id);
+		return MP_EIO;
+	}
+	memcpy(rd->buf, sqlite3_column_blob(st, 0), (size_t)bytes);
+	rd->n = (size_t)bytes / sizeof(rd->buf[0]);
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* The merge of runs [first, last) of the stack, each key's records summed
+ * (the site of the oldest kept), handed to fn in key order. */
+static int merge(struct mp_group_spill *sp, int first, int last,
+                 int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
+{
+	int k = last - first, i, min, rc = 0;
+	struct reader *rd = calloc((size_t)k, sizeof(*rd));
+	struct mp_group_rec sum;
+
+	if (!rd)
+		return MP_ENOMEM;
+	for (i = 0; i < k && rc == 0; i++) {
+		rd[i].run = &sp->runs[first + i];
+		rc = load(sp, &rd[i]);
+	}
+	while (rc == 0) {
+		for (min = -1, i = 0; i < k; i++)
+			if (rd[i].n &&
+			    (min < 0 || cmp_rec(&rd[i].buf[rd[i].i], &rd[min].buf[rd[min].i]) < 0))
+				min = i;
+		if (min < 0)
+			break;
+		sum = rd[min].buf[rd[min].i];
+		for (i = min; i < k && rc == 0; i++) {
+			if (!rd[i].n || (i > min && cmp_rec(&rd[i].buf[rd[i].i], &sum) != 0))
+				continue;
+			if (i > min)
+				sum_into(&sum, &rd[i].buf[rd[i].i]);
+			if (++rd[i].i == rd[i].n)
+				rc = load(sp, &rd[i]);
+		}
+		if (rc == 0)
+			rc = fn(ctx, &sum);
+	}
+	free(rd);
+	return rc;
+}
+
+struct put_ctx {
+	struct mp_group_spill *sp;
+	struct writer *w;
+};
+
+static int put_cb(void *ctx, const struct mp_group_rec *r)
+{
+	struct put_ctx *p = ctx;
+
+	return put(p->sp, p->w, r);
+}
+
+/* Delete the rows of runs [first, n_runs). */
+static int drop_runs(struct mp_group_spill *sp, int first)
+{
+	sqlite3_stmt *st = sp->del;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, key_of(sp->runs[first].id, 0));
+	sqlite3_bind_int64(st, 2, key_of(sp->runs[sp->n_runs - 1].id + 1, 0) - 1);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : sqlerr(sp, rc);
 }
 
-int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, size_t n)
+/* While the two top runs are of one level, merge them into one of the next. */
+static int cascade(struct mp_group_spill *sp, struct writer *w)
+{
+	struct put_ctx p = {sp, w};
+	int rc, top;
+
+	while (sp->n_runs >= 2 &&
+	       sp->runs[sp->n_runs - 2].level == sp->runs[sp->n_runs - 1].level) {
+		top = sp->n_runs - 2;
+		memset(&w->run, 0, sizeof(w->run));
+		w->run.id = sp->next_id++;
+		w->run.level = sp->runs[top].level + 1;
+		w->n = 0;
+		if ((rc = merge(sp, top, sp->n_runs, put_cb, &p)) < 0 || (rc = flush(sp, w)) < 0 ||
+		    (rc = drop_runs(sp, top)) < 0)
+			return rc;
+		sp->runs[top] = w->run;
+		sp->n_runs = top + 1;
+	}
+	return 0;
+}
+
+/* Sort recs by key and sum the records of one key into the first: returns
+ * how many remain. */
+static size_t sort_and_sum(struct mp_group_rec *recs, size_t n)
+{
+	size_t i, w = 0;
+
+	qsort(recs, n, sizeof(*recs), cmp_rec);
+	for (i = 0; i < n; i++) {
+		if (w > 0 && cmp_rec(&recs[w - 1], &recs[i]) == 0) {
+			sum_into(&recs[w - 1], &recs[i]);
+			continue;
+		}
+		recs[w] = recs[i];
+		recs[w++].shared = recs[i].shared != 0;
+	}
+	return w;
+}
+
+/* Write the batch as a new run of level 0, then cascade. */
+static int add_run(struct mp_group_spill *sp, struct writer *w, const struct mp_group_rec *recs,
+                   size_t n)
 {
 	size_t i;
 	int rc;
 
-	/* in key order, successive rows land on the same pages of the tree */
-	qsort(recs, n, sizeof(*recs), cmp_rec);
-	if ((rc = sqlite3_exec(sp->db, "BEGIN;", NULL, NULL, NULL)) != SQLITE_OK)
-		return sqlerr(sp, rc);
+	if (sp->next_id >= INT32_MAX) {
+		snprintf(sp->error, sizeof(sp->error), "too many runs");
+		return MP_EIO;
+	}
+	memset(&w->run, 0, sizeof(w->run));
+	w->run.id = sp->next_id++;
+	w->n = 0;
 	for (i = 0; i < n; i++)
-		if ((rc = put(sp, &recs[i])) < 0) {
-			sqlite3_exec(sp->db, "ROLLBACK;", NULL, NULL, NULL);
+		if ((rc = put(sp, w, &recs[i])) < 0)
 			return rc;
-		}
-	if ((rc = sqlite3_exec(sp->db, "COMMIT;", NULL, NULL, NULL)) != SQLITE_OK)
-		return sqlerr(sp, rc);
-	return 0;
+	if ((rc = flush(sp, w)) < 0)
+		return rc;
+	sp->runs[sp->n_runs++] = w->run;
+	return cascade(sp, w);
+}
+
+int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, size_t n)
+{
+	struct run saved[MAX_RUNS];
+	int n_saved = sp->n_runs, rc;
+	struct writer *w;
+
+	n = sort_and_sum(recs, n);
+	if (n == 0)
+		return 0;
+	if (!(w = malloc(sizeof(*w))))
+		return MP_ENOMEM;
+	memcpy(saved, sp->runs, sizeof(saved));
+	if ((rc = sqlite3_exec(sp->db, "BEGIN;", NULL, NULL, NULL)) != SQLITE_OK)
+		rc = sqlerr(sp, rc);
+	else if ((rc = add_run(sp, w, recs, n)) == 0 &&
+	         (rc = sqlite3_exec(sp->db, "COMMIT;", NULL, NULL, NULL)) != SQLITE_OK)
+		rc = sqlerr(sp, rc);
+	if (rc < 0) { /* as it was: the rows and the stack */
+		sqlite3_exec(sp->db, "ROLLBACK;", NULL, NULL, NULL);
+		memcpy(sp->runs, saved, sizeof(saved));
+		sp->n_runs = n_saved;
+	}
+	free(w);
+	return rc;
 }
 
 int mp_group_spill_foreach(struct mp_group_spill *sp,
                            int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	struct mp_group_rec r;
-	int rc;
-
-	/* the primary key's order: a plain scan of the WITHOUT ROWID table */
-	rc = sqlite3_prepare_v2(
-	        sp->db,
-	        "SELECT device, stack_id, size_bytes, site, count, first_seq, shared"
-	        " FROM g ORDER BY device, stack_id, size_bytes;",
-	        -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return sqlerr(sp, rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof(r));
-		r.device = (int32_t)sqlite3_column_int64(st, 0);
-		r.stack_id = sqlite3_column_int64(st, 1);
-		r.size_bytes = sqlite3_column_int64(st, 2);
-		r.site = (uint32_t)sqlite3_column_int64(st, 3);
-		r.count = sqlite3_column_int64(st, 4);
-		r.first_seq = sqlite3_column_int64(st, 5);
-		r.shared = (int32_t)sqlite3_column_int64(st, 6);
-		if ((rc = fn(ctx, &r)) < 0) {
-			sqlite3_finalize(st);
-			return rc;
-		}
-	}
-	if (rc != SQLITE_DONE) {
-		rc = sqlerr(sp, rc);
-		sqlite3_finalize(st);
-		return rc;
-	}
-	sqlite3_finalize(st);
-	return 0;
+	return sp->n_runs ? merge(sp, 0, sp->n_runs, fn, ctx) : 0;
 }
 
 const char *mp_group_spill_error(const struct mp_group_spill *sp)
@@ -165,7 +350,9 @@ void mp_group_spill_close(struct mp_group_spill *sp)
 {
 	if (!sp)
 		return;
-	sqlite3_finalize(sp->upsert);
+	sqlite3_finalize(sp->ins);
+	sqlite3_finalize(sp->get);
+	sqlite3_finalize(sp->del);
 	sqlite3_close(sp->db);
 	free(sp);
 }
