@@ -1,9 +1,9 @@
 /*
  * store/group_spill.c - the temporary SQLite database of evicted lifetime
  * groups (group_spill.h): each batch sorted, summed by key and stored as a
- * run of fixed-size records in blobs of RUN_CHUNK; runs of one level merged
- * into the next (a binary counter: a handful of runs, each record rewritten
- * about log2(batches) times); read back as one merge of the runs.  Owns its
+ * run of fixed-size records in blobs of RUN_CHUNK; FAN_IN runs of one level
+ * merged into one of the next (a few runs, each record rewritten about
+ * log8(batches) times); read back as one merge of the runs.  Owns its
  * connection only; never prints.
  */
 #include "store/group_spill.h"
@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUN_CHUNK 256 /* records a blob */
-#define MAX_RUNS  64  /* levels strictly decrease up the stack: 2^64 batches */
+#define RUN_CHUNK 256           /* records a blob */
+#define FAN_IN    8             /* runs of one level merged into one of the next */
+#define MAX_RUNS  (FAN_IN * 22) /* FAN_IN - 1 a level at most between adds: 8^22 > 2^63 */
 
 /* A sorted run, no key twice: chunks 0..n_chunks-1 of rows key_of(id, chunk). */
 struct run {
@@ -189,13 +190,14 @@ static int merge(struct mp_group_spill *sp, int first, int last,
                  int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
 {
 	int k = last - first, i, min, rc = 0;
-	struct reader *rd = calloc((size_t)k, sizeof(*rd));
+	struct reader *rd = malloc((size_t)k * sizeof(*rd));
 	struct mp_group_rec sum;
 
 	if (!rd)
 		return MP_ENOMEM;
 	for (i = 0; i < k && rc == 0; i++) {
 		rd[i].run = &sp->runs[first + i];
+		rd[i].chunk = 0;
 		rc = load(sp, &rd[i]);
 	}
 	while (rc == 0) {
@@ -246,15 +248,15 @@ static int drop_runs(struct mp_group_spill *sp, int first)
 	return rc == SQLITE_DONE ? 0 : sqlerr(sp, rc);
 }
 
-/* While the two top runs are of one level, merge them into one of the next. */
+/* While the FAN_IN top runs are of one level, merge them into one of the next. */
 static int cascade(struct mp_group_spill *sp, struct writer *w)
 {
 	struct put_ctx p = {sp, w};
 	int rc, top;
 
-	while (sp->n_runs >= 2 &&
-	       sp->runs[sp->n_runs - 2].level == sp->runs[sp->n_runs - 1].level) {
-		top = sp->n_runs - 2;
+	while (sp->n_runs >= FAN_IN &&
+	       sp->runs[sp->n_runs - FAN_IN].level == sp->runs[sp->n_runs - 1].level) {
+		top = sp->n_runs - FAN_IN;
 		memset(&w->run, 0, sizeof(w->run));
 		w->run.id = sp->next_id++;
 		w->run.level = sp->runs[top].level + 1;
