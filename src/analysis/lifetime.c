@@ -36,9 +36,10 @@ struct mp_lifetime_group {
 	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
 	int64_t last_seq;               /* of the latest allocation (0: none) */
 	int32_t device;
-	uint32_t index; /* among the groups */
-	uint32_t site;  /* its (device, call site) */
-	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
+	uint32_t index;          /* among the groups */
+	uint32_t site;           /* its (device, call site) */
+	int16_t shared;          /* two of its allocations were live at once: no reuse candidate */
+	uint16_t site_has_stack; /* its site's stack is set: group_of need not read the site */
 };
 
 #define GROUP_CHUNK  4096
@@ -423,9 +424,19 @@ static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp
 	if (!g)
 		return NULL;
 found:
-	if (!l->sites[g->site].stack)
-		l->sites[g->site].stack = b->stack;
+	if (!g->site_has_stack) {
+		if (!l->sites[g->site].stack)
+			l->sites[g->site].stack = b->stack;
+		g->site_has_stack = l->sites[g->site].stack != NULL;
+	}
 	return g;
+}
+
+/* A block's tag: 1 + its group's index in the low 32 bits (0: none), the
+ * group's site above (a hint to prefetch on its free). */
+static uint64_t tag_group(const struct mp_mem_block *b)
+{
+	return b->tag & 0xffffffffu;
 }
 
 /* The group of a block whose allocation was seen: the one its tag names
@@ -435,8 +446,8 @@ static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struc
 {
 	struct mp_lifetime_group *g;
 
-	if (b->tag > 0 && b->tag <= l->n_groups) {
-		g = group_at(l, b->tag - 1);
+	if (tag_group(b) > 0 && tag_group(b) <= l->n_groups) {
+		g = group_at(l, tag_group(b) - 1);
 		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
 		    g->device == b->device)
 			return g;
@@ -497,7 +508,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	if (!g)
 		return fail(l, MP_ENOMEM); /* or the spill's first error */
 	/* the block is memstate's own, handed over const: the tag is ours */
-	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
+	((struct mp_mem_block *)b)->tag = (uint64_t)g->site << 32 | ((uint64_t)g->index + 1);
 	if (b->preexisting)
 		return 0;
 	d = block_dev(l, b);
@@ -556,9 +567,11 @@ static void prefetch(void *ctx, const struct memprof_record *rec, const struct m
 	const struct mp_lifetime *l = ctx;
 	const struct memprof_event *ev = &rec->ev;
 
-	if (b && b->tag > 0 && b->tag <= l->n_groups)
-		__builtin_prefetch(group_at(l, b->tag - 1));
-	else if (!b && l->cap_slots)
+	if (b && tag_group(b) > 0 && tag_group(b) <= l->n_groups) {
+		__builtin_prefetch(group_at(l, tag_group(b) - 1));
+		if ((b->tag >> 32) < l->n_sites) /* its churn */
+			__builtin_prefetch(&l->sites[b->tag >> 32].churn);
+	} else if (!b && l->cap_slots)
 		__builtin_prefetch(
 		        &l->group_slots[group_hash(ev->device, ev->stack_id, ev->size_bytes) &
 		                        (l->cap_slots - 1)]);
