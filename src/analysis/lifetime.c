@@ -44,7 +44,7 @@ struct mp_lifetime_group {
 
 #define GROUP_CHUNK  4096
 #define DEVS_SCANNED 8    /* devices compared one by one; more go through dev_map */
-#define SPILL_BATCH  8192 /* records summed into the spill database at once */
+#define SPILL_BATCH  16384 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
