@@ -30,6 +30,7 @@ struct mp_group_spill {
 	struct run runs[MAX_RUNS]; /* bottom (oldest) first */
 	int n_runs;
 	int64_t next_id;
+	int failed; /* the first add that failed (journal off: no rollback), else 0 */
 	char error[512];
 };
 
@@ -184,42 +185,75 @@ static int load(struct mp_group_spill *sp, struct reader *rd)
 	return 0;
 }
 
+static int same_key(const struct mp_group_rec *a, const struct mp_group_rec *b)
+{
+	return a->size_bytes == b->size_bytes && a->stack_id == b->stack_id &&
+	       a->device == b->device;
+}
+
+static int key_less(const struct mp_group_rec *a, const struct mp_group_rec *b)
+{
+	if (a->device != b->device)
+		return a->device < b->device;
+	if (a->stack_id != b->stack_id)
+		return a->stack_id < b->stack_id;
+	return a->size_bytes < b->size_bytes;
+}
+
+/* Step past the head of active reader *i; at its run's end drop it from
+ * act (the order kept: the runs' order).  0 or an MP_E* code. */
+static int advance(struct mp_group_spill *sp, struct reader **act, int *n_act, int i)
+{
+	int rc;
+
+	if (++act[i]->i < act[i]->n)
+		return 0;
+	if ((rc = load(sp, act[i])) < 0 || act[i]->n)
+		return rc;
+	memmove(&act[i], &act[i + 1], (size_t)(*n_act - i - 1) * sizeof(*act));
+	(*n_act)--;
+	return 0;
+}
+
+#define HEAD(r) (&(r)->buf[(r)->i])
+
 /* The merge of runs [first, last) of the stack, each key's records summed
  * (the site of the oldest kept), handed to fn in key order. */
 static int merge(struct mp_group_spill *sp, int first, int last,
                  int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
 {
-	int k = last - first, i, min, rc = 0;
+	int k = last - first, n_act = 0, i, min, rc = 0;
 	struct reader *rd = malloc((size_t)k * sizeof(*rd));
+	struct reader **act = malloc((size_t)k * sizeof(*act));
 	struct mp_group_rec sum;
 
-	if (!rd)
+	if (!rd || !act) {
+		free(rd);
+		free(act);
 		return MP_ENOMEM;
+	}
 	for (i = 0; i < k && rc == 0; i++) {
 		rd[i].run = &sp->runs[first + i];
 		rd[i].chunk = 0;
-		rc = load(sp, &rd[i]);
+		if ((rc = load(sp, &rd[i])) == 0 && rd[i].n)
+			act[n_act++] = &rd[i];
 	}
-	while (rc == 0) {
-		for (min = -1, i = 0; i < k; i++)
-			if (rd[i].n &&
-			    (min < 0 || cmp_rec(&rd[i].buf[rd[i].i], &rd[min].buf[rd[min].i]) < 0))
+	while (rc == 0 && n_act > 0) {
+		for (min = 0, i = 1; i < n_act; i++) /* the oldest of the least key */
+			if (key_less(HEAD(act[i]), HEAD(act[min])))
 				min = i;
-		if (min < 0)
-			break;
-		sum = rd[min].buf[rd[min].i];
-		for (i = min; i < k && rc == 0; i++) {
-			if (!rd[i].n || (i > min && cmp_rec(&rd[i].buf[rd[i].i], &sum) != 0))
-				continue;
-			if (i > min)
-				sum_into(&sum, &rd[i].buf[rd[i].i]);
-			if (++rd[i].i == rd[i].n)
-				rc = load(sp, &rd[i]);
-		}
-		if (rc == 0)
+		sum = *HEAD(act[min]);
+		/* the runs before min hold greater keys: only those after it can tie */
+		for (i = n_act - 1; i > min && rc == 0; i--)
+			if (same_key(HEAD(act[i]), &sum)) {
+				sum_into(&sum, HEAD(act[i]));
+				rc = advance(sp, act, &n_act, i);
+			}
+		if (rc == 0 && (rc = advance(sp, act, &n_act, min)) == 0)
 			rc = fn(ctx, &sum);
 	}
 	free(rd);
+	free(act);
 	return rc;
 }
 
@@ -313,25 +347,24 @@ static int add_run(struct mp_group_spill *sp, struct writer *w, const struct mp_
 
 int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, size_t n)
 {
-	struct run saved[MAX_RUNS];
-	int n_saved = sp->n_runs, rc;
 	struct writer *w;
+	int rc;
 
+	if (sp->failed)
+		return sp->failed;
 	n = sort_and_sum(recs, n);
 	if (n == 0)
 		return 0;
 	if (!(w = malloc(sizeof(*w))))
 		return MP_ENOMEM;
-	memcpy(saved, sp->runs, sizeof(saved));
 	if ((rc = sqlite3_exec(sp->db, "BEGIN;", NULL, NULL, NULL)) != SQLITE_OK)
 		rc = sqlerr(sp, rc);
 	else if ((rc = add_run(sp, w, recs, n)) == 0 &&
 	         (rc = sqlite3_exec(sp->db, "COMMIT;", NULL, NULL, NULL)) != SQLITE_OK)
 		rc = sqlerr(sp, rc);
-	if (rc < 0) { /* as it was: the rows and the stack */
+	if (rc < 0) { /* the rows may be half written: the store is done */
 		sqlite3_exec(sp->db, "ROLLBACK;", NULL, NULL, NULL);
-		memcpy(sp->runs, saved, sizeof(saved));
-		sp->n_runs = n_saved;
+		sp->failed = rc;
 	}
 	free(w);
 	return rc;
@@ -340,6 +373,8 @@ int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, siz
 int mp_group_spill_foreach(struct mp_group_spill *sp,
                            int (*fn)(void *ctx, const struct mp_group_rec *r), void *ctx)
 {
+	if (sp->failed)
+		return sp->failed;
 	return sp->n_runs ? merge(sp, 0, sp->n_runs, fn, ctx) : 0;
 }
 
