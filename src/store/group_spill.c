@@ -310,6 +310,8 @@ static size_t sort_and_sum(struct mp_group_rec *recs, size_t n)
 {
 	size_t i, w = 0;
 
+	if (n == 0) /* recs may be NULL */
+		return 0;
 	qsort(recs, n, sizeof(*recs), cmp_rec);
 	for (i = 0; i < n; i++) {
 		if (w > 0 && cmp_rec(&recs[w - 1], &recs[i]) == 0) {
