@@ -105,19 +105,6 @@ static int64_t key_of(int64_t id, int64_t chunk)
 	return id * ((int64_t)1 << 32) + chunk;
 }
 
-static int cmp_rec(const void *pa, const void *pb)
-{
-	const struct mp_group_rec *a = pa, *b = pb;
-
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	if (a->stack_id != b->stack_id)
-		return a->stack_id < b->stack_id ? -1 : 1;
-	if (a->size_bytes != b->size_bytes)
-		return a->size_bytes < b->size_bytes ? -1 : 1;
-	return 0;
-}
-
 /* Sum r into s (same key): counts added, the least first allocation, shared or-ed. */
 static void sum_into(struct mp_group_rec *s, const struct mp_group_rec *r)
 {
@@ -304,6 +291,79 @@ static int cascade(struct mp_group_spill *sp, struct writer *w)
 	return 0;
 }
 
+static void swap_rec(struct mp_group_rec *a, struct mp_group_rec *b)
+{
+	struct mp_group_rec t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Heapsort of v[0..n): the fallback when quicksort's partitions go bad. */
+static void heap_sort(struct mp_group_rec *v, size_t n)
+{
+	size_t start = n / 2, end = n, root, child;
+
+	while (end > 1) {
+		if (start > 0)
+			start--;
+		else
+			swap_rec(&v[0], &v[--end]);
+		for (root = start; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && key_less(&v[child], &v[child + 1]))
+				child++;
+			if (!key_less(&v[root], &v[child]))
+				break;
+			swap_rec(&v[root], &v[child]);
+		}
+	}
+}
+
+/* Sort v[0..n) by key in place: quicksort (median of three, the smaller
+ * side first), insertion sort on short ranges, heapsort past depth. */
+static void sort_recs(struct mp_group_rec *v, size_t n, int depth)
+{
+	size_t i, j, mid;
+	struct mp_group_rec pivot;
+
+	while (n > 16) {
+		if (depth-- == 0) {
+			heap_sort(v, n);
+			return;
+		}
+		mid = n / 2;
+		if (key_less(&v[mid], &v[0]))
+			swap_rec(&v[mid], &v[0]);
+		if (key_less(&v[n - 1], &v[mid])) {
+			swap_rec(&v[n - 1], &v[mid]);
+			if (key_less(&v[mid], &v[0]))
+				swap_rec(&v[mid], &v[0]);
+		}
+		pivot = v[mid];
+		for (i = 0, j = n - 1;;) { /* Hoare: v[0] <= pivot <= v[n - 1] stop the scans */
+			while (key_less(&v[i], &pivot))
+				i++;
+			while (key_less(&pivot, &v[j]))
+				j--;
+			if (i >= j)
+				break;
+			swap_rec(&v[i++], &v[j--]);
+		}
+		/* v[0..j] <= pivot <= v[j+1..n) */
+		if (j + 1 < n - j - 1) {
+			sort_recs(v, j + 1, depth);
+			v += j + 1;
+			n -= j + 1;
+		} else {
+			sort_recs(v + j + 1, n - j - 1, depth);
+			n = j + 1;
+		}
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && key_less(&v[j], &v[j - 1]); j--)
+			swap_rec(&v[j], &v[j - 1]);
+}
+
 /* Sort recs by key and sum the records of one key into the first: returns
  * how many remain. */
 static size_t sort_and_sum(struct mp_group_rec *recs, size_t n)
@@ -312,9 +372,9 @@ static size_t sort_and_sum(struct mp_group_rec *recs, size_t n)
 
 	if (n == 0) /* recs may be NULL */
 		return 0;
-	qsort(recs, n, sizeof(*recs), cmp_rec);
+	sort_recs(recs, n, 2 * 64);
 	for (i = 0; i < n; i++) {
-		if (w > 0 && cmp_rec(&recs[w - 1], &recs[i]) == 0) {
+		if (w > 0 && same_key(&recs[w - 1], &recs[i])) {
 			sum_into(&recs[w - 1], &recs[i]);
 			continue;
 		}
