@@ -12,7 +12,9 @@
 # usage: analyze-bench.sh [EVENTS...]   (default: 1000000 10000000)
 # environment: MEMPROF (default ./memprof), PYTHON (default python3),
 # DATASETS (default $top_srcdir/../shared/datasets), REPEAT (default 3),
-# KEEP=1 keeps the trace databases in bench-out/.
+# KEEP=1 keeps the trace databases in bench-out/; MEMPROF_BEFORE=PATH also runs
+# that build's analyze in the same loop, alternating (a change's before and
+# after, side by side in one run: its CPU time and ratio printed below the table).
 # Exits non-zero only when a command fails, never for a missed goal.
 
 set -u
@@ -85,6 +87,8 @@ for n in "$@"; do
 	plog=$OUT/analyze-floor-push-$n.log
 	slog=$OUT/analyze-floor-step-$n.log
 	qlog=$OUT/analyze-sql-$n.log
+	blog=$OUT/analyze-before-$n.log
+	: >"$blog"
 	: >"$alog"
 	: >"$plog"
 	: >"$slog"
@@ -109,17 +113,21 @@ for n in "$@"; do
 		run "$plog" "$FLOOR" -m push "$db"
 		run "$slog" "$FLOOR" -m step "$db"
 		run "$qlog" env MEMPROF_READ_PAGES=0 "$MEMPROF" analyze --json "$db"
+		if [ -n "${MEMPROF_BEFORE:-}" ]; then
+			run "$blog" "$MEMPROF_BEFORE" analyze --json "$db"
+		fi
 		i=$((i + 1))
 	done
 	echo "$n $(wc -c <"$db") $(median "$alog" wall_s) $(cpu_median "$alog")" \
 		"$(median "$alog" maxrss_kib) $(median "$plog" wall_s) $(cpu_median "$plog")" \
-		"$(median "$slog" wall_s) $(cpu_median "$slog") $(cpu_median "$qlog")" >>"$results"
+		"$(median "$slog" wall_s) $(cpu_median "$slog") $(cpu_median "$qlog")" \
+		"$([ -s "$blog" ] && cpu_median "$blog" || echo -)" >>"$results"
 done
 
 awk -v goal_eps="$GOAL_EVENTS_PER_S" -v goal_rss="$GOAL_RSS_GROWTH" -v goal_floor=1.5 '
 	{
 		n[NR] = $1; mib[NR] = $2 / 1048576; aw[NR] = $3; ac[NR] = $4; ar[NR] = $5 / 1024
-		pw[NR] = $6; pc[NR] = $7; sw[NR] = $8; sc[NR] = $9; qc[NR] = $10
+		pw[NR] = $6; pc[NR] = $7; sw[NR] = $8; sc[NR] = $9; qc[NR] = $10; bc[NR] = $11
 		eps[NR] = aw[NR] > 0 ? n[NR] / aw[NR] : 0
 		epc[NR] = ac[NR] > 0 ? n[NR] / ac[NR] : 0
 	}
@@ -137,6 +145,10 @@ awk -v goal_eps="$GOAL_EVENTS_PER_S" -v goal_rss="$GOAL_RSS_GROWTH" -v goal_floo
 			       n[i], mib[i], aw[i], ac[i], eps[i], epc[i], ar[i], pw[i], pc[i], sc[i],
 			       (pw[i] > 0 ? aw[i] / pw[i] : 0), (pc[i] > 0 ? ac[i] / pc[i] : 0),
 			       (sc[i] > 0 ? ac[i] / sc[i] : 0), qc[i], (pc[i] > 0 ? qc[i] / pc[i] : 0)
+		for (i = 1; i <= NR; i++)
+			if (bc[i] != "-")
+				printf "%10d MEMPROF_BEFORE analyze: %.3f CPU s, %.2f of the push floor (this build %.2f)\n",
+				       n[i], bc[i], (pc[i] > 0 ? bc[i] / pc[i] : 0), (pc[i] > 0 ? ac[i] / pc[i] : 0)
 		big = 1
 		for (i = 1; i <= NR; i++)
 			if (n[i] > n[big])

@@ -36,14 +36,15 @@ struct mp_lifetime_group {
 	int64_t count, live, first_seq; /* allocations, not preexisting blocks */
 	int64_t last_seq;               /* of the latest allocation (0: none) */
 	int32_t device;
-	uint32_t index; /* among the groups */
-	uint32_t site;  /* its (device, call site) */
-	int32_t shared; /* two of its allocations were live at once: no reuse candidate */
+	uint32_t index;          /* among the groups */
+	uint32_t site;           /* its (device, call site) */
+	int16_t shared;          /* two of its allocations were live at once: no reuse candidate */
+	uint16_t site_has_stack; /* its site's stack is set: group_of need not read the site */
 };
 
 #define GROUP_CHUNK  4096
 #define DEVS_SCANNED 8    /* devices compared one by one; more go through dev_map */
-#define SPILL_BATCH  8192 /* records summed into the spill database at once */
+#define SPILL_BATCH  16384 /* records summed into the spill database at once */
 _Static_assert(sizeof(struct mp_lifetime_group) == 64, "a group is one cache line");
 
 static struct mp_lifetime_group *group_at(const struct mp_lifetime *l, size_t i)
@@ -423,9 +424,19 @@ static struct mp_lifetime_group *group_of(struct mp_lifetime *l, const struct mp
 	if (!g)
 		return NULL;
 found:
-	if (!l->sites[g->site].stack)
-		l->sites[g->site].stack = b->stack;
+	if (!g->site_has_stack) {
+		if (!l->sites[g->site].stack)
+			l->sites[g->site].stack = b->stack;
+		g->site_has_stack = l->sites[g->site].stack != NULL;
+	}
 	return g;
+}
+
+/* A block's tag: 1 + its group's index in the low 32 bits (0: none), the
+ * group's site above (a hint to prefetch on its free). */
+static uint64_t tag_group(const struct mp_mem_block *b)
+{
+	return b->tag & 0xffffffffu;
 }
 
 /* The group of a block whose allocation was seen: the one its tag names
@@ -435,8 +446,8 @@ static struct mp_lifetime_group *tagged_group(struct mp_lifetime *l, const struc
 {
 	struct mp_lifetime_group *g;
 
-	if (b->tag > 0 && b->tag <= l->n_groups) {
-		g = group_at(l, b->tag - 1);
+	if (tag_group(b) > 0 && tag_group(b) <= l->n_groups) {
+		g = group_at(l, tag_group(b) - 1);
 		if (g->size_bytes == b->size_bytes && g->stack_id == b->stack_id &&
 		    g->device == b->device)
 			return g;
@@ -497,7 +508,7 @@ static int on_alloc(void *ctx, const struct mp_mem_block *b, const struct mempro
 	if (!g)
 		return fail(l, MP_ENOMEM); /* or the spill's first error */
 	/* the block is memstate's own, handed over const: the tag is ours */
-	((struct mp_mem_block *)b)->tag = (uint64_t)g->index + 1;
+	((struct mp_mem_block *)b)->tag = (uint64_t)g->site << 32 | ((uint64_t)g->index + 1);
 	if (b->preexisting)
 		return 0;
 	d = block_dev(l, b);
@@ -556,9 +567,11 @@ static void prefetch(void *ctx, const struct memprof_record *rec, const struct m
 	const struct mp_lifetime *l = ctx;
 	const struct memprof_event *ev = &rec->ev;
 
-	if (b && b->tag > 0 && b->tag <= l->n_groups)
-		__builtin_prefetch(group_at(l, b->tag - 1));
-	else if (!b && l->cap_slots)
+	if (b && tag_group(b) > 0 && tag_group(b) <= l->n_groups) {
+		__builtin_prefetch(group_at(l, tag_group(b) - 1));
+		if ((b->tag >> 32) < l->n_sites) /* its churn */
+			__builtin_prefetch(&l->sites[b->tag >> 32].churn);
+	} else if (!b && l->cap_slots)
 		__builtin_prefetch(
 		        &l->group_slots[group_hash(ev->device, ev->stack_id, ev->size_bytes) &
 		                        (l->cap_slots - 1)]);
@@ -764,126 +777,28 @@ static int reuse_of(void *ctx, const struct mp_group_rec *r)
 	return add_finding(l, MP_LIFETIME_REUSE);
 }
 
-/* A group's key against a record's: device, stack_id, size_bytes. */
-static int cmp_key(const struct mp_lifetime_group *g, const struct mp_group_rec *r)
+static int emit_reuse(void *ctx, const struct mp_group_rec *r)
 {
-	if (g->device != r->device)
-		return g->device < r->device ? -1 : 1;
-	if (g->stack_id != r->stack_id)
-		return g->stack_id < r->stack_id ? -1 : 1;
-	if (g->size_bytes != r->size_bytes)
-		return g->size_bytes < r->size_bytes ? -1 : 1;
-	return 0;
+	return r->count >= 2 && !r->shared ? reuse_of(ctx, r) : 0;
 }
 
-static int group_before(const struct mp_lifetime *l, uint32_t a, uint32_t b)
+/* Something was spilled: the groups in memory with allocations spilled
+ * too (sorted runs: no more than a sort and a copy each), then every
+ * group's sums read back in key order. */
+static int spill_all(struct mp_lifetime *l)
 {
-	const struct mp_lifetime_group *x = group_at(l, a), *y = group_at(l, b);
-
-	if (x->device != y->device)
-		return x->device < y->device;
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id;
-	return x->size_bytes < y->size_bytes;
-}
-
-/* Sort group indices by key, in place (heapsort: no memory beyond them). */
-static void sort_groups(const struct mp_lifetime *l, uint32_t *v, size_t n)
-{
-	size_t start = n / 2, end = n, root, child;
-	uint32_t t;
-
-	while (end > 1) {
-		if (start > 0) {
-			start--;
-		} else {
-			end--;
-			t = v[end];
-			v[end] = v[0];
-			v[0] = t;
-		}
-		for (root = start; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && group_before(l, v[child], v[child + 1]))
-				child++;
-			if (!group_before(l, v[root], v[child]))
-				break;
-			t = v[root];
-			v[root] = v[child];
-			v[child] = t;
-		}
-	}
-}
-
-/* The merge of the groups in memory (sorted) with the spilled sums (read
- * in the same key order): what the spill would hold had they been added. */
-struct merge {
-	struct mp_lifetime *l;
-	const uint32_t *order;
-	size_t n, next;
-};
-
-static int emit_reuse(struct mp_lifetime *l, const struct mp_group_rec *r)
-{
-	return r->count >= 2 && !r->shared ? reuse_of(l, r) : 0;
-}
-
-/* The groups in memory before r's key (all of them when r is NULL). */
-static int emit_memory_before(struct merge *m, const struct mp_group_rec *r)
-{
-	struct mp_group_rec g;
+	size_t i, n = 0;
 	int rc;
 
-	for (; m->next < m->n; m->next++) {
-		const struct mp_lifetime_group *mg = group_at(m->l, m->order[m->next]);
+	for (i = 0; i < l->n_groups; i++) {
+		const struct mp_lifetime_group *g = group_at(l, i);
 
-		if (r && cmp_key(mg, r) >= 0)
-			return 0;
-		rec_of(mg, &g);
-		if ((rc = emit_reuse(m->l, &g)) < 0)
-			return rc;
+		if (g->count > 0 && (rc = add_evicted(l, g, &n)) < 0)
+			return fail(l, rc);
 	}
-	return 0;
-}
-
-static int merge_row(void *ctx, const struct mp_group_rec *row)
-{
-	struct merge *m = ctx;
-	struct mp_group_rec sum = *row;
-	const struct mp_lifetime_group *g;
-	int rc;
-
-	if ((rc = emit_memory_before(m, row)) < 0)
+	if ((rc = spill_out(l, n)) < 0)
 		return rc;
-	if (m->next < m->n && cmp_key(g = group_at(m->l, m->order[m->next]), row) == 0) {
-		sum.count += g->count; /* the spill's UPSERT: sum, least, or */
-		if (g->first_seq < sum.first_seq)
-			sum.first_seq = g->first_seq;
-		sum.shared |= g->shared != 0;
-		m->next++;
-	}
-	return emit_reuse(m->l, &sum);
-}
-
-/* Something was spilled: the groups in memory with allocations, sorted,
- * merged with the spilled sums as they are read back (not written first). */
-static int merge_spilled(struct mp_lifetime *l)
-{
-	struct merge m = {l, NULL, 0, 0};
-	uint32_t *order = l->n_groups ? malloc(l->n_groups * sizeof(*order)) : NULL;
-	size_t i;
-	int rc;
-
-	if (l->n_groups && !order)
-		return fail(l, MP_ENOMEM);
-	for (i = 0; i < l->n_groups; i++)
-		if (group_at(l, i)->count > 0)
-			order[m.n++] = (uint32_t)i;
-	sort_groups(l, order, m.n);
-	m.order = order;
-	rc = mp_group_spill_foreach(l->spill, merge_row, &m);
-	if (rc == 0 && emit_memory_before(&m, NULL) < 0)
-		rc = MP_ENOMEM;
-	free(order);
+	rc = mp_group_spill_foreach(l->spill, emit_reuse, l);
 	return rc == MP_ENOMEM ? fail(l, rc) : rc < 0 ? spill_failed(l, rc) : 0;
 }
 
@@ -894,7 +809,7 @@ static int collect_groups(struct mp_lifetime *l)
 	size_t i;
 
 	if (l->spill)
-		return merge_spilled(l);
+		return spill_all(l);
 	for (i = 0; i < l->n_groups; i++) {
 		const struct mp_lifetime_group *g = group_at(l, i);
 		struct mp_group_rec r;

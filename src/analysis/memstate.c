@@ -236,6 +236,21 @@ static void prefetch(const struct mp_memstate *ms, const struct memprof_record *
 		c[i].prefetch(c[i].ctx, rec, b);
 }
 
+/* The block the next allocation will take (the pool's first free slot,
+ * freed perhaps long ago): fetched while this event is handled, so that
+ * taking it does not wait on its link to the next free one. */
+static void prefetch_next_block(const struct mp_memstate *ms)
+{
+	const unsigned char *p;
+	size_t off;
+
+	if (!ms->blocks.free_head)
+		return;
+	p = mp_slot_pool_at(&ms->blocks, ms->blocks.free_head - 1);
+	for (off = 0; off < ms->blocks.item_size; off += 64)
+		__builtin_prefetch(p + off, 1);
+}
+
 /* A block becomes live, or (pending_from_start) only active: a block the
  * program freed before recording began. */
 static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, int slot,
@@ -256,6 +271,7 @@ static int on_alloc(struct mp_memstate *ms, const struct memprof_record *rec, in
 	    !(b = mp_slot_pool_take(&ms->blocks, &bslot)) ||
 	    mp_intmap_put(live, (uint64_t)ev->alloc_id, bslot) < 0)
 		return MP_ENOMEM;
+	prefetch_next_block(ms);
 	fill_block(b, rec, slot);
 	b->key = bslot;
 	b->stream_ordinal = ++*counter;

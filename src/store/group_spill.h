@@ -3,7 +3,8 @@
  * (device, call site, size) groups it evicts from memory: a temporary SQLite
  * database (a file SQLite deletes on close, SQLite's temporary directory:
  * SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp) with a bounded page
- * cache, one row per group that adds up every record spilled for it.  Not
+ * cache, holding sorted runs of records (blobs) that a merge adds up by
+ * group.  Memory: the page cache and a few 12 KiB buffers.  Not
  * thread-safe.
  */
 #ifndef MP_STORE_GROUP_SPILL_H
@@ -34,9 +35,11 @@ struct mp_group_spill;
  * only for MP_ENOMEM).
  */
 int mp_group_spill_open(struct mp_group_spill **out, int64_t max_pages);
-/* Add n records (sorted here by key) in one transaction: each is summed into
- * its group's row.  0, MP_EFULL (disk or page limit full), MP_ENOMEM or
- * MP_EIO; the message in mp_group_spill_error. */
+/* Add n records (reordered here: sorted by key, those of one key summed
+ * into the first) in one transaction: each is summed into its group's
+ * sums.  0, MP_EFULL (disk or page limit full), MP_ENOMEM or MP_EIO; the
+ * message in mp_group_spill_error.  After a failure every later add and
+ * foreach returns the same code (the store may be half written). */
 int mp_group_spill_add(struct mp_group_spill *sp, struct mp_group_rec *recs, size_t n);
 /* Call fn with every group's sums (shared 0 or 1), in key order: device,
  * then stack_id, then size_bytes, ascending; stops at fn's first negative
