@@ -7,6 +7,7 @@
  * with the buffers live at once (gaps and ends), not with n.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ends.h"
 #include "planned.h"
@@ -48,42 +49,32 @@ static uint32_t merge(struct treap *t, uint32_t a, uint32_t b)
 	return b;
 }
 
-/* Room for twice as many nodes; 0 or -1. */
+/* *(T **)array reallocated to cap items of size bytes; 0 or -1 (then unchanged). */
+static int grow_array(void *array, size_t cap, size_t size)
+{
+	void *old, *p;
+
+	memcpy(&old, array, sizeof(old));
+	if (!(p = realloc(old, cap * size)))
+		return -1;
+	memcpy(array, &p, sizeof(p));
+	return 0;
+}
+
+/* Room for twice as many nodes; 0 or -1 (the arrays grown so far are kept). */
 static int grow(struct treap *t)
 {
 	size_t cap = t->cap ? 2 * t->cap : 64, i;
-	void *p[8];
-	const size_t wide = sizeof(uint64_t), narrow = sizeof(uint32_t);
 
-	if (cap >= NIL)
+	if (cap >= NIL || grow_array(&t->lo, cap, sizeof(*t->lo)) < 0 ||
+	    grow_array(&t->len, cap, sizeof(*t->len)) < 0 ||
+	    grow_array(&t->max_len, cap, sizeof(*t->max_len)) < 0 ||
+	    grow_array(&t->pri, cap, sizeof(*t->pri)) < 0 ||
+	    grow_array(&t->kid[0], cap, sizeof(*t->kid[0])) < 0 ||
+	    grow_array(&t->kid[1], cap, sizeof(*t->kid[1])) < 0 ||
+	    grow_array(&t->free_nodes, cap, sizeof(*t->free_nodes)) < 0 ||
+	    grow_array(&t->path, cap, sizeof(*t->path)) < 0)
 		return -1;
-	p[0] = realloc(t->lo, cap * wide);
-	if (p[0])
-		t->lo = p[0];
-	p[1] = realloc(t->len, cap * wide);
-	if (p[1])
-		t->len = p[1];
-	p[2] = realloc(t->max_len, cap * wide);
-	if (p[2])
-		t->max_len = p[2];
-	p[3] = realloc(t->pri, cap * narrow);
-	if (p[3])
-		t->pri = p[3];
-	p[4] = realloc(t->kid[0], cap * narrow);
-	if (p[4])
-		t->kid[0] = p[4];
-	p[5] = realloc(t->kid[1], cap * narrow);
-	if (p[5])
-		t->kid[1] = p[5];
-	p[6] = realloc(t->free_nodes, cap * narrow);
-	if (p[6])
-		t->free_nodes = p[6];
-	p[7] = realloc(t->path, cap * narrow);
-	if (p[7])
-		t->path = p[7];
-	for (i = 0; i < 8; i++)
-		if (!p[i])
-			return -1;
 	for (i = cap; i > t->cap; i--) /* the lowest new node is taken first */
 		t->free_nodes[t->n_free++] = (uint32_t)(i - 1);
 	t->cap = cap;

@@ -38,14 +38,20 @@ void mp_pair_map_free(struct mp_pair_map *m)
 	mp_pair_map_init(m);
 }
 
+/* Is (a, b) in m?  Then *at is its slot. */
+static int locate(const struct mp_pair_map *m, uint64_t a, uint64_t b, size_t *at)
+{
+	if (!m->cap)
+		return 0;
+	*at = find(m, a, b);
+	return m->slots[*at].used;
+}
+
 int mp_pair_map_get(const struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *val)
 {
 	size_t i;
 
-	if (!m->cap)
-		return 0;
-	i = find(m, a, b);
-	if (!m->slots[i].used)
+	if (!locate(m, a, b, &i))
 		return 0;
 	if (val)
 		*val = m->slots[i].val;
@@ -121,10 +127,7 @@ int mp_pair_map_take(struct mp_pair_map *m, uint64_t a, uint64_t b, uint64_t *va
 {
 	size_t i;
 
-	if (!m->cap)
-		return 0;
-	i = find(m, a, b);
-	if (!m->slots[i].used)
+	if (!locate(m, a, b, &i))
 		return 0;
 	*val = m->slots[i].val;
 	remove_at(m, i);
