@@ -25,7 +25,7 @@ const char mp_floor_pragmas[] = "PRAGMA page_size=65536;"
                                 "PRAGMA journal_mode=OFF;"
                                 "PRAGMA synchronous=OFF;"
                                 "PRAGMA locking_mode=EXCLUSIVE;"
-                                "PRAGMA cache_size=-65536;";
+                                "PRAGMA cache_size=-8192;";
 
 const char mp_floor_schema[] =
         "CREATE TABLE events(seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,"

@@ -296,7 +296,7 @@ static const char fast_create_pragmas[] = "PRAGMA page_size=65536;"
                                           "PRAGMA journal_mode=OFF;"
                                           "PRAGMA synchronous=OFF;"
                                           "PRAGMA locking_mode=EXCLUSIVE;"
-                                          "PRAGMA cache_size=-65536;";
+                                          "PRAGMA cache_size=-8192;";
 
 int mp_store_create(struct mp_store **out, const char *path, int overwrite, struct mp_error *err)
 {
