@@ -486,8 +486,8 @@ static void release_item(struct vm *m, struct mp_pk *v)
 	for (i = 0; i < 2 * v->n; i++) {
 		struct mp_pk *x = v->v.items[i];
 
-		if (!x->pinned && !is_container(x))
-			release_value(m->p, x);
+		if (!x->pinned && !is_container(x) && x->type != MP_PK_RETIRED)
+			release_value(m->p, x); /* a retired list is the hook's: kept */
 	}
 	release_value(m->p, v);
 }
@@ -933,12 +933,13 @@ int mp_pickle_probe(const char *head, size_t n)
 	return n >= 2 && (unsigned char)head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
 }
 
-void mp_pk_clear(struct mp_pk *v)
+void mp_pk_retire(struct mp_pk *v, int64_t tag)
 {
 	if (v->type != MP_PK_LIST && v->type != MP_PK_TUPLE)
 		return;
 	free(v->v.items);
-	v->v.items = NULL;
+	v->type = MP_PK_RETIRED;
+	v->v.i = tag;
 	v->n = v->cap = 0;
 }
 

@@ -26,6 +26,7 @@ enum mp_pk_type {
 	MP_PK_TUPLE,
 	MP_PK_DICT,
 	MP_PK_SET,
+	MP_PK_RETIRED, /* a list or tuple its reader is done with: v.i is the reader's tag */
 };
 
 /*
@@ -98,10 +99,13 @@ int mp_pickle_probe(const char *head, size_t n);
 /* The value of key in dict d, or NULL (also when d is not a dict). */
 const struct mp_pk *mp_pk_get(const struct mp_pk *d, const char *key);
 /*
- * Free the items of a list or tuple, leaving it empty (a stream hook may do
- * this to a list it has read: memo references still find the value).
+ * Free the items of a list or tuple and make it MP_PK_RETIRED, holding tag
+ * (v.i): a stream hook may do this to a list it has read, so that memo
+ * references still find the value and give the hook back its tag, not the
+ * items.  Appending to a retired list is refused like appending to any
+ * non-list.  Other values are left alone.
  */
-void mp_pk_clear(struct mp_pk *v);
+void mp_pk_retire(struct mp_pk *v, int64_t tag);
 /* Does s (a STR) equal text? */
 int mp_pk_str_is(const struct mp_pk *s, const char *text);
 /* Is v an INT (or BOOL) that fits int64?  Then *out holds it. */

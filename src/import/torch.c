@@ -23,10 +23,14 @@
 #define MAX_DEVICES 4096
 #define MAX_SIZE    MP_MAX_SIZE_BYTES /* larger sizes are refused as corrupt */
 
-/* The entries of root['device_traces'][i], checked as the pickle streams them. */
+/* The entries of root['device_traces'][i], checked as the pickle streams
+ * them: all but the last (up to TP_CHUNK) go to the spill file. */
 struct tp_streamed {
-	struct tp_entry *entries;
-	size_t n, cap;
+	struct tp_entry *tail; /* the entries after the spilled chunks */
+	size_t n_tail, cap;
+	size_t n;        /* all of them */
+	int64_t last_ts; /* the last one's ts_ns */
+	struct tp_chunks spilled;
 };
 
 /* A distinct frames list (see local_of). */
@@ -42,7 +46,8 @@ struct torch_import {
 	struct mp_pickle_stream stream;
 	struct tp_streamed *streamed; /* by list index */
 	size_t n_streamed;
-	size_t budget_bytes; /* input bytes the budget has been credited for */
+	struct tp_spill *spill; /* where streamed entries go past a chunk a device */
+	size_t budget_bytes;    /* input bytes the budget has been credited for */
 	struct tp_device *devices;
 	size_t n_devices;
 	struct tp_entry *annotations;
@@ -315,7 +320,7 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 	return 0;
 }
 
-static int64_t local_of(struct torch_import *t, const struct mp_pk *frames);
+static int64_t intern_frames(struct torch_import *t, const struct mp_pk *frames);
 
 /* Credit the work budget with the input read up to bytes. */
 static void credit(struct torch_import *t, size_t bytes)
@@ -332,7 +337,7 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 {
 	struct torch_import *t = ctx;
 	struct tp_streamed *l;
-	const struct mp_pk *frames;
+	struct tp_entry e;
 	int64_t local;
 	char where[64];
 
@@ -353,20 +358,28 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 		t->n_streamed = list + 1;
 	}
 	l = &t->streamed[list];
-	if (item != l->n || spend(t, 1) < 0 ||
-	    mp_array_reserve((void **)&l->entries, &l->cap, l->n + 1, sizeof(*l->entries)) < 0)
-		return item != l->n || t->budget < 0
-		               ? MP_EFORMAT
-		               : mp_err(t->c->err, MP_ENOMEM, "out of memory");
-	entry_where(where, list, item);
-	memset(&l->entries[l->n], 0, sizeof(*l->entries));
-	if (read_entry(t, v, &l->entries[l->n], where, l->n ? l->entries[l->n - 1].ts_ns : 0) < 0)
+	if (item != l->n || spend(t, 1) < 0)
 		return MP_EFORMAT;
-	frames = l->entries[l->n++].frames;
-	if ((local = local_of(t, frames)) < 0)
+	entry_where(where, list, item);
+	memset(&e, 0, sizeof(e));
+	if (read_entry(t, v, &e, where, l->last_ts) < 0)
+		return MP_EFORMAT;
+	e.device = (int32_t)list; /* the list's device (take_streamed) */
+	if (!t->spill &&
+	    !(t->spill = tp_spill_new(t->c->store ? mp_store_path(t->c->store) : NULL, t->c->path)))
+		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	if ((local = tp_spill_append(t->spill, &l->spilled, &l->tail, &l->n_tail, &l->cap, &e,
+	                             t->c->err)) < 0)
 		return (int)local;
-	if (local > 0) /* interned: its items are no longer needed */
-		mp_pk_clear((struct mp_pk *)frames);
+	l->n++;
+	l->last_ts = e.ts_ns;
+	if (!e.frames || (e.frames->type != MP_PK_LIST && e.frames->type != MP_PK_TUPLE) ||
+	    !e.frames->n || mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)e.frames, NULL))
+		return 0; /* none, retired already, or (a crafted pickle) remembered by pointer */
+	if ((local = intern_frames(t, e.frames)) < 0)
+		return (int)local;
+	/* interned: the list keeps its local stack instead of its items */
+	mp_pk_retire((struct mp_pk *)e.frames, local);
 	return 0;
 }
 
@@ -375,19 +388,18 @@ static int take_streamed(struct torch_import *t, size_t i, const char *where)
 {
 	struct tp_streamed *l = &t->streamed[i];
 	struct tp_device *d;
-	size_t j;
 	int rc;
 
 	if ((rc = device_at(t, (int64_t)i, where, &d)) < 0)
 		return rc;
 	if (d->entries)
 		return bad(t, where, "repeats a device");
-	d->entries = l->entries;
+	d->entries = l->tail;
 	d->n_entries = l->n;
-	for (j = 0; j < l->n; j++)
-		d->entries[j].device = d->ordinal;
-	l->entries = NULL;
-	l->n = 0;
+	d->spilled = l->spilled;
+	l->tail = NULL;
+	l->n = l->n_tail = l->cap = 0;
+	memset(&l->spilled, 0, sizeof(l->spilled));
 	return 0;
 }
 
@@ -603,9 +615,14 @@ static int read_document(struct torch_import *t)
 	           read_annotations(t, mp_pk_get(root, "external_annotations")) < 0) {
 		return MP_EFORMAT;
 	}
-	for (i = 0; i < t->n_devices; i++)
-		if (mp_torch_window(&t->devices[i]) < 0)
+	for (i = 0; i < t->n_devices; i++) {
+		int rc = mp_torch_window(&t->devices[i]);
+
+		if (rc == MP_EIO)
+			return mp_err(t->c->err, MP_EIO, "%s", tp_spill_error(t->spill));
+		if (rc < 0)
 			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -635,24 +652,16 @@ static const char *copy_str(struct torch_import *t, const struct mp_pk *s, size_
 }
 
 /*
- * A frames list as a local stack: its frame dicts (pointers) interned by
- * content, so that the many lists of a trace with the same frames (one per
- * allocation) cost one writer stack.  A list is looked up by pointer
- * first: the streamed entries' lists are emptied once interned.
+ * A frames list (n > 0 items) as a local stack: its frame dicts (pointers)
+ * interned by content, so that the many lists of a trace with the same
+ * frames (one per allocation) cost one writer stack.
  */
-static int64_t local_of(struct torch_import *t, const struct mp_pk *frames)
+static int64_t intern_frames(struct torch_import *t, const struct mp_pk *frames)
 {
 	struct tp_stack *ls;
 	const char *key;
-	uint64_t id;
 	int64_t local;
 
-	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE))
-		return 0;
-	if (mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)frames, &id))
-		return (int64_t)id;
-	if (!frames->n)
-		return 0;
 	if (spend(t, (int64_t)frames->n) < 0)
 		return MP_EFORMAT;
 	key = (const char *)frames->v.items;
@@ -667,7 +676,29 @@ static int64_t local_of(struct torch_import *t, const struct mp_pk *frames)
 		ls->n = frames->n;
 		ls->writer_id = 0;
 	}
-	if (mp_intmap_put(&t->stacks, (uint64_t)(uintptr_t)frames, (uint64_t)local) < 0)
+	return local;
+}
+
+/*
+ * The local stack of a frames list, 0 for none.  A streamed entry's list
+ * was retired holding it (stream_entry); any other list is interned once
+ * and remembered by pointer.
+ */
+static int64_t local_of(struct torch_import *t, const struct mp_pk *frames)
+{
+	uint64_t id;
+	int64_t local;
+
+	if (frames && frames->type == MP_PK_RETIRED)
+		return frames->v.i;
+	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE))
+		return 0;
+	if (mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)frames, &id))
+		return (int64_t)id;
+	if (!frames->n)
+		return 0;
+	if ((local = intern_frames(t, frames)) > 0 &&
+	    mp_intmap_put(&t->stacks, (uint64_t)(uintptr_t)frames, (uint64_t)local) < 0)
 		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
 	return local;
 }
@@ -975,10 +1006,11 @@ static int write_all(struct torch_import *t)
 			return mp_err(t->c->err, MP_ENOMEM, "out of memory");
 	nd = t->n_devices;
 	if (!(ann_dev = annotation_devices(t)) ||
-	    mp_torch_order_init(&order, t->devices, nd, t->annotations, ann_dev, t->n_annotations) <
-	            0) {
+	    (rc = mp_torch_order_init(&order, t->devices, nd, t->annotations, ann_dev,
+	                              t->n_annotations)) < 0) {
 		free(ann_dev);
-		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
+		return rc == MP_EIO ? mp_err(t->c->err, MP_EIO, "%s", tp_spill_error(t->spill))
+		                    : mp_err(t->c->err, MP_ENOMEM, "out of memory");
 	}
 	mp_slot_pool_init(&wr.pool, sizeof(struct live));
 	wr.blocks = calloc(nd ? nd : 1, sizeof(*wr.blocks));
@@ -996,8 +1028,18 @@ static int write_all(struct torch_import *t)
 			rc = write_prelude(t, &wr, i, mp_torch_order_first_ts(&order));
 		mismatches += t->devices[i].n_mismatches;
 	}
-	while (rc == 0 && mp_torch_order_next(&order, &dev, &e))
+	while (rc == 0) {
+		int more = mp_torch_order_next(&order, &dev, &e);
+
+		if (more <= 0) {
+			rc = more == MP_EIO
+			             ? mp_err(t->c->err, MP_EIO, "%s", tp_spill_error(t->spill))
+			     : more < 0 ? mp_err(t->c->err, MP_ENOMEM, "out of memory")
+			                : 0;
+			break;
+		}
 		rc = write_entry(t, &wr, dev, e);
+	}
 	t->c->st->n_warnings[MP_WARN_STATE_MISMATCH] += mismatches;
 	for (i = 0; wr.blocks && wr.segments && i < nd; i++) {
 		mp_intmap_free(&wr.blocks[i]);
@@ -1156,14 +1198,18 @@ static void torch_free(struct torch_import *t)
 
 	for (i = 0; i < t->n_devices; i++) {
 		free(t->devices[i].entries);
+		free(t->devices[i].spilled.at);
 		free(t->devices[i].final_blocks);
 		free(t->devices[i].final_segments);
 		free(t->devices[i].initial_blocks);
 		free(t->devices[i].initial_segments);
 	}
-	for (i = 0; i < t->n_streamed; i++)
-		free(t->streamed[i].entries);
+	for (i = 0; i < t->n_streamed; i++) {
+		free(t->streamed[i].tail);
+		free(t->streamed[i].spilled.at);
+	}
 	free(t->streamed);
+	tp_spill_free(t->spill);
 	free(t->devices);
 	free(t->annotations);
 	free(t->frames);

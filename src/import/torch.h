@@ -2,7 +2,8 @@
  * import/torch.h - what the PyTorch snapshot importer's two halves share:
  * a snapshot checked and flattened into plain arrays (torch.c), and the
  * reconstruction of the allocator state at the start of the trace window
- * (torch_window.c), and the order entries are written in (torch_order.c).
+ * (torch_window.c), the order entries are written in (torch_order.c), and
+ * the temporary file that keeps a long trace out of memory (torch_spill.c).
  * Internal to src/import/.
  */
 #ifndef MP_IMPORT_TORCH_H
@@ -40,9 +41,9 @@ struct tp_entry {
 	uint64_t stream;
 	int64_t ts_ns; /* time_us * 1000, never below the previous entry's */
 	union {
-		int64_t granted;     /* alloc and frees: the block's size when the final state
-		                        has it (allocs only), else -1 */
-		int64_t device_free; /* oom: what CUDA reported free; -1 unknown */
+		int64_t granted;          /* alloc and frees: the block's size when the final state
+		                             has it (allocs only), else -1 */
+		int64_t device_free;      /* oom: what CUDA reported free; -1 unknown */
 		const struct mp_pk *name; /* annotations: the name (a STR) */
 	};
 	const struct mp_pk *frames;
@@ -66,10 +67,27 @@ struct tp_segment {
 	const struct mp_pk *frames;
 };
 
+/*
+ * Where a device's first entries went when they were spilled to the
+ * temporary file (torch_spill.c): chunk k holds entries [k * TP_CHUNK,
+ * (k + 1) * TP_CHUNK) at file offset at[k].
+ */
+#define TP_CHUNK 1024
+struct tp_spill;
+struct tp_chunks {
+	uint64_t *at;
+	size_t n, cap;
+	struct tp_spill *spill; /* the file; NULL while nothing is spilled */
+};
+
 struct tp_device {
 	int32_t ordinal;
-	struct tp_entry *entries; /* the device's trace, in order */
+	/* The device's trace, in order: n_entries in all, the first
+	 * spilled.n * TP_CHUNK in the spill file (read them with a tp_reader),
+	 * the rest here. */
+	struct tp_entry *entries;
 	size_t n_entries;
+	struct tp_chunks spilled;
 	struct tp_block *final_blocks; /* active blocks of the final state */
 	size_t n_final_blocks;
 	struct tp_segment *final_segments;
@@ -85,11 +103,54 @@ struct tp_device {
 };
 
 /*
+ * The temporary file that holds the chunks of entries streamed past the
+ * first TP_CHUNK of a device (torch_spill.c), made on first use beside
+ * beside_path (the output; $TMPDIR or /tmp when NULL) and unlinked at
+ * once; input names the snapshot in messages.
+ */
+struct tp_spill *tp_spill_new(const char *beside_path, const char *input);
+void tp_spill_free(struct tp_spill *s);
+/*
+ * Append e to a list whose entries after its spilled chunks are tail[0,
+ * *n_tail) (of *cap): a full chunk of tail is written to s first.  0,
+ * MP_ENOMEM or MP_EIO, with err filled.
+ */
+int tp_spill_append(struct tp_spill *s, struct tp_chunks *c, struct tp_entry **tail, size_t *n_tail,
+                    size_t *cap, const struct tp_entry *e, struct mp_error *err);
+
+/* Reads a device's entries in order, spilled or not, one chunk in memory. */
+struct tp_reader {
+	const struct tp_device *d;
+	struct tp_entry *buf; /* the chunk last read */
+	size_t chunk;         /* its index; SIZE_MAX: none */
+	int failed;           /* a read failed: MP_EIO */
+};
+void tp_reader_init(struct tp_reader *r, const struct tp_device *d);
+const struct tp_entry *tp_reader_load(struct tp_reader *r, size_t i);
+/* Entry i of the device (i < n_entries); NULL (r->failed set) when it could not be read. */
+static inline const struct tp_entry *tp_reader_at(struct tp_reader *r, size_t i)
+{
+	size_t base = r->d->spilled.n * TP_CHUNK;
+
+	if (i >= base)
+		return &r->d->entries[i - base];
+	if (i / TP_CHUNK == r->chunk)
+		return &r->buf[i % TP_CHUNK];
+	return tp_reader_load(r, i);
+}
+void tp_reader_free(struct tp_reader *r);
+/* Entry i read, or its granted size written, wherever it is: 0 or MP_EIO. */
+int tp_entry_get(const struct tp_device *d, size_t i, struct tp_entry *out);
+int tp_entry_set_granted(struct tp_device *d, size_t i, int64_t granted);
+/* The message of the last failed spill read or write (for MP_EIO). */
+const char *tp_spill_error(const struct tp_spill *s);
+
+/*
  * Find what was live on d when its trace starts: blocks and segments freed
  * in the window without being allocated in it, and those of the final state
  * the window never touched.  Also gives each window alloc that survives to
- * the end the granted size (block size) the final state records.  0 or
- * MP_ENOMEM.
+ * the end the granted size (block size) the final state records.  0,
+ * MP_ENOMEM, or MP_EIO when the spill file could not be read or written.
  */
 int mp_torch_window(struct tp_device *d);
 
@@ -102,6 +163,8 @@ struct tp_cursor;
 struct tp_order {
 	const struct tp_device *devices;
 	uint32_t n_devices;
+	struct tp_reader *readers; /* one a device */
+	struct tp_entry current;   /* the entry last given */
 	const struct tp_entry *annotations;
 	const size_t *annotation_device;
 	size_t *annotation_order; /* annotation indexes, sorted */
@@ -109,11 +172,13 @@ struct tp_order {
 	size_t n_heap;
 };
 
-/* 0 or MP_ENOMEM.  The arrays must outlive o. */
+/* 0, MP_ENOMEM or MP_EIO (a spilled entry could not be read).  The arrays
+ * must outlive o. */
 int mp_torch_order_init(struct tp_order *o, const struct tp_device *devices, size_t n_devices,
                         const struct tp_entry *annotations, const size_t *annotation_device,
                         size_t n_annotations);
-/* The next entry and its device index: 1, or 0 when all are given. */
+/* The next entry and its device index: 1, 0 when all are given, or MP_EIO
+ * or MP_ENOMEM.  *e stays valid until the next call. */
 int mp_torch_order_next(struct tp_order *o, size_t *device, const struct tp_entry **e);
 /* The time of the first entry not yet given (0 when none is left). */
 int64_t mp_torch_order_first_ts(const struct tp_order *o);

@@ -3,7 +3,8 @@
  * written in: by time, then phase starts, memory, phase ends, then device
  * and position.  Each device's entries already come in that order, so they
  * are merged through a heap of one cursor per device (O(n log devices),
- * nothing allocated per entry); only the annotations are sorted.
+ * nothing allocated per entry), each reading its device's entries with a
+ * tp_reader (spilled or not); only the annotations are sorted.
  */
 #include "import/torch.h"
 
@@ -62,16 +63,21 @@ static int sort_annotations(struct tp_order *o, size_t n)
 	return 0;
 }
 
-/* The key at position pos of list (pos < the list's end). */
-static struct tp_ref ref_at(const struct tp_order *o, uint32_t list, size_t pos)
+/* The key at position pos of list (pos < the list's end): 0, or the
+ * reader's error. */
+static int ref_at(struct tp_order *o, uint32_t list, size_t pos, struct tp_ref *out)
 {
 	const struct tp_entry *e;
 
 	if (list == o->n_devices) {
 		e = &o->annotations[o->annotation_order[pos]];
-		return (struct tp_ref){e->ts_ns, rank_of(e), list, pos};
+		*out = (struct tp_ref){e->ts_ns, rank_of(e), list, pos};
+		return 0;
 	}
-	return (struct tp_ref){o->devices[list].entries[pos].ts_ns, 1, list, pos};
+	if (!(e = tp_reader_at(&o->readers[list], pos)))
+		return o->readers[list].failed;
+	*out = (struct tp_ref){e->ts_ns, 1, list, pos};
+	return 0;
 }
 
 static void sift_down(struct tp_order *o, size_t i)
@@ -98,6 +104,7 @@ int mp_torch_order_init(struct tp_order *o, const struct tp_device *devices, siz
                         size_t n_annotations)
 {
 	size_t i;
+	int rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->devices = devices;
@@ -105,18 +112,30 @@ int mp_torch_order_init(struct tp_order *o, const struct tp_device *devices, siz
 	o->annotations = annotations;
 	o->annotation_device = annotation_device;
 	o->heap = malloc((n_devices + 1) * sizeof(*o->heap));
+	o->readers = malloc((n_devices ? n_devices : 1) * sizeof(*o->readers));
 	o->annotation_order = malloc((n_annotations ? n_annotations : 1) * sizeof(size_t));
-	if (!o->heap || !o->annotation_order || sort_annotations(o, n_annotations) < 0) {
+	if (!o->heap || !o->readers || !o->annotation_order ||
+	    sort_annotations(o, n_annotations) < 0) {
+		free(o->readers);
+		o->readers = NULL;
 		mp_torch_order_free(o);
 		return MP_ENOMEM;
 	}
 	for (i = 0; i < n_devices; i++)
-		if (devices[i].n_entries)
-			o->heap[o->n_heap++] =
-			        (struct tp_cursor){ref_at(o, (uint32_t)i, 0), devices[i].n_entries};
-	if (n_annotations)
-		o->heap[o->n_heap++] =
-		        (struct tp_cursor){ref_at(o, o->n_devices, 0), n_annotations};
+		tp_reader_init(&o->readers[i], &devices[i]);
+	for (i = 0; rc == 0 && i < n_devices; i++)
+		if (devices[i].n_entries) {
+			o->heap[o->n_heap].end = devices[i].n_entries;
+			rc = ref_at(o, (uint32_t)i, 0, &o->heap[o->n_heap++].head);
+		}
+	if (rc == 0 && n_annotations) {
+		o->heap[o->n_heap].end = n_annotations;
+		rc = ref_at(o, o->n_devices, 0, &o->heap[o->n_heap++].head);
+	}
+	if (rc < 0) {
+		mp_torch_order_free(o);
+		return rc;
+	}
 	for (i = o->n_heap / 2; i-- > 0;)
 		sift_down(o, i);
 	return 0;
@@ -126,6 +145,7 @@ int mp_torch_order_next(struct tp_order *o, size_t *device, const struct tp_entr
 {
 	struct tp_cursor *top = o->heap;
 	struct tp_ref r;
+	int rc;
 
 	if (!o->n_heap)
 		return 0;
@@ -134,13 +154,19 @@ int mp_torch_order_next(struct tp_order *o, size_t *device, const struct tp_entr
 		*e = &o->annotations[o->annotation_order[r.pos]];
 		*device = o->annotation_device[o->annotation_order[r.pos]];
 	} else {
-		*e = &o->devices[r.list].entries[r.pos];
+		/* a copy: reading the next one may replace the reader's chunk */
+		if (!(*e = tp_reader_at(&o->readers[r.list], r.pos)))
+			return o->readers[r.list].failed;
+		o->current = **e;
+		*e = &o->current;
 		*device = r.list;
 	}
-	if (r.pos + 1 < top->end)
-		top->head = ref_at(o, r.list, r.pos + 1);
-	else
+	if (r.pos + 1 < top->end) {
+		if ((rc = ref_at(o, r.list, r.pos + 1, &top->head)) < 0)
+			return rc;
+	} else {
 		*top = o->heap[--o->n_heap];
+	}
 	if (o->n_heap)
 		sift_down(o, 0);
 	return 1;
@@ -153,6 +179,12 @@ int64_t mp_torch_order_first_ts(const struct tp_order *o)
 
 void mp_torch_order_free(struct tp_order *o)
 {
+	uint32_t i;
+
+	for (i = 0; o->readers && i < o->n_devices; i++)
+		tp_reader_free(&o->readers[i]);
+	free(o->readers);
+	o->readers = NULL;
 	free(o->heap);
 	free(o->annotation_order);
 	o->heap = NULL;

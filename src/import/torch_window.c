@@ -3,7 +3,8 @@
  * trace window.  The trace is a ring buffer: what was live before its first
  * entry shows only as a free without an alloc, or as a block of the final
  * state the window never touched.  One forward pass over the window, then
- * one over the final state.  Pure computation on tp_device arrays.
+ * one over the final state.  Pure computation on a tp_device's entries
+ * (read in order with a tp_reader: they may be in the spill file).
  */
 #include "import/torch.h"
 #include "util/error.h"
@@ -73,15 +74,19 @@ static int add_segment(struct tp_device *d, size_t *cap, const struct tp_segment
 }
 
 /* The window pass over blocks: w maps address -> W_PACK(entry, state). */
-static int walk_blocks(struct tp_device *d, struct mp_intmap *w, size_t *cap)
+static int walk_blocks(struct tp_device *d, struct tp_reader *r, struct mp_intmap *w, size_t *cap)
 {
 	size_t i;
 	uint64_t v;
 
 	for (i = 0; i < d->n_entries; i++) {
-		const struct tp_entry *e = &d->entries[i];
-		int known = mp_intmap_get(w, e->addr, &v), st = known ? W_STATE(v) : 0;
-		int rc = 0;
+		const struct tp_entry *e = tp_reader_at(r, i);
+		int known, st, rc = 0;
+
+		if (!e)
+			return r->failed;
+		known = mp_intmap_get(w, e->addr, &v);
+		st = known ? W_STATE(v) : 0;
 
 		switch (e->action) {
 		case TP_ALLOC:
@@ -122,6 +127,7 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 {
 	size_t i, first_live;
 	uint64_t v;
+	struct tp_entry e;
 
 	for (i = 0; i < d->n_final_blocks; i++) {
 		const struct tp_block *b = &d->final_blocks[i];
@@ -133,11 +139,14 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 				return MP_ENOMEM;
 			continue;
 		}
-		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0))
+		if (st == W_FREED || (st == W_PENDING) != (b->pending != 0)) {
 			d->n_mismatches++; /* once: marked as seen below */
-		else if ((st == W_ALLOCATED || st == W_PENDING) &&
-		         d->entries[W_INDEX(v)].action == TP_ALLOC)
-			d->entries[W_INDEX(v)].granted = b->size; /* live or pending: same block */
+		} else if (st == W_ALLOCATED || st == W_PENDING) {
+			if (tp_entry_get(d, W_INDEX(v), &e) < 0 ||
+			    (e.action == TP_ALLOC &&
+			     tp_entry_set_granted(d, W_INDEX(v), b->size) < 0))
+				return MP_EIO; /* live or pending: the same block */
+		}
 		if (mp_intmap_put(w, b->addr, W_PACK(W_INDEX(v), W_FREED)) < 0)
 			return MP_ENOMEM;
 	}
@@ -158,16 +167,21 @@ static int match_final_blocks(struct tp_device *d, struct mp_intmap *w, size_t *
 
 /* Segments: the same walk with reserve and release; expandable segments
  * are counted in mapped bytes, since maps cover parts of them. */
-static int walk_segments(struct tp_device *d, struct mp_intmap *w)
+static int walk_segments(struct tp_device *d, struct tp_reader *r, struct mp_intmap *w)
 {
 	size_t i, cap = 0;
 	uint64_t v;
 	int64_t mapped = 0;
 
 	for (i = 0; i < d->n_entries; i++) {
-		const struct tp_entry *e = &d->entries[i];
-		struct tp_segment s = {e->addr, e->size, 0, e->stream, NULL};
-		int st = mp_intmap_get(w, e->addr, &v) ? W_STATE(v) : 0;
+		const struct tp_entry *e = tp_reader_at(r, i);
+		struct tp_segment s;
+		int st;
+
+		if (!e)
+			return r->failed;
+		s = (struct tp_segment){e->addr, e->size, 0, e->stream, NULL};
+		st = mp_intmap_get(w, e->addr, &v) ? W_STATE(v) : 0;
 
 		if (e->action == TP_SEGMENT_ALLOC && mp_intmap_put(w, e->addr, W_PACK(i, 1)) < 0)
 			return MP_ENOMEM;
@@ -213,18 +227,23 @@ static int walk_segments(struct tp_device *d, struct mp_intmap *w)
 int mp_torch_window(struct tp_device *d)
 {
 	struct mp_intmap w;
+	struct tp_reader r;
 	size_t cap = 0;
 	int rc;
 
+	tp_reader_init(&r, d);
 	mp_intmap_init(&w);
-	rc = walk_blocks(d, &w, &cap);
+	rc = walk_blocks(d, &r, &w, &cap);
 	if (rc == 0)
 		rc = match_final_blocks(d, &w, &cap);
 	mp_intmap_free(&w);
-	if (rc < 0)
-		return rc;
-	mp_intmap_init(&w);
-	rc = walk_segments(d, &w);
-	mp_intmap_free(&w);
+	if (rc == 0) {
+		tp_reader_free(&r); /* granted sizes were written: read again */
+		tp_reader_init(&r, d);
+		mp_intmap_init(&w);
+		rc = walk_segments(d, &r, &w);
+		mp_intmap_free(&w);
+	}
+	tp_reader_free(&r);
 	return rc;
 }

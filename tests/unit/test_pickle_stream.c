@@ -572,3 +572,106 @@ Test(pickle_stream, a_string_past_the_end_of_a_file)
 	                          "4611686018427387904 bytes but only 2500000 bytes left");
 	cr_assert_null(doc);
 }
+
+/* Retires each entry's frames list with the entry's addr as its tag, and
+ * notes the tag of a list already retired. */
+static int retiring_hook(void *ctx, size_t list, size_t item, const struct mp_pk *v,
+                         struct mp_error *err)
+{
+	int64_t *seen_tag = ctx, a = -1;
+	struct mp_pk *frames = (struct mp_pk *)mp_pk_get(v, "frames");
+
+	(void)list;
+	(void)item;
+	(void)err;
+	cr_assert(mp_pk_int(mp_pk_get(v, "addr"), &a));
+	cr_assert_not_null(frames);
+	if (frames->type == MP_PK_RETIRED)
+		*seen_tag = frames->v.i;
+	else
+		mp_pk_retire(frames, a);
+	return 0;
+}
+
+/* Two entries sharing one frames list (the second by BINGET 5), then tail. */
+static void shared_frames(struct buf *x, void (*tail)(struct buf *))
+{
+	x->n = 0;
+	head(x);
+	op(x, ']'); /* memo 2 */
+	op(x, 0x94);
+	op(x, ']'); /* memo 3 */
+	op(x, 0x94);
+	op(x, '}'); /* memo 4: the first entry */
+	op(x, 0x94);
+	op(x, '(');
+	str(x, "addr");
+	u32(x, 'J', 1);
+	str(x, "frames");
+	op(x, ']'); /* memo 5: its frames */
+	op(x, 0x94);
+	str(x, "f1");
+	op(x, 'a');
+	op(x, 'u');
+	op(x, 'a');
+	op(x, '}'); /* memo 6: the second entry, the same frames */
+	op(x, 0x94);
+	op(x, '(');
+	str(x, "addr");
+	u32(x, 'J', 2);
+	str(x, "frames");
+	op(x, 'h');
+	op(x, 5);
+	op(x, 'u');
+	op(x, 'a');
+	op(x, 'a'); /* the device's list into device_traces */
+	tail(x);
+}
+
+static void keep_it(struct buf *x)
+{
+	str(x, "again");
+	op(x, 'h');
+	op(x, 5);
+	op(x, 'u');
+	op(x, '.');
+}
+
+static void append_to_it(struct buf *x)
+{
+	op(x, 'h');
+	op(x, 5);
+	op(x, 'K');
+	op(x, 9);
+	op(x, 'a');
+}
+
+Test(pickle_stream, a_retired_list_gives_back_its_tag_and_refuses_items)
+{
+	int64_t tag = 0;
+	struct mp_pickle_stream st = {.item = retiring_hook, .ctx = &tag};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err = {0};
+	const struct mp_pk *again;
+	FILE *f;
+
+	shared_frames(&b, keep_it);
+	cr_assert_not_null(f = fmemopen(b.b, b.n, "rb"));
+	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), 0, "%s", err.msg);
+	fclose(f);
+	cr_assert_eq(tag, 1, "the second entry's frames are the first's, retired with tag 1");
+	again = mp_pk_get(mp_pickle_root(doc), "again");
+	cr_assert_not_null(again);
+	cr_assert_eq(again->type, MP_PK_RETIRED);
+	cr_assert_eq(again->v.i, 1);
+	cr_assert_eq(again->n, 0);
+	mp_pickle_free(doc);
+
+	doc = NULL;
+	shared_frames(&b, append_to_it);
+	cr_assert_not_null(f = fmemopen(b.b, b.n, "rb"));
+	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), MP_EFORMAT);
+	fclose(f);
+	cr_assert(strstr(err.msg, "APPEND"), "%s", err.msg);
+	cr_assert_null(doc);
+}
