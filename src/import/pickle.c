@@ -52,7 +52,8 @@ struct vm {
 	size_t n_stack, cap_stack;
 	size_t *marks;
 	size_t n_marks, cap_marks;
-	/* The memo: index -> struct mp_pk *, MEMO_RELEASED for a released item, 0 for none.
+	/* The memo: index -> struct mp_pk *, MEMO_RELEASED for a released item,
+	 * MEMO_TAG(tag) for a retired list released with its item, 0 for none.
 	 * Picklers number it densely from 0: those indexes are an array, others a map. */
 	uintptr_t *memo_vec;
 	size_t cap_memo_vec, n_memo;
@@ -381,6 +382,11 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 }
 
 #define MEMO_RELEASED ((uintptr_t)1)
+/* Values are 8-aligned: a memo entry with low bits 2 is a retired list's tag. */
+#define MEMO_TAG(tag)  (((uintptr_t)(tag) << 2) | 2)
+#define MEMO_IS_TAG(v) (((v)&3) == 2)
+#define MEMO_TAG_OF(v) ((int64_t)((v) >> 2))
+#define MAX_MEMO_TAG   (INT64_C(1) << 60)
 
 static inline uintptr_t memo_at(const struct vm *m, uint64_t idx)
 {
@@ -413,12 +419,17 @@ static int memo_set(struct vm *m, uint64_t idx, uintptr_t val)
 
 static int memo_put(struct vm *m, uint64_t idx)
 {
+	struct mp_pk *v;
+
 	if (m->n_stack <= fence(m))
 		return bad(m, "memo store from an empty stack");
-	if (memo_set(m, idx, (uintptr_t)top(m)) < 0)
+	v = top(m);
+	if (memo_set(m, idx, (uintptr_t)v) < 0)
 		return oom(m);
-	top(m)->pinned |= PIN_MEMO;
-	top(m)->memo_idx = idx;
+	if ((v->pinned & PIN_MEMO) && v->memo_idx != idx)
+		v->pinned |= PIN_DUP; /* in the memo twice: never released */
+	v->pinned |= PIN_MEMO;
+	v->memo_idx = idx;
 	return 0;
 }
 
@@ -436,6 +447,14 @@ static inline int memo_get(struct vm *m, uint64_t idx)
 		              "unsupported pickle '%s' at byte %zu: memo reference %llu names a "
 		              "trace entry already read and released",
 		              m->name, m->op_pos, (unsigned long long)idx);
+	if (MEMO_IS_TAG(v)) { /* a retired list, released: a fresh one holds its tag */
+		struct mp_pk *r = new_value(m, MP_PK_RETIRED);
+
+		if (!r)
+			return oom(m);
+		r->v.i = MEMO_TAG_OF(v);
+		return push(m, r);
+	}
 	((struct mp_pk *)(uintptr_t)v)->gotten = 1;
 	return push(m, (struct mp_pk *)(uintptr_t)v);
 }
@@ -474,20 +493,39 @@ static long stream_index(const struct vm *m, size_t q)
 	return (long)m->stack[p]->n + base;
 }
 
-/* Release a streamed item: the dict and the scalars and strings only it holds. */
+/*
+ * Release a retired list that only x's item holds: the memo keeps its tag
+ * in its place.  Kept when reachable from elsewhere (pushed again, or
+ * twice) or when the memo has no room for the tag.
+ */
+static void release_retired(struct vm *m, struct mp_pk *x)
+{
+	if ((x->pinned & PIN_DUP) || x->gotten || x->v.i < 0 || x->v.i >= MAX_MEMO_TAG)
+		return;
+	if ((x->pinned & PIN_MEMO) && memo_at(m, x->memo_idx) == (uintptr_t)x &&
+	    memo_set(m, x->memo_idx, MEMO_TAG(x->v.i)) < 0)
+		return;
+	release_value(m->p, x);
+}
+
+/* Release a streamed item: the dict and the scalars, strings and retired
+ * lists only it holds. */
 static void release_item(struct vm *m, struct mp_pk *v)
 {
 	size_t i;
 
 	if (v->type != MP_PK_DICT || (v->pinned & PIN_DUP) || v->gotten)
 		return; /* reachable from elsewhere: kept */
-	if ((v->pinned & PIN_MEMO) && memo_set(m, v->memo_idx, MEMO_RELEASED) < 0)
+	if ((v->pinned & PIN_MEMO) && memo_at(m, v->memo_idx) == (uintptr_t)v &&
+	    memo_set(m, v->memo_idx, MEMO_RELEASED) < 0)
 		return; /* no tombstone: kept */
 	for (i = 0; i < 2 * v->n; i++) {
 		struct mp_pk *x = v->v.items[i];
 
-		if (!x->pinned && !is_container(x) && x->type != MP_PK_RETIRED)
-			release_value(m->p, x); /* a retired list is the hook's: kept */
+		if (x->type == MP_PK_RETIRED)
+			release_retired(m, x);
+		else if (!x->pinned && !is_container(x))
+			release_value(m->p, x);
 	}
 	release_value(m->p, v);
 }

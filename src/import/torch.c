@@ -321,6 +321,7 @@ static int read_entry(struct torch_import *t, const struct mp_pk *e, struct tp_e
 }
 
 static int64_t intern_frames(struct torch_import *t, const struct mp_pk *frames);
+static int64_t local_of(struct torch_import *t, const struct mp_pk *frames);
 
 /* Credit the work budget with the input read up to bytes. */
 static void credit(struct torch_import *t, size_t bytes)
@@ -329,6 +330,25 @@ static void credit(struct torch_import *t, size_t bytes)
 		t->budget += 8 * (int64_t)(bytes - t->budget_bytes);
 		t->budget_bytes = bytes;
 	}
+}
+
+/*
+ * The local stack of a streamed entry's frames: a list seen for the first
+ * time is interned and retired holding it (the pickle may then release it
+ * with the entry, and gives memo references to it the local stack back).
+ */
+static int64_t streamed_local(struct torch_import *t, const struct mp_pk *frames)
+{
+	int64_t local;
+
+	if (frames && frames->type == MP_PK_RETIRED)
+		return frames->v.i;
+	if (!frames || (frames->type != MP_PK_LIST && frames->type != MP_PK_TUPLE) || !frames->n ||
+	    mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)frames, NULL))
+		return local_of(t, frames); /* none, or (a crafted pickle) known by pointer */
+	if ((local = intern_frames(t, frames)) > 0)
+		mp_pk_retire((struct mp_pk *)frames, local);
+	return local;
 }
 
 /* The pickle's stream hook: entry item of root['device_traces'][list]. */
@@ -365,6 +385,10 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 	if (read_entry(t, v, &e, where, l->last_ts) < 0)
 		return MP_EFORMAT;
 	e.device = (int32_t)list; /* the list's device (take_streamed) */
+	if ((local = streamed_local(t, e.frames)) < 0)
+		return (int)local;
+	e.local = local; /* the entry keeps its local stack, not the list */
+	e.has_local = 1;
 	if (!t->spill &&
 	    !(t->spill = tp_spill_new(t->c->store ? mp_store_path(t->c->store) : NULL, t->c->path)))
 		return mp_err(t->c->err, MP_ENOMEM, "out of memory");
@@ -373,13 +397,6 @@ static int stream_entry(void *ctx, size_t list, size_t item, const struct mp_pk 
 		return (int)local;
 	l->n++;
 	l->last_ts = e.ts_ns;
-	if (!e.frames || (e.frames->type != MP_PK_LIST && e.frames->type != MP_PK_TUPLE) ||
-	    !e.frames->n || mp_intmap_get(&t->stacks, (uint64_t)(uintptr_t)e.frames, NULL))
-		return 0; /* none, retired already, or (a crafted pickle) remembered by pointer */
-	if ((local = intern_frames(t, e.frames)) < 0)
-		return (int)local;
-	/* interned: the list keeps its local stack instead of its items */
-	mp_pk_retire((struct mp_pk *)e.frames, local);
 	return 0;
 }
 
@@ -711,16 +728,14 @@ static const struct mp_pk *local_frame(const struct tp_stack *ls, size_t i)
 	return f;
 }
 
-/* The writer's stack of a frames list, written on first use. */
-static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
+/* The writer's stack of a local stack (> 0), written on first use. */
+static int64_t stack_of(struct torch_import *t, int64_t local)
 {
 	struct memprof_stack stack;
 	struct tp_stack *ls;
 	size_t i, need = 0, at = 0;
-	int64_t sid, local = local_of(t, frames);
+	int64_t sid;
 
-	if (local <= 0)
-		return local;
 	ls = &t->locals[local - 1];
 	if (ls->writer_id)
 		return ls->writer_id;
@@ -755,10 +770,13 @@ static int64_t stack_of(struct torch_import *t, const struct mp_pk *frames)
 	return ls->writer_id = sid;
 }
 
-static int put(struct torch_import *t, struct memprof_event *ev, const struct mp_pk *frames)
+/* Write ev with the stack of local (0: none; below 0: an error to return). */
+static int put(struct torch_import *t, struct memprof_event *ev, int64_t local)
 {
 	ev->process_id = t->process_id;
-	if (frames && (ev->stack_id = stack_of(t, frames)) < 0)
+	if (local < 0)
+		return (int)local;
+	if (local > 0 && (ev->stack_id = stack_of(t, local)) < 0)
 		return (int)ev->stack_id;
 	if (mp_writer_event(t->c->w, ev) < 0)
 		return MP_EIO;
@@ -808,7 +826,7 @@ static void event_init(struct memprof_event *ev, int op, const struct tp_device 
  * frees close or mark the one there (or, unmatched, stand alone). */
 static int block_event(struct torch_import *t, struct writing *wr, size_t dev, int op,
                        uint64_t addr, int64_t size, int64_t requested, int64_t ts, uint64_t stream,
-                       const struct mp_pk *frames)
+                       int64_t local)
 {
 	struct mp_intmap *m = &wr->blocks[dev];
 	struct live *l = live_get(wr, m, addr);
@@ -822,7 +840,7 @@ static int block_event(struct torch_import *t, struct writing *wr, size_t dev, i
 		if (l) { /* the trace lost a free: close the old block first */
 			t->c->st->n_warnings[MP_WARN_DUPLICATE_ALLOC]++;
 			if ((rc = block_event(t, wr, dev, MEMPROF_OP_FREE, addr, 0, 0, ts, stream,
-			                      NULL)) < 0)
+			                      0)) < 0)
 				return rc;
 		}
 		if (!(l = live_add(wr, m, addr)))
@@ -835,7 +853,7 @@ static int block_event(struct torch_import *t, struct writing *wr, size_t dev, i
 		ev.alloc_id = ++t->next_id;
 		ev.size_bytes = size;
 		ev.requested_bytes = requested >= 0 && requested <= size ? requested : size;
-		return put(t, &ev, frames);
+		return put(t, &ev, local);
 	} else if (op == MEMPROF_OP_FREE_REQUESTED && l->pending) {
 		return 0; /* a second free of a block: counted as a state mismatch */
 	}
@@ -846,14 +864,13 @@ static int block_event(struct torch_import *t, struct writing *wr, size_t dev, i
 		l->pending = 1;
 	if (op == MEMPROF_OP_FREE)
 		live_del(wr, m, addr);
-	return put(t, &ev, frames);
+	return put(t, &ev, local);
 }
 
 /* reserve opens a segment at addr, release closes it; map and unmap are
  * ranges of expandable segments, each its own id. */
 static int segment_event(struct torch_import *t, struct writing *wr, size_t dev, int op,
-                         uint64_t addr, int64_t size, int64_t ts, uint64_t stream,
-                         const struct mp_pk *frames)
+                         uint64_t addr, int64_t size, int64_t ts, uint64_t stream, int64_t local)
 {
 	struct mp_intmap *m = &wr->segments[dev];
 	struct live *l = live_get(wr, m, addr);
@@ -873,7 +890,7 @@ static int segment_event(struct torch_import *t, struct writing *wr, size_t dev,
 		if (l) {
 			t->c->st->n_warnings[MP_WARN_DUPLICATE_RESERVE]++;
 			if ((rc = segment_event(t, wr, dev, MEMPROF_OP_RELEASE, addr, 0, ts, stream,
-			                        NULL)) < 0)
+			                        0)) < 0)
 				return rc;
 		}
 		if (!(l = live_add(wr, m, addr)))
@@ -889,7 +906,7 @@ static int segment_event(struct torch_import *t, struct writing *wr, size_t dev,
 			live_del(wr, m, addr);
 		}
 	}
-	return put(t, &ev, frames);
+	return put(t, &ev, local);
 }
 
 /* What was live when the window opened, at its first timestamp. */
@@ -903,19 +920,19 @@ static int write_prelude(struct torch_import *t, struct writing *wr, size_t dev,
 		const struct tp_segment *s = &d->initial_segments[i];
 
 		rc = segment_event(t, wr, dev, MEMPROF_OP_RESERVE, s->addr, s->size, ts, s->stream,
-		                   s->frames);
+		                   local_of(t, s->frames));
 	}
 	if (rc == 0 && d->initial_mapped_bytes > 0)
 		rc = segment_event(t, wr, dev, MEMPROF_OP_MAP, d->expandable_addr,
-		                   d->initial_mapped_bytes, ts, 0, NULL);
+		                   d->initial_mapped_bytes, ts, 0, 0);
 	for (i = 0; rc == 0 && i < d->n_initial_blocks; i++) {
 		const struct tp_block *b = &d->initial_blocks[i];
 
 		rc = block_event(t, wr, dev, MEMPROF_OP_PREEXISTING, b->addr, b->size, b->requested,
-		                 ts, 0, b->frames);
+		                 ts, 0, local_of(t, b->frames));
 		if (rc == 0 && b->pending) /* freed by the program before the window */
 			rc = block_event(t, wr, dev, MEMPROF_OP_FREE_REQUESTED, b->addr, 0, 0, ts,
-			                 0, NULL);
+			                 0, 0);
 	}
 	return rc;
 }
@@ -934,6 +951,7 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 	        [TP_SEGMENT_UNMAP] = MEMPROF_OP_UNMAP,
 	};
 	struct memprof_event ev;
+	int64_t local = e->has_local ? e->local : local_of(t, e->frames);
 
 	if (e->action == TP_ALLOC && e->granted < e->size)
 		t->n_modelled_granted++;
@@ -945,19 +963,19 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 		return block_event(t, wr, dev, block_ops[e->action], e->addr,
 		                   e->granted >= e->size ? e->granted
 		                                         : mp_torch_round_size(e->size),
-		                   e->size, e->ts_ns, e->stream, e->frames);
+		                   e->size, e->ts_ns, e->stream, local);
 	case TP_SEGMENT_ALLOC:
 	case TP_SEGMENT_FREE:
 	case TP_SEGMENT_MAP:
 	case TP_SEGMENT_UNMAP:
 		return segment_event(t, wr, dev, block_ops[e->action], e->addr, e->size, e->ts_ns,
-		                     e->stream, e->frames);
+		                     e->stream, local);
 	case TP_OOM:
 		event_init(&ev, MEMPROF_OP_OOM, &t->devices[dev], e->ts_ns);
 		ev.size_bytes = ev.requested_bytes = e->size;
 		ev.device_free_bytes = e->device_free;
 		ev.stream = e->stream;
-		return put(t, &ev, e->frames);
+		return put(t, &ev, local);
 	case TP_PHASE_BEGIN:
 	case TP_PHASE_END:
 		event_init(&ev,
@@ -967,7 +985,7 @@ static int write_entry(struct torch_import *t, struct writing *wr, size_t dev,
 		ev.device = e->device;
 		if ((ev.phase_id = mp_writer_phase(t->c->w, e->name->v.s, e->name->n)) < 0)
 			return MP_EIO;
-		return put(t, &ev, NULL);
+		return put(t, &ev, 0);
 	case TP_SNAPSHOT:
 		return 0; /* marks when a snapshot was taken: no memory changes */
 	case TP_OTHER:

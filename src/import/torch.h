@@ -46,9 +46,13 @@ struct tp_entry {
 		int64_t device_free;      /* oom: what CUDA reported free; -1 unknown */
 		const struct mp_pk *name; /* annotations: the name (a STR) */
 	};
-	const struct mp_pk *frames;
+	union {
+		const struct mp_pk *frames; /* has_local 0: the frames list, or NULL */
+		int64_t local; /* has_local 1 (streamed): its local stack in torch.c, 0 none */
+	};
 	int32_t device;
 	uint8_t action; /* enum tp_action */
+	uint8_t has_local;
 };
 
 /* A block or segment of the final state, or one live at the window start. */
