@@ -675,3 +675,37 @@ Test(pickle_stream, a_retired_list_gives_back_its_tag_and_refuses_items)
 	cr_assert(strstr(err.msg, "APPEND"), "%s", err.msg);
 	cr_assert_null(doc);
 }
+
+Test(pickle_stream, an_entry_memoized_twice_is_kept)
+{
+	struct seen s = {0};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	const struct mp_pk *again;
+	int64_t a = 0;
+
+	b.n = 0;
+	head(&b);
+	op(&b, ']'); /* memo 2 */
+	op(&b, 0x94);
+	op(&b, ']'); /* memo 3 */
+	op(&b, 0x94);
+	entry(&b, 7); /* memo 4 */
+	op(&b, 'q');  /* BINPUT 9: the same entry again */
+	op(&b, 9);
+	op(&b, 'a');
+	op(&b, 'a');
+	str(&b, "again");
+	op(&b, 'h'); /* BINGET 4: the first index still names it */
+	op(&b, 4);
+	op(&b, 'u');
+	op(&b, '.');
+	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 1);
+	again = mp_pk_get(mp_pickle_root(doc), "again");
+	cr_assert_not_null(again);
+	cr_assert_eq(again->type, MP_PK_DICT);
+	cr_assert(mp_pk_int(mp_pk_get(again, "addr"), &a));
+	cr_assert_eq(a, 7);
+	mp_pickle_free(doc);
+}
