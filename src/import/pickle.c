@@ -55,8 +55,8 @@ struct vm {
 	/* The memo: index -> struct mp_pk *, MEMO_RELEASED for a released item,
 	 * MEMO_TAG(tag) for a retired list released with its item, 0 for none.
 	 * Picklers number it densely from 0: those indexes are an array, others a map. */
-	uintptr_t *memo_vec;
-	size_t cap_memo_vec, n_memo;
+	uintptr_t *memo_vec; /* [0, n_memo_vec) set or zeroed; the rest never touched */
+	size_t cap_memo_vec, n_memo_vec, n_memo;
 	struct mp_intmap memo_far;
 	struct mp_pickle_stream *stream;
 	struct mp_intmap streamed; /* streamed list -> items handed to the hook */
@@ -388,32 +388,42 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 #define MEMO_TAG_OF(v) ((int64_t)((v) >> 2))
 #define MAX_MEMO_TAG   (INT64_C(1) << 60)
 
+/* Memo entry idx: the array's, else the map's (an index set far ahead of
+ * the others, maybe before the array grew over it). */
 static inline uintptr_t memo_at(const struct vm *m, uint64_t idx)
 {
 	uint64_t v = 0;
 
-	if (idx < m->cap_memo_vec)
+	if (idx < m->n_memo_vec && m->memo_vec[idx])
 		return m->memo_vec[idx];
+	if (!m->memo_far.n)
+		return 0;
 	return mp_intmap_get(&m->memo_far, idx, &v) ? (uintptr_t)v : 0;
 }
 
-/* Set memo entry idx (val not 0).  0 or MP_ENOMEM. */
+/*
+ * Set memo entry idx (val not 0).  The array grows without being cleared
+ * past the highest index set, so its untouched tail costs no memory.  0 or
+ * MP_ENOMEM.
+ */
 static int memo_set(struct vm *m, uint64_t idx, uintptr_t val)
 {
-	size_t old = m->cap_memo_vec;
-
-	if (idx >= old && idx < 2 * (uint64_t)m->n_memo + 4096) { /* dense: grow the array */
-		if (mp_array_reserve((void **)&m->memo_vec, &m->cap_memo_vec, (size_t)idx + 1,
-		                     sizeof(*m->memo_vec)) < 0)
-			return MP_ENOMEM;
-		memset(m->memo_vec + old, 0, (m->cap_memo_vec - old) * sizeof(*m->memo_vec));
-	}
 	if (!memo_at(m, idx))
 		m->n_memo++;
-	if (idx < m->cap_memo_vec)
-		m->memo_vec[idx] = val;
-	else if (mp_intmap_put(&m->memo_far, idx, val) < 0)
+	if (idx >= m->cap_memo_vec && idx < 2 * (uint64_t)m->n_memo + 4096 &&
+	    mp_array_reserve((void **)&m->memo_vec, &m->cap_memo_vec, (size_t)idx + 1,
+	                     sizeof(*m->memo_vec)) < 0)
 		return MP_ENOMEM;
+	if (idx >= m->cap_memo_vec)
+		return mp_intmap_put(&m->memo_far, idx, val) < 0 ? MP_ENOMEM : 0;
+	if (idx >= m->n_memo_vec) {
+		memset(m->memo_vec + m->n_memo_vec, 0,
+		       (size_t)(idx - m->n_memo_vec) * sizeof(*m->memo_vec));
+		m->n_memo_vec = (size_t)idx + 1;
+	}
+	m->memo_vec[idx] = val;
+	if (m->memo_far.n)
+		mp_intmap_del(&m->memo_far, idx); /* set before the array reached it */
 	return 0;
 }
 

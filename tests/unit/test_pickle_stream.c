@@ -709,3 +709,34 @@ Test(pickle_stream, an_entry_memoized_twice_is_kept)
 	cr_assert_eq(a, 7);
 	mp_pickle_free(doc);
 }
+
+/* An index stored ahead of the array, which then grows over it: still found. */
+Test(pickle_stream, a_far_index_the_array_grows_over)
+{
+	struct mp_pickle *doc = NULL;
+	struct mp_error err;
+	int64_t v = 0;
+	const struct mp_pk *r;
+
+	b.n = 0;
+	op(&b, 0x80);
+	op(&b, 4);
+	op(&b, '(');
+	op(&b, 'K');
+	op(&b, 42);
+	u32(&b, 'r', 6000);              /* LONG_BINPUT: past the array of one entry */
+	for (int i = 0; i < 5000; i++) { /* MEMOIZE 1 .. 5000: the array past 6000 */
+		op(&b, 'N');
+		op(&b, 0x94);
+		op(&b, '0');
+	}
+	u32(&b, 'j', 6000); /* LONG_BINGET */
+	op(&b, 'l');
+	op(&b, '.');
+	cr_assert_eq(load(&b, NULL, &doc, &err), 0, "%s", err.msg);
+	r = mp_pickle_root(doc);
+	cr_assert_eq(r->n, 2);
+	cr_assert(mp_pk_int(r->v.items[1], &v));
+	cr_assert_eq(v, 42);
+	mp_pickle_free(doc);
+}
