@@ -7,7 +7,7 @@
  */
 #include "import/import.h"
 #include "import/num_scan.h"
-#include "util/intmap.h"
+#include "util/id_set.h"
 #include "util/limits.h"
 #include "util/strmap.h"
 
@@ -15,6 +15,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_LINE_BYTES (1 << 20)
 #define MAX_COLUMNS    256
@@ -69,6 +72,7 @@ struct mm {
 	char *own_mem, *own; /* a line across chunks, with LINE_PAD bytes around */
 	size_t len, cap;
 	int64_t line_no, blank_line;
+	int64_t first_row_line; /* the line of bufs[0]: the rows follow it, one a line */
 	/* header */
 	int n_cols;
 	unsigned char col_of[MAX_COLUMNS]; /* field index -> enum col */
@@ -79,7 +83,7 @@ struct mm {
 	size_t n_bufs, cap_bufs;
 	struct mm_gap *gaps;
 	size_t n_gaps, cap_gaps;
-	struct mp_intmap int_ids; /* id -> line, for ids that are plain integers */
+	struct mp_id_set int_ids; /* the ids that are plain integers */
 	struct mp_strmap ids;     /* id text -> line, for the others */
 	int all_int;
 	int64_t n_partial, n_hints, n_offsets, max_alignment;
@@ -142,6 +146,31 @@ static int line_put(struct mm *m, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * The first c in [p, end), or NULL: memchr inline, 16 bytes a step, for the
+ * short lines and fields of these files (a call of memchr each cost more
+ * than the scan).  Reads up to 15 bytes past end: the chunk and the own line
+ * have LINE_PAD bytes after their data.
+ */
+static inline char *find_byte(const char *p, const char *end, char c)
+{
+#ifdef __SSE2__
+	const __m128i cv = _mm_set1_epi8(c);
+
+	for (; p < end; p += 16) {
+		unsigned hit = (unsigned)_mm_movemask_epi8(
+		        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), cv));
+
+		if (hit)
+			return p + __builtin_ctz(hit) < end ? (char *)(p + __builtin_ctz(hit))
+			                                    : NULL;
+	}
+	return NULL;
+#else
+	return p < end ? memchr(p, c, (size_t)(end - p)) : NULL;
+#endif
+}
+
 /* The next line in m->line (no '\n', no final '\r'): 1, 0 at the end, or an error. */
 static int next_line(struct mm *m)
 {
@@ -149,7 +178,7 @@ static int next_line(struct mm *m)
 	int got = 0, rc;
 
 	if (m->chunk_pos < m->chunk_len &&
-	    (nl = memchr(p, '\n', m->chunk_len - m->chunk_pos)) != NULL) {
+	    (nl = find_byte(p, m->chunk + m->chunk_len, '\n')) != NULL) {
 		m->line_no++; /* the whole line is in the chunk: taken in place */
 		m->line = p;
 		m->len = (size_t)(nl - p);
@@ -534,24 +563,34 @@ static int read_gaps(struct mm *m, struct mm_buffer *b, const struct field *f)
 
 /* --- rows ----------------------------------------------------------------- */
 
+/* The line of the first buffer before the last one with plain id id (one
+ * there is: only for the message of a duplicate). */
+static int64_t first_line_of(const struct mm *m, int64_t id)
+{
+	size_t i = 0;
+
+	while (i + 1 < m->n_bufs && m->bufs[i].alloc_id != id)
+		i++;
+	return m->first_row_line + (int64_t)i;
+}
+
 /* A plain integer's text is the only text of its value: those ids are
  * checked by value (no copy of the text), the others by text. */
 static int check_id(struct mm *m, struct mm_buffer *b, const struct field *f)
 {
-	uint64_t line = 0;
-	int64_t first;
+	int64_t first = 0;
 	char buf[48];
 	int found, plain;
 
 	b->alloc_id = -1;
 	plain = plain_int(f->s, f->n, &b->alloc_id);
 	if (plain) { /* one probe: added, or found */
-		found = mp_intmap_add(&m->int_ids, (uint64_t)b->alloc_id, (uint64_t)m->line_no,
-		                      &line);
+		found = mp_id_set_add(&m->int_ids, (uint64_t)b->alloc_id);
 		if (found < 0)
 			return mp_err(m->c->err, MP_ENOMEM, "out of memory");
 		found = !found;
-		first = (int64_t)line;
+		if (found)
+			first = first_line_of(m, b->alloc_id);
 	} else {
 		found = mp_strmap_get(&m->ids, f->s, f->n, &first);
 		m->all_int = 0;
@@ -627,7 +666,7 @@ static int split_row(struct mm *m, struct field fields[COL_N])
 
 	memset(fields, 0, COL_N * sizeof(fields[0]));
 	for (;; p = q + 1, k++) {
-		q = memchr(p, ',', (size_t)(end - p));
+		q = find_byte(p, end, ',');
 		if (!q)
 			q = end;
 		if (k < (size_t)m->n_cols && m->col_of[k] != COL_OTHER) {
@@ -657,6 +696,8 @@ static int add_buffer(struct mm *m, struct mm_buffer **out)
 		m->bufs = p;
 		m->cap_bufs = cap;
 	}
+	if (m->n_bufs == 0)
+		m->first_row_line = m->line_no;
 	*out = &m->bufs[m->n_bufs++];
 	memset(*out, 0, sizeof(**out));
 	return 0;
@@ -730,31 +771,20 @@ static size_t add_pieces(const struct mm *m, const struct mm_buffer *b, int64_t 
 	return n;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	const struct mm_key *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
-
 #define RADIX_BITS 11
 
 /*
  * Sort keys[0..n) by t, keeping the order of equal ones: a radix sort, 11
  * bits of t a pass, as many passes as the largest t needs (times are not
- * negative).  0, or -1 when out of memory for its second array.
+ * negative), through tmp[0..n).
  */
-static int sort_by_time(struct mm_key *keys, size_t n)
+static void sort_by_time(struct mm_key *keys, size_t n, struct mm_key *tmp)
 {
-	struct mm_key *tmp = malloc(n * sizeof(*tmp) + 1), *from = keys, *to = tmp, *swap;
+	struct mm_key *from = keys, *to = tmp, *swap;
 	uint64_t max = 0;
 	size_t i, count[1 << RADIX_BITS];
 	int shift;
 
-	if (!tmp)
-		return -1;
 	for (i = 0; i < n; i++)
 		max |= (uint64_t)keys[i].t;
 	for (shift = 0; shift < 64 && (max >> shift) != 0; shift += RADIX_BITS) {
@@ -777,26 +807,22 @@ static int sort_by_time(struct mm_key *keys, size_t n)
 	}
 	if (from != keys)
 		memcpy(keys, from, n * sizeof(*keys));
-	free(tmp);
-	return 0;
 }
 
-static int write_events(struct mm *m, const struct mm_piece *pieces, size_t n, int64_t process)
+/* The events of the n pieces, sorted in keys[0..4n) (the sort's two arrays). */
+static int write_events(struct mm *m, const struct mm_piece *pieces, size_t n, int64_t process,
+                        struct mm_key *keys)
 {
-	struct mm_key *keys = malloc(2 * n * sizeof(*keys) + 1);
 	struct memprof_event ev = {0};
 	size_t i;
 
-	if (!keys)
-		return mp_err(m->c->err, MP_ENOMEM, "out of memory");
 	/* in (t, ord) order once sorted by t keeping the order of equal times:
 	 * the frees (ord: the piece), then the allocs (ord: the top bit and the piece) */
 	for (i = 0; i < n; i++) {
 		keys[i] = (struct mm_key){pieces[i].end, i};
 		keys[n + i] = (struct mm_key){pieces[i].start, (1ULL << 63) | i};
 	}
-	if (sort_by_time(keys, 2 * n) < 0) /* frees first at equal times */
-		qsort(keys, 2 * n, sizeof(*keys), key_cmp);
+	sort_by_time(keys, 2 * n, keys + 2 * n); /* frees first at equal times */
 	ev.device_free_bytes = -1;
 	ev.process_id = process;
 	for (i = 0; i < 2 * n; i++) { /* each sets every field that varies */
@@ -808,14 +834,11 @@ static int write_events(struct mm *m, const struct mm_piece *pieces, size_t n, i
 		ev.alloc_id = p->alloc_id;
 		ev.size_bytes = ev.requested_bytes = p->size;
 		ev.address = p->address;
-		if (mp_writer_event(m->c->w, &ev) < 0) {
-			free(keys);
+		if (mp_writer_event(m->c->w, &ev) < 0)
 			return MP_EIO;
-		}
 		m->c->st->n_events++;
 		m->c->st->n_allocs += alloc;
 	}
-	free(keys);
 	return 0;
 }
 
@@ -824,6 +847,7 @@ static int write_trace(struct mm *m)
 	struct memprof_process proc = {0, 0, 0, NULL, -1, -1, -1, NULL};
 	struct memprof_device dev = {0, 0, NULL, NULL, 0};
 	struct mm_piece *pieces;
+	struct mm_key *keys;
 	size_t i, n = 0;
 	int rc;
 
@@ -841,9 +865,14 @@ static int write_trace(struct mm *m)
 		                pieces + n);
 	free(m->gaps); /* no longer needed: give the memory to the sort */
 	m->gaps = NULL;
-	free(m->bufs);
+	/* the sort's arrays in the buffers' memory, its pages already mapped */
+	keys = realloc(m->bufs, 4 * n * sizeof(*keys) + 1);
+	if (!keys)
+		free(m->bufs);
 	m->bufs = NULL;
-	rc = write_events(m, pieces, n, proc.id);
+	rc = keys ? write_events(m, pieces, n, proc.id, keys)
+	          : mp_err(m->c->err, MP_ENOMEM, "out of memory");
+	free(keys);
 	free(pieces);
 	return rc;
 }
@@ -887,12 +916,12 @@ static int run(struct mp_import_ctx *c)
 	if (!m.chunk_mem)
 		return mp_err(c->err, MP_ENOMEM, "out of memory");
 	m.chunk = m.chunk_mem + LINE_PAD;
-	mp_intmap_init(&m.int_ids);
+	mp_id_set_init(&m.int_ids);
 	mp_strmap_init(&m.ids);
 	rc = read_header(&m);
 	if (rc > 0)
 		rc = read_rows(&m);
-	mp_intmap_free(&m.int_ids); /* ids are checked: free them before the sort */
+	mp_id_set_free(&m.int_ids); /* ids are checked: free them before the sort */
 	mp_strmap_free(&m.ids);
 	free(m.chunk_mem);
 	free(m.own_mem);

@@ -417,6 +417,32 @@ Test(minimalloc, duplicate_ids_by_value_and_by_text)
 	                 "0+1:1 1+2:5 2-1:1 2+3:2 3-2:5 4-3:2");
 }
 
+/* A duplicate among many rows, the id not in the first column: the bitmap
+ * of id_set (nearly consecutive ids) and, after an id too large for it, its
+ * hash map; the message names the first row with the id, before any later
+ * row's error. */
+Test(minimalloc, duplicate_ids_among_many_rows)
+{
+	size_t cap = 4000 * 32, n = 0;
+	char *text = malloc(cap), want[160];
+
+	cr_assert_not_null(text);
+	for (int big = 0; big < 2; big++) {
+		n = (size_t)snprintf(text, cap, "lower,id,upper,size\n");
+		if (big)
+			n += (size_t)snprintf(text + n, cap - n, "0,99999999999,1,1\n");
+		for (int i = 0; i < 3000; i++)
+			n += (size_t)snprintf(text + n, cap - n, "%d,%d,%d,8\n", i, 3 * i + i % 2,
+			                      i + 1);
+		n += (size_t)snprintf(text + n, cap - n, "5,%d,6,8\n7,1,x,1\n", 3 * 1234);
+		snprintf(want, sizeof(want),
+		         "duplicate id 'in.csv:%d:3': '%d' was already used on line %d", 3002 + big,
+		         3 * 1234, 1236 + big);
+		refused(text, want);
+	}
+	free(text);
+}
+
 /* Times that need one, two, three and six passes of the 11-bit radix sort,
  * with ties between frees and allocs and among allocs in every pass. */
 Test(minimalloc, times_sorted_in_every_radix_pass)
