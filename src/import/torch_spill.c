@@ -93,15 +93,14 @@ static int open_file(struct tp_spill *s)
 	return s->fd < 0 ? failed(s, "create", e) : 0;
 }
 
-static int write_chunk(struct tp_spill *s, const struct tp_entry *chunk, uint64_t *at)
+/* n bytes of buf at offset of s's file: 0 or MP_EIO. */
+static int write_at(struct tp_spill *s, const void *buf, size_t n, uint64_t offset)
 {
-	const char *p = (const char *)chunk;
 	size_t done = 0;
 
-	if (s->fd < 0 && open_file(s) < 0)
-		return MP_EIO;
-	while (done < CHUNK_BYTES) {
-		ssize_t k = pwrite(s->fd, p + done, CHUNK_BYTES - done, (off_t)(s->size + done));
+	while (done < n) {
+		ssize_t k =
+		        pwrite(s->fd, (const char *)buf + done, n - done, (off_t)(offset + done));
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -109,6 +108,13 @@ static int write_chunk(struct tp_spill *s, const struct tp_entry *chunk, uint64_
 			return failed(s, "write", k < 0 ? errno : ENOSPC);
 		done += (size_t)k;
 	}
+	return 0;
+}
+
+static int write_chunk(struct tp_spill *s, const struct tp_entry *chunk, uint64_t *at)
+{
+	if ((s->fd < 0 && open_file(s) < 0) || write_at(s, chunk, CHUNK_BYTES, s->size) < 0)
+		return MP_EIO;
 	*at = s->size;
 	s->size += CHUNK_BYTES;
 	return 0;
@@ -211,23 +217,12 @@ int tp_entry_get(const struct tp_device *d, size_t i, struct tp_entry *out)
 
 int tp_entry_set_granted(struct tp_device *d, size_t i, int64_t granted)
 {
-	size_t base = d->spilled.n * TP_CHUNK, done = 0;
-	uint64_t at;
+	size_t base = d->spilled.n * TP_CHUNK;
 
 	if (i >= base) {
 		d->entries[i - base].granted = granted;
 		return 0;
 	}
-	at = offset_of(d, i) + offsetof(struct tp_entry, granted);
-	while (done < sizeof(granted)) {
-		ssize_t k = pwrite(d->spilled.spill->fd, (const char *)&granted + done,
-		                   sizeof(granted) - done, (off_t)(at + done));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return failed(d->spilled.spill, "write", k < 0 ? errno : ENOSPC);
-		done += (size_t)k;
-	}
-	return 0;
+	return write_at(d->spilled.spill, &granted, sizeof(granted),
+	                offset_of(d, i) + offsetof(struct tp_entry, granted));
 }
