@@ -9,6 +9,7 @@
  * the document keeps, not the file's size.  Must never run code.
  */
 #include "import/pickle.h"
+#include "import/pickle_fetches.h"
 #include "util/intmap.h"
 #include "util/array.h"
 
@@ -18,6 +19,8 @@
 #include <string.h>
 
 #define VALUES_PER_CHUNK 4096
+#define MEMO_PAGE_BITS   12
+#define MEMO_PAGE        (1u << MEMO_PAGE_BITS)
 #define WINDOW_BYTES     (1u << 20) /* input read at a time */
 
 struct chunk {
@@ -34,6 +37,13 @@ struct mp_pickle {
 };
 
 enum { PIN_MEMO = 1, PIN_DUP = 2 };
+
+/* MEMO_PAGE memo entries; a page goes when its last entry does. */
+struct memo_page {
+	size_t live; /* entries not 0 */
+	uintptr_t v[MEMO_PAGE];
+};
+#define GOTTEN_UNCOUNTED 255 /* gotten: pushed again too often to count */
 
 /* The running machine. */
 struct vm {
@@ -54,10 +64,16 @@ struct vm {
 	size_t n_marks, cap_marks;
 	/* The memo: index -> struct mp_pk *, MEMO_RELEASED for a released item,
 	 * MEMO_TAG(tag) for a retired list released with its item, 0 for none.
-	 * Picklers number it densely from 0: those indexes are an array, others a map. */
-	uintptr_t *memo_vec; /* [0, n_memo_vec) set or zeroed; the rest never touched */
-	size_t cap_memo_vec, n_memo_vec, n_memo;
+	 * Picklers number it densely from 0: those indexes are pages of an array
+	 * (NULL where none is set), others a map.  n_memo is the next MEMOIZE's
+	 * index.  When counted, the first pass (pickle_fetches.c) says how often
+	 * each entry is fetched: one never fetched is not kept, and one is
+	 * dropped at its last fetch. */
+	struct memo_page **memo_dir;
+	size_t cap_memo_dir, n_memo_dir, n_memo;
 	struct mp_intmap memo_far;
+	struct mp_pk_fetches fetches;
+	int counted;
 	struct mp_pickle_stream *stream;
 	struct mp_intmap streamed; /* streamed list -> items handed to the hook */
 };
@@ -388,43 +404,72 @@ static int push_bytes(struct vm *m, enum mp_pk_type type, size_t len_bytes)
 #define MEMO_TAG_OF(v) ((int64_t)((v) >> 2))
 #define MAX_MEMO_TAG   (INT64_C(1) << 60)
 
-/* Memo entry idx: the array's, else the map's (an index set far ahead of
- * the others, maybe before the array grew over it). */
+/* Memo entry idx: the pages', else the map's (an index set far ahead of
+ * the others, maybe before the pages reached it). */
 static inline uintptr_t memo_at(const struct vm *m, uint64_t idx)
 {
-	uint64_t v = 0;
+	uint64_t pg = idx >> MEMO_PAGE_BITS, v = 0;
 
-	if (idx < m->n_memo_vec && m->memo_vec[idx])
-		return m->memo_vec[idx];
+	if (pg < m->n_memo_dir && m->memo_dir[pg] && m->memo_dir[pg]->v[idx & (MEMO_PAGE - 1)])
+		return m->memo_dir[pg]->v[idx & (MEMO_PAGE - 1)];
 	if (!m->memo_far.n)
 		return 0;
 	return mp_intmap_get(&m->memo_far, idx, &v) ? (uintptr_t)v : 0;
 }
 
-/*
- * Set memo entry idx (val not 0).  The array grows without being cleared
- * past the highest index set, so its untouched tail costs no memory.  0 or
- * MP_ENOMEM.
- */
+/* Set memo entry idx (val not 0): 0 or MP_ENOMEM.  Indexes far past those
+ * set so far go to the map, so a hostile one costs no pages. */
 static int memo_set(struct vm *m, uint64_t idx, uintptr_t val)
 {
-	if (!memo_at(m, idx))
-		m->n_memo++;
-	if (idx >= m->cap_memo_vec && idx < 2 * (uint64_t)m->n_memo + 4096 &&
-	    mp_array_reserve((void **)&m->memo_vec, &m->cap_memo_vec, (size_t)idx + 1,
-	                     sizeof(*m->memo_vec)) < 0)
-		return MP_ENOMEM;
-	if (idx >= m->cap_memo_vec)
-		return mp_intmap_put(&m->memo_far, idx, val) < 0 ? MP_ENOMEM : 0;
-	if (idx >= m->n_memo_vec) {
-		memset(m->memo_vec + m->n_memo_vec, 0,
-		       (size_t)(idx - m->n_memo_vec) * sizeof(*m->memo_vec));
-		m->n_memo_vec = (size_t)idx + 1;
+	uint64_t pg = idx >> MEMO_PAGE_BITS;
+	struct memo_page *page;
+	uintptr_t *slot;
+
+	if (pg >= m->n_memo_dir && idx < 2 * (uint64_t)m->n_memo + 4096) {
+		if (mp_array_reserve((void **)&m->memo_dir, &m->cap_memo_dir, (size_t)pg + 1,
+		                     sizeof(*m->memo_dir)) < 0)
+			return MP_ENOMEM;
+		memset(m->memo_dir + m->n_memo_dir, 0,
+		       (size_t)(pg + 1 - m->n_memo_dir) * sizeof(*m->memo_dir));
+		m->n_memo_dir = (size_t)pg + 1;
 	}
-	m->memo_vec[idx] = val;
+	if (pg >= m->n_memo_dir)
+		return mp_intmap_put(&m->memo_far, idx, val) < 0 ? MP_ENOMEM : 0;
+	if (!(page = m->memo_dir[pg]) && !(page = m->memo_dir[pg] = calloc(1, sizeof(*page))))
+		return MP_ENOMEM;
+	slot = &page->v[idx & (MEMO_PAGE - 1)];
+	page->live += !*slot;
+	*slot = val;
 	if (m->memo_far.n)
-		mp_intmap_del(&m->memo_far, idx); /* set before the array reached it */
+		mp_intmap_del(&m->memo_far, idx); /* set before the pages reached it */
 	return 0;
+}
+
+/* Free page pg when empty and behind the next MEMOIZE's (none will be set
+ * in it again: when counted, MEMOIZE alone numbers the memo). */
+static void memo_page_done(struct vm *m, uint64_t pg)
+{
+	if (pg < m->n_memo_dir && m->memo_dir[pg] && !m->memo_dir[pg]->live &&
+	    pg < m->n_memo >> MEMO_PAGE_BITS) {
+		free(m->memo_dir[pg]);
+		m->memo_dir[pg] = NULL;
+	}
+}
+
+/* Drop memo entry idx (its last fetch done, when counted). */
+static void memo_erase(struct vm *m, uint64_t idx)
+{
+	uint64_t pg = idx >> MEMO_PAGE_BITS;
+	struct memo_page *page = pg < m->n_memo_dir ? m->memo_dir[pg] : NULL;
+	uintptr_t *slot = page ? &page->v[idx & (MEMO_PAGE - 1)] : NULL;
+
+	if (slot && *slot) {
+		*slot = 0;
+		page->live--;
+		memo_page_done(m, pg);
+	} else if (m->memo_far.n) {
+		mp_intmap_del(&m->memo_far, idx);
+	}
 }
 
 static int memo_put(struct vm *m, uint64_t idx)
@@ -434,6 +479,14 @@ static int memo_put(struct vm *m, uint64_t idx)
 	if (m->n_stack <= fence(m))
 		return bad(m, "memo store from an empty stack");
 	v = top(m);
+	if (m->counted) { /* MEMOIZE alone: each index a new one */
+		if (++m->n_memo % MEMO_PAGE == 0) /* into a new page: the last one done? */
+			memo_page_done(m, (m->n_memo >> MEMO_PAGE_BITS) - 1);
+		if (!mp_pk_fetches_left(&m->fetches, idx))
+			return 0; /* never fetched: not kept, v not pinned */
+	} else if (!memo_at(m, idx)) {
+		m->n_memo++;
+	}
 	if (memo_set(m, idx, (uintptr_t)v) < 0)
 		return oom(m);
 	if ((v->pinned & PIN_MEMO) && v->memo_idx != idx)
@@ -446,6 +499,7 @@ static int memo_put(struct vm *m, uint64_t idx)
 static inline int memo_get(struct vm *m, uint64_t idx)
 {
 	uintptr_t v = memo_at(m, idx);
+	struct mp_pk *x;
 
 	if (!v)
 		return mp_err(
@@ -458,15 +512,20 @@ static inline int memo_get(struct vm *m, uint64_t idx)
 		              "trace entry already read and released",
 		              m->name, m->op_pos, (unsigned long long)idx);
 	if (MEMO_IS_TAG(v)) { /* a retired list, released: a fresh one holds its tag */
-		struct mp_pk *r = new_value(m, MP_PK_RETIRED);
-
-		if (!r)
+		if (!(x = new_value(m, MP_PK_RETIRED)))
 			return oom(m);
-		r->v.i = MEMO_TAG_OF(v);
-		return push(m, r);
+		x->v.i = MEMO_TAG_OF(v);
+	} else {
+		x = (struct mp_pk *)(uintptr_t)v;
+		if (x->gotten < GOTTEN_UNCOUNTED)
+			x->gotten++;
 	}
-	((struct mp_pk *)(uintptr_t)v)->gotten = 1;
-	return push(m, (struct mp_pk *)(uintptr_t)v);
+	if (m->counted) {
+		mp_pk_fetches_take(&m->fetches, idx);
+		if (!mp_pk_fetches_left(&m->fetches, idx))
+			memo_erase(m, idx); /* its last fetch */
+	}
+	return push(m, x);
 }
 
 /* Is stack[p] a list right after the string 'device_traces' (a dict's key)? */
@@ -504,22 +563,32 @@ static long stream_index(const struct vm *m, size_t q)
 }
 
 /*
- * Release a retired list that only x's item holds: the memo keeps its tag
- * in its place.  Kept when reachable from elsewhere (pushed again, or
- * twice) or when the memo has no room for the tag.
+ * Release a scalar, string or retired list held by x's item.  A value
+ * pushed again from the memo is held once more for each time (gotten counts
+ * them): each holder's release takes one away, and the last frees it.
+ * While the memo still names it (fetches may follow) a scalar is kept and a
+ * retired list leaves its tag in its place.  Kept when duplicated, when
+ * fetched too often to count, when a holder is never released (a count
+ * never run down), or when the memo has no room for the tag.
  */
-static void release_retired(struct vm *m, struct mp_pk *x)
+static void release_leaf(struct vm *m, struct mp_pk *x)
 {
-	if ((x->pinned & PIN_DUP) || x->gotten || x->v.i < 0 || x->v.i >= MAX_MEMO_TAG)
+	if ((x->pinned & PIN_DUP) || x->gotten == GOTTEN_UNCOUNTED)
 		return;
+	if (x->gotten) {
+		x->gotten--; /* another holder remains */
+		return;
+	}
 	if ((x->pinned & PIN_MEMO) && memo_at(m, x->memo_idx) == (uintptr_t)x &&
-	    memo_set(m, x->memo_idx, MEMO_TAG(x->v.i)) < 0)
+	    (x->type != MP_PK_RETIRED || x->v.i < 0 || x->v.i >= MAX_MEMO_TAG ||
+	     memo_set(m, x->memo_idx, MEMO_TAG(x->v.i)) < 0))
 		return;
 	release_value(m->p, x);
 }
 
 /* Release a streamed item: the dict and the scalars, strings and retired
- * lists only it holds. */
+ * lists only it holds.  An item the memo still names is kept when counted
+ * (a fetch of it follows), else left a tombstone. */
 static void release_item(struct vm *m, struct mp_pk *v)
 {
 	size_t i;
@@ -527,15 +596,13 @@ static void release_item(struct vm *m, struct mp_pk *v)
 	if (v->type != MP_PK_DICT || (v->pinned & PIN_DUP) || v->gotten)
 		return; /* reachable from elsewhere: kept */
 	if ((v->pinned & PIN_MEMO) && memo_at(m, v->memo_idx) == (uintptr_t)v &&
-	    memo_set(m, v->memo_idx, MEMO_RELEASED) < 0)
-		return; /* no tombstone: kept */
+	    (m->counted || memo_set(m, v->memo_idx, MEMO_RELEASED) < 0))
+		return; /* fetched again later, or no tombstone: kept */
 	for (i = 0; i < 2 * v->n; i++) {
 		struct mp_pk *x = v->v.items[i];
 
-		if (x->type == MP_PK_RETIRED)
-			release_retired(m, x);
-		else if (!x->pinned && !is_container(x))
-			release_value(m->p, x);
+		if (!is_container(x))
+			release_leaf(m, x);
 	}
 	release_value(m->p, v);
 }
@@ -894,6 +961,7 @@ static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, 
                 struct mp_pickle_stream *s, struct mp_error *err)
 {
 	struct vm m = {.name = name, .err = err, .stream = s && s->item ? s : NULL, .in = in};
+	size_t i, held;
 	int rc;
 
 	*out = NULL;
@@ -905,9 +973,21 @@ static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, 
 	}
 	mp_intmap_init(&m.memo_far);
 	mp_intmap_init(&m.streamed);
-	rc = run(&m);
+	rc = 0;
+	if (m.stream && in && (rc = mp_pk_count_fetches(in, &m.fetches)) < 0)
+		rc = mp_err(err, MP_EIO, "cannot read '%s' again from its start: %s", name,
+		            strerror(errno));
+	m.counted = rc == 1;
+	if (rc >= 0)
+		rc = run(&m);
+	mp_pk_fetches_free(&m.fetches);
+	held = m.memo_far.n;
 	mp_intmap_free(&m.memo_far);
-	free(m.memo_vec);
+	for (i = 0; i < m.n_memo_dir; i++) {
+		held += m.memo_dir[i] ? m.memo_dir[i]->live : 0;
+		free(m.memo_dir[i]);
+	}
+	free(m.memo_dir);
 	mp_intmap_free(&m.streamed);
 	free(m.stack);
 	free(m.marks);
@@ -916,8 +996,10 @@ static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, 
 		mp_pickle_free(m.p);
 		return rc;
 	}
-	if (s)
+	if (s) {
 		s->input_bytes = m.p->len;
+		s->memo_held = held;
+	}
 	*out = m.p;
 	return 0;
 }

@@ -37,7 +37,7 @@ struct mp_pk {
 	enum mp_pk_type type;
 	unsigned char is_u64; /* MP_PK_INT: the value is (uint64_t)i, at least 2^63 */
 	unsigned char pinned; /* private: memoized or duplicated (reachable twice) */
-	unsigned char gotten; /* private: pushed again from the memo */
+	unsigned char gotten; /* private: times pushed again from the memo, 255: more */
 	size_t n;             /* STR, BYTES: bytes; LIST, TUPLE, SET: items; DICT: pairs */
 	union {
 		int64_t i; /* INT, BOOL */
@@ -69,8 +69,14 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
  * item = its index in that list.  Once the hook returns, the item (a dict)
  * and the scalars only it holds are released, and the list stays empty:
  * memory is bounded by what the rest of the document keeps, not by the
- * number of items.  A later memo reference to a released item is an
- * error.  The hook returns 0 or a negative error code (with err set).
+ * number of items.  An input that can seek back (a file) is first walked
+ * once without building anything (pickle_fetches.c) to count how often each
+ * memo entry is fetched again: the memo then keeps an entry only until its
+ * last fetch, an item fetched again later is kept, and the strings never
+ * fetched go with their item, so the memo follows what is still to be
+ * shared, not the file.  From a pipe every memo entry stays (8 bytes each)
+ * and a later memo reference to a released item is an error.  The hook
+ * returns 0 or a negative error code (with err set).
  * input_bytes is the bytes of input read so far (up to the item's end) at
  * each call, and the whole pickle's size once mp_pickle_load_stream returns.
  */
@@ -79,6 +85,7 @@ struct mp_pickle_stream {
 	            struct mp_error *err);
 	void *ctx;
 	size_t input_bytes; /* set by mp_pickle_load_stream before each call */
+	size_t memo_held;   /* memo entries left when mp_pickle_load_stream returned */
 };
 /* mp_pickle_load with a stream hook (s may be NULL). */
 int mp_pickle_load_stream(struct mp_pickle **out, FILE *in, const char *name,

@@ -3,9 +3,11 @@
  * items of root['device_traces'][i] reach the hook in order whatever the
  * pickler's batching (APPENDS with marks, a lone APPEND), they are released
  * (slots reused: memory does not grow with their number), a later memo
- * reference to one is refused, and lists elsewhere are not streamed.  A
- * file is read as it is parsed: the first entry arrives long before the
- * end of a large file, and strings outlive the window they were read in.
+ * reference to one is refused from a pipe and kept from a file (which is
+ * counted first: its memo keeps only what is fetched again), and lists
+ * elsewhere are not streamed.  A pipe is read as it is parsed: the first
+ * entry arrives long before the end of a large input, and strings outlive
+ * the window they were read in.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -77,6 +79,53 @@ static int hook(void *ctx, size_t list, size_t item, const struct mp_pk *v, stru
 	}
 	s->n++;
 	return 0;
+}
+
+/* A stream over a buffer that cannot seek, like a pipe. */
+struct pipe_src {
+	const unsigned char *b;
+	size_t n, at;
+};
+
+static ssize_t pipe_read(void *cookie, char *out, size_t size)
+{
+	struct pipe_src *p = cookie;
+	size_t k = p->n - p->at < size ? p->n - p->at : size;
+
+	memcpy(out, p->b + p->at, k);
+	p->at += k;
+	return (ssize_t)k;
+}
+
+static FILE *pipe_open(struct pipe_src *p, const struct buf *b)
+{
+	FILE *f;
+
+	*p = (struct pipe_src){b->b, b->n, 0};
+	f = fopencookie(p, "rb", (cookie_io_functions_t){.read = pipe_read});
+	cr_assert_not_null(f);
+	return f;
+}
+
+/* Load b from a file (fmemopen: it seeks, so it is counted first), or from
+ * a pipe when from_pipe; *held is the memo entries left at the end. */
+static int load_from(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err,
+                     int from_pipe, size_t *held)
+{
+	struct mp_pickle_stream st = {.item = hook, .ctx = s};
+	struct pipe_src src;
+	FILE *f = from_pipe ? pipe_open(&src, b) : fmemopen(b->b, b->n, "rb");
+	int rc;
+
+	cr_assert_not_null(f);
+	memset(err, 0, sizeof(*err));
+	rc = mp_pickle_load_stream(doc, f, "t.pkl", s ? &st : NULL, err);
+	fclose(f);
+	if (s && rc == 0)
+		cr_assert_eq(st.input_bytes, b->n);
+	if (held)
+		*held = st.memo_held;
+	return rc;
 }
 
 static int load(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err)
@@ -222,11 +271,15 @@ Test(pickle_stream, released_slots_are_reused)
 	mp_pickle_free(doc);
 }
 
-Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused)
+/* From a pipe the entry is released before the reference is seen; a file
+ * is counted first, so the entry the reference names is kept. */
+Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
 {
 	struct seen s = {0};
 	struct mp_pickle *doc = NULL;
 	struct mp_error err;
+	const struct mp_pk *again;
+	int64_t a = 0;
 
 	b.n = 0;
 	head(&b);
@@ -243,7 +296,7 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused)
 	op(&b, 4);
 	op(&b, 'u');
 	op(&b, '.');
-	cr_assert_eq(load(&b, &s, &doc, &err), MP_EFORMAT);
+	cr_assert_eq(load_from(&b, &s, &doc, &err, 1, NULL), MP_EFORMAT);
 	char want[160];
 	snprintf(want, sizeof(want),
 	         "unsupported pickle 't.pkl' at byte %zu: memo reference 4 names a trace entry "
@@ -251,6 +304,16 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused)
 	         at);
 	cr_assert_str_eq(err.msg, want);
 	cr_assert_null(doc);
+
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(load_from(&b, &s, &doc, &err, 0, NULL), 0, "%s", err.msg);
+	cr_assert_eq(s.n, 1);
+	again = mp_pk_get(mp_pickle_root(doc), "again");
+	cr_assert_not_null(again);
+	cr_assert_eq(again->type, MP_PK_DICT);
+	cr_assert(mp_pk_int(mp_pk_get(again, "addr"), &a));
+	cr_assert_eq(a, 1);
+	mp_pickle_free(doc);
 }
 
 Test(pickle_stream, lists_elsewhere_are_not_streamed)
@@ -739,4 +802,126 @@ Test(pickle_stream, a_far_index_the_array_grows_over)
 	cr_assert(mp_pk_int(r->v.items[1], &v));
 	cr_assert_eq(v, 42);
 	mp_pickle_free(doc);
+}
+
+/* Checks that every odd entry's frames are the entry before's, retired with
+ * its addr as the tag. */
+struct frames_seen {
+	size_t n, wrong;
+	int64_t last_addr;
+};
+
+static int frames_hook(void *ctx, size_t list, size_t item, const struct mp_pk *v,
+                       struct mp_error *err)
+{
+	struct frames_seen *fs = ctx;
+	struct mp_pk *frames = (struct mp_pk *)mp_pk_get(v, "frames");
+	int64_t a = -1;
+
+	(void)list;
+	(void)err;
+	cr_assert(mp_pk_int(mp_pk_get(v, "addr"), &a));
+	cr_assert_not_null(frames);
+	if (a != (int64_t)item || !mp_pk_str_is(mp_pk_get(v, "action"), "alloc"))
+		fs->wrong++;
+	if (item % 2 == 0 && frames->type == MP_PK_LIST)
+		mp_pk_retire(frames, a);
+	else if (item % 2 == 0 || frames->type != MP_PK_RETIRED || frames->v.i != fs->last_addr)
+		fs->wrong++;
+	fs->last_addr = a;
+	fs->n++;
+	return 0;
+}
+
+/*
+ * N entries {'addr': i, 'action': 'alloc' (a fresh string, memoized),
+ * 'frames': [...]} in batches of 1000; each odd entry's frames are the even
+ * one's before it, by LONG_BINGET; every frames list holds frame 4.  Memo 0
+ * to 3 are the head's lists.
+ */
+static void fetched_frames(struct buf *x, size_t n)
+{
+	uint32_t memo = 5, frames = 0;
+
+	x->n = 0;
+	head(x);
+	op(x, ']'); /* memo 2 */
+	op(x, 0x94);
+	op(x, ']'); /* memo 3 */
+	op(x, 0x94);
+	op(x, '}'); /* memo 4: the frame every frames list holds, as PyTorch shares them */
+	op(x, 0x94);
+	op(x, '0');
+	for (size_t i = 0; i < n; i++) {
+		if (i % 1000 == 0)
+			op(x, '(');
+		op(x, '}');
+		op(x, 0x94);
+		memo++;
+		op(x, '(');
+		str(x, "addr");
+		u32(x, 'J', (uint32_t)i);
+		str(x, "action");
+		str(x, "alloc");
+		op(x, 0x94);
+		memo++;
+		str(x, "frames");
+		if (i % 2 == 0) {
+			op(x, ']');
+			op(x, 0x94);
+			frames = memo++;
+			op(x, 'h');
+			op(x, 4);
+			op(x, 'a');
+		} else {
+			u32(x, 'j', frames);
+		}
+		op(x, 'u');
+		if (i % 1000 == 999 || i == n - 1)
+			op(x, 'e');
+	}
+	op(x, 'a');
+	op(x, 'u');
+	op(x, '.');
+}
+
+static size_t load_frames(int from_pipe, struct frames_seen *fs, size_t *slots)
+{
+	struct mp_pickle_stream st = {.item = frames_hook, .ctx = fs};
+	struct mp_pickle *doc = NULL;
+	struct mp_error err = {0};
+	struct pipe_src src;
+	FILE *f = from_pipe ? pipe_open(&src, &b) : fmemopen(b.b, b.n, "rb");
+
+	cr_assert_not_null(f);
+	memset(fs, 0, sizeof(*fs));
+	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), 0, "%s", err.msg);
+	fclose(f);
+	*slots = mp_pickle_n_slots(doc);
+	mp_pickle_free(doc);
+	return st.memo_held;
+}
+
+/* A frames list fetched again is freed when its last holder is released,
+ * read from a pipe or a file; from a file the memo keeps only the entries a
+ * fetch is still to come for, and the strings never fetched are released. */
+Test(pickle_stream, a_file_keeps_only_the_memo_entries_fetched_again)
+{
+	struct frames_seen fs;
+	size_t slots, held;
+
+	fetched_frames(&b, 20000);
+	held = load_frames(0, &fs, &slots);
+	cr_assert_eq(fs.n, 20000);
+	cr_assert_eq(fs.wrong, 0);
+	cr_assert_lt(held, 16, "%zu memo entries held", held);
+	/* 20000 entries of three keys and three values would be 140000 values */
+	cr_assert_lt(slots, 10000, "%zu slots", slots);
+
+	held = load_frames(1, &fs, &slots);
+	cr_assert_eq(fs.n, 20000);
+	cr_assert_eq(fs.wrong, 0);
+	cr_assert_geq(held, 50000, "every memo entry, a tag or a tombstone: %zu", held);
+	cr_assert_geq(slots, 20000, "the memoized strings are kept: %zu slots", slots);
+	cr_assert_lt(slots, 28000, "the 10000 retired frames lists are not: %zu slots", slots);
 }
