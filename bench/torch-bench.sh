@@ -88,5 +88,5 @@ if [ "$BIG_MIB" != 0 ]; then
 fi
 rm -f "$OUT/torch.db"
 echo "x_cpu, x_wall, x_rss = memprof import (parse, rebuild the window, write SQLite) / pickle.load alone"
-echo "x_file = memprof's peak RSS / the file's size (on a large file: the final state, the stacks and the pickle's memo, 8 bytes an object)"
+echo "x_file = memprof's peak RSS / the file's size (on a large file: the blocks live at each moment, the final state and the stacks)"
 echo "(below 1: memprof is faster or smaller); $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg)."
