@@ -130,17 +130,7 @@ static int load_from(struct buf *b, struct seen *s, struct mp_pickle **doc, stru
 
 static int load(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err)
 {
-	struct mp_pickle_stream st = {.item = hook, .ctx = s};
-	FILE *f = fmemopen(b->b, b->n, "rb");
-	int rc;
-
-	cr_assert_not_null(f);
-	memset(err, 0, sizeof(*err));
-	rc = mp_pickle_load_stream(doc, f, "t.pkl", s ? &st : NULL, err);
-	fclose(f);
-	if (s && rc == 0)
-		cr_assert_eq(st.input_bytes, b->n);
-	return rc;
+	return load_from(b, s, doc, err, 0, NULL);
 }
 
 /* PROTO 4, the root dict, its mark, 'segments': []. */
