@@ -362,8 +362,10 @@ static struct who who_of(const struct conv *v, const struct mp_spool_event *e)
 	if (e->correlation && e->kind != MP_SK_API && mp_intmap_get(&v->api_of, e->correlation, &i))
 		w.e = &v->in->events[i - 1];
 	if (w.e->kind == MP_SK_API) {
+		int64_t d = w.e->duration_ns > 0 ? w.e->duration_ns : 0;
+
 		w.t0 = w.e->ts_ns;
-		w.t1 = w.e->ts_ns + (w.e->duration_ns > 0 ? w.e->duration_ns : 0);
+		w.t1 = w.e->ts_ns > INT64_MAX - d ? INT64_MAX : w.e->ts_ns + d; /* saturated: a crafted spool */
 	}
 	return w;
 }
