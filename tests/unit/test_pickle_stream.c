@@ -133,6 +133,18 @@ static int load(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp
 	return load_from(b, s, doc, err, 0, NULL);
 }
 
+/* The root's 'again' is the entry dict whose addr is addr. */
+static void assert_again_is_entry(const struct mp_pickle *doc, int64_t addr)
+{
+	const struct mp_pk *again = mp_pk_get(mp_pickle_root(doc), "again");
+	int64_t a = 0;
+
+	cr_assert_not_null(again);
+	cr_assert_eq(again->type, MP_PK_DICT);
+	cr_assert(mp_pk_int(mp_pk_get(again, "addr"), &a));
+	cr_assert_eq(a, addr);
+}
+
 /* PROTO 4, the root dict, its mark, 'segments': []. */
 static void head(struct buf *b)
 {
@@ -268,8 +280,6 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
 	struct seen s = {0};
 	struct mp_pickle *doc = NULL;
 	struct mp_error err;
-	const struct mp_pk *again;
-	int64_t a = 0;
 
 	b.n = 0;
 	head(&b);
@@ -298,11 +308,7 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
 	memset(&s, 0, sizeof(s));
 	cr_assert_eq(load_from(&b, &s, &doc, &err, 0, NULL), 0, "%s", err.msg);
 	cr_assert_eq(s.n, 1);
-	again = mp_pk_get(mp_pickle_root(doc), "again");
-	cr_assert_not_null(again);
-	cr_assert_eq(again->type, MP_PK_DICT);
-	cr_assert(mp_pk_int(mp_pk_get(again, "addr"), &a));
-	cr_assert_eq(a, 1);
+	assert_again_is_entry(doc, 1);
 	mp_pickle_free(doc);
 }
 
@@ -734,8 +740,6 @@ Test(pickle_stream, an_entry_memoized_twice_is_kept)
 	struct seen s = {0};
 	struct mp_pickle *doc = NULL;
 	struct mp_error err;
-	const struct mp_pk *again;
-	int64_t a = 0;
 
 	b.n = 0;
 	head(&b);
@@ -755,11 +759,7 @@ Test(pickle_stream, an_entry_memoized_twice_is_kept)
 	op(&b, '.');
 	cr_assert_eq(load(&b, &s, &doc, &err), 0, "%s", err.msg);
 	cr_assert_eq(s.n, 1);
-	again = mp_pk_get(mp_pickle_root(doc), "again");
-	cr_assert_not_null(again);
-	cr_assert_eq(again->type, MP_PK_DICT);
-	cr_assert(mp_pk_int(mp_pk_get(again, "addr"), &a));
-	cr_assert_eq(a, 7);
+	assert_again_is_entry(doc, 7);
 	mp_pickle_free(doc);
 }
 
