@@ -12,6 +12,7 @@
 #include "import/pickle_fetches.h"
 #include "util/intmap.h"
 #include "util/array.h"
+#include "util/pipe_tee.h"
 
 #include <errno.h>
 #include <math.h>
@@ -961,6 +962,8 @@ static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, 
                 struct mp_pickle_stream *s, struct mp_error *err)
 {
 	struct vm m = {.name = name, .err = err, .stream = s && s->item ? s : NULL, .in = in};
+	struct mp_pipe_tee *tee;
+	FILE *again = NULL;
 	size_t i, held;
 	int rc;
 
@@ -974,12 +977,21 @@ static int load(struct mp_pickle **out, FILE *in, const void *data, size_t len, 
 	mp_intmap_init(&m.memo_far);
 	mp_intmap_init(&m.streamed);
 	rc = 0;
-	if (m.stream && in && (rc = mp_pk_count_fetches(in, &m.fetches)) < 0)
-		rc = mp_err(err, MP_EIO, "cannot read '%s' again from its start: %s", name,
-		            strerror(errno));
+	if (m.stream && in && ftello(in) >= 0) {
+		if ((rc = mp_pk_count_fetches(in, &m.fetches)) < 0)
+			rc = mp_err(err, MP_EIO, "cannot read '%s' again from its start: %s", name,
+			            strerror(errno));
+	} else if (m.stream && in && (tee = mp_pipe_tee_open(in))) {
+		/* a pipe: counted through a temporary copy of what the count reads,
+		 * then run from that copy and the rest of the pipe */
+		rc = mp_pk_count_fetches_once(mp_pipe_tee_first(tee), &m.fetches);
+		m.in = again = mp_pipe_tee_again(tee);
+	}
 	m.counted = rc == 1;
 	if (rc >= 0)
 		rc = run(&m);
+	if (again)
+		fclose(again);
 	mp_pk_fetches_free(&m.fetches);
 	held = m.memo_far.n;
 	mp_intmap_free(&m.memo_far);

@@ -74,8 +74,10 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
  * memo entry is fetched again: the memo then keeps an entry only until its
  * last fetch, an item fetched again later is kept, and the strings never
  * fetched go with their item, so the memo follows what is still to be
- * shared, not the file.  From a pipe every memo entry stays (8 bytes each)
- * and a later memo reference to a released item is an error.  The hook
+ * shared, not the file.  A pipe is counted the same way through a
+ * temporary copy of what the count read (util/pipe_tee.h); where no
+ * temporary file can be made it is not counted: every memo entry stays (8
+ * bytes each) and a later memo reference to a released item is an error.  The hook
  * returns 0 or a negative error code (with err set).
  * input_bytes is the bytes of input read so far (up to the item's end) at
  * each call, and the whole pickle's size once mp_pickle_load_stream returns.

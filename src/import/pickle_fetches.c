@@ -182,19 +182,30 @@ static int walk(struct scan *s, struct mp_pk_fetches *f)
 	}
 }
 
-int mp_pk_count_fetches(FILE *in, struct mp_pk_fetches *f)
+int mp_pk_count_fetches_once(FILE *in, struct mp_pk_fetches *f)
 {
 	struct scan s = {.in = in};
-	off_t start = ftello(in);
 	int counted;
 
 	memset(f, 0, sizeof(*f));
-	if (start < 0 || !(s.buf = malloc(SCAN_BYTES)))
+	if (!(s.buf = malloc(SCAN_BYTES)))
 		return 0;
 	counted = walk(&s, f) && !s.too_big && !ferror(in);
 	free(s.buf);
 	if (!counted)
 		mp_pk_fetches_free(f);
+	return counted;
+}
+
+int mp_pk_count_fetches(FILE *in, struct mp_pk_fetches *f)
+{
+	off_t start = ftello(in);
+	int counted;
+
+	memset(f, 0, sizeof(*f));
+	if (start < 0)
+		return 0;
+	counted = mp_pk_count_fetches_once(in, f);
 	clearerr(in);
 	if (fseeko(in, start, SEEK_SET) != 0) {
 		mp_pk_fetches_free(f);

@@ -29,6 +29,9 @@ struct mp_pk_fetches {
  * in could not be put back where it was (the read cannot go on).
  */
 int mp_pk_count_fetches(FILE *in, struct mp_pk_fetches *f);
+/* The same without seeking back: in is read up to STOP (and a buffer's
+ * worth beyond), the end, or the first opcode not followed; 1 or 0. */
+int mp_pk_count_fetches_once(FILE *in, struct mp_pk_fetches *f);
 void mp_pk_fetches_free(struct mp_pk_fetches *f);
 
 /* Fetches of idx still to come (MP_PK_FETCHES_MANY: three or more). */

@@ -90,6 +90,24 @@ if [ -d "$datasets" ]; then
 	for f in "$datasets"/*.pickle; do
 		same_figures "$(basename "$f" .pickle)" "$f"
 	done
+	# From a pipe the pickle is counted through a copy in $TMPDIR (gone once
+	# read), or read as it comes when no copy can be made: the same trace.
+	big=$(ls -S "$datasets"/*.pickle | head -1)
+	name=$(basename "$big" .pickle)
+	mp export "$name.db"
+	cp "$OUT" "$name.file.csv"
+	mkdir "$W/tmpdir" || die "mkdir $W/tmpdir"
+	for tmpdir in "$W/tmpdir" /nonexistent/memprof-test; do
+		step "$name from a pipe, TMPDIR=$tmpdir"
+		rm -f pipe.db
+		LAST_CMD="cat $name.pickle | TMPDIR=$tmpdir memprof import -q -o pipe.db -"
+		cat "$big" | TMPDIR=$tmpdir "$MEMPROF" import -q -o pipe.db - >"$OUT" 2>"$ERR"
+		status=$?
+		expect_status 0
+		expect_dir_empty "$W/tmpdir"
+		mp export pipe.db
+		expect_same_file "$name.file.csv" "$OUT"
+	done
 else
 	say "note: no $datasets: the real snapshots were not checked"
 fi

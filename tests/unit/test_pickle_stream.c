@@ -3,11 +3,12 @@
  * items of root['device_traces'][i] reach the hook in order whatever the
  * pickler's batching (APPENDS with marks, a lone APPEND), they are released
  * (slots reused: memory does not grow with their number), a later memo
- * reference to one is refused from a pipe and kept from a file (which is
- * counted first: its memo keeps only what is fetched again), and lists
- * elsewhere are not streamed.  A pipe is read as it is parsed: the first
- * entry arrives long before the end of a large input, and strings outlive
- * the window they were read in.
+ * reference to one is kept from a file or a pipe (both counted first: a
+ * pipe through a temporary copy; the memo keeps only what is fetched again)
+ * and refused when nothing could be counted (a pipe with no temporary
+ * file), and lists elsewhere are not streamed.  Uncounted, the machine
+ * reads a pipe as it parses it: the first entry arrives long before the end
+ * of a large input, and strings outlive the window they were read in.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -107,19 +108,38 @@ static FILE *pipe_open(struct pipe_src *p, const struct buf *b)
 	return f;
 }
 
-/* Load b from a file (fmemopen: it seeks, so it is counted first), or from
- * a pipe when from_pipe; *held is the memo entries left at the end. */
+/* Where a test's pickle is read from. */
+enum from {
+	FROM_FILE,    /* fmemopen: it seeks, so it is counted first */
+	FROM_PIPE,    /* counted through a temporary copy */
+	FROM_PIPE_AS_IS, /* no temporary file can be made: not counted */
+};
+
+/* $TMPDIR where no file can be made, while from is FROM_PIPE_AS_IS. */
+static void no_temp_dir(enum from from, int on)
+{
+	if (from != FROM_PIPE_AS_IS)
+		return;
+	if (on)
+		setenv("TMPDIR", "/nonexistent/memprof-test", 1);
+	else
+		unsetenv("TMPDIR");
+}
+
+/* Load b from a file or a pipe; *held is the memo entries left at the end. */
 static int load_from(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err,
-                     int from_pipe, size_t *held)
+                     enum from from, size_t *held)
 {
 	struct mp_pickle_stream st = {.item = hook, .ctx = s};
 	struct pipe_src src;
-	FILE *f = from_pipe ? pipe_open(&src, b) : fmemopen(b->b, b->n, "rb");
+	FILE *f = from != FROM_FILE ? pipe_open(&src, b) : fmemopen(b->b, b->n, "rb");
 	int rc;
 
 	cr_assert_not_null(f);
 	memset(err, 0, sizeof(*err));
+	no_temp_dir(from, 1);
 	rc = mp_pickle_load_stream(doc, f, "t.pkl", s ? &st : NULL, err);
+	no_temp_dir(from, 0);
 	fclose(f);
 	if (s && rc == 0)
 		cr_assert_eq(st.input_bytes, b->n);
@@ -130,7 +150,7 @@ static int load_from(struct buf *b, struct seen *s, struct mp_pickle **doc, stru
 
 static int load(struct buf *b, struct seen *s, struct mp_pickle **doc, struct mp_error *err)
 {
-	return load_from(b, s, doc, err, 0, NULL);
+	return load_from(b, s, doc, err, FROM_FILE, NULL);
 }
 
 /* The root's 'again' is the entry dict whose addr is addr. */
@@ -275,7 +295,7 @@ Test(pickle_stream, released_slots_are_reused)
 
 /* From a pipe the entry is released before the reference is seen; a file
  * is counted first, so the entry the reference names is kept. */
-Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
+Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_only_when_not_counted)
 {
 	struct seen s = {0};
 	struct mp_pickle *doc = NULL;
@@ -296,7 +316,7 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
 	op(&b, 4);
 	op(&b, 'u');
 	op(&b, '.');
-	cr_assert_eq(load_from(&b, &s, &doc, &err, 1, NULL), MP_EFORMAT);
+	cr_assert_eq(load_from(&b, &s, &doc, &err, FROM_PIPE_AS_IS, NULL), MP_EFORMAT);
 	char want[160];
 	snprintf(want, sizeof(want),
 	         "unsupported pickle 't.pkl' at byte %zu: memo reference 4 names a trace entry "
@@ -305,11 +325,13 @@ Test(pickle_stream, a_memo_reference_to_a_released_item_is_refused_from_a_pipe)
 	cr_assert_str_eq(err.msg, want);
 	cr_assert_null(doc);
 
-	memset(&s, 0, sizeof(s));
-	cr_assert_eq(load_from(&b, &s, &doc, &err, 0, NULL), 0, "%s", err.msg);
-	cr_assert_eq(s.n, 1);
-	assert_again_is_entry(doc, 1);
-	mp_pickle_free(doc);
+	for (enum from from = FROM_FILE; from <= FROM_PIPE; from++) {
+		memset(&s, 0, sizeof(s));
+		cr_assert_eq(load_from(&b, &s, &doc, &err, from, NULL), 0, "%s", err.msg);
+		cr_assert_eq(s.n, 1);
+		assert_again_is_entry(doc, 1);
+		mp_pickle_free(doc);
+	}
 }
 
 Test(pickle_stream, lists_elsewhere_are_not_streamed)
@@ -508,8 +530,9 @@ static int lead_hook(void *ctx, size_t list, size_t item, const struct mp_pk *v,
 }
 
 /*
- * A snapshot of about 9 MiB: the first entry reaches the hook after the
- * first few MiB have been read, not after the whole file.
+ * A snapshot of about 9 MiB read from a pipe that cannot be counted (no
+ * temporary file): the machine's own reading hands the first entry to the
+ * hook after the first few MiB, not after the whole file.
  */
 Test(pickle_stream, the_input_is_read_as_it_is_parsed)
 {
@@ -543,7 +566,9 @@ Test(pickle_stream, the_input_is_read_as_it_is_parsed)
 	cr_assert_gt(total, 8u << 20);
 	st.item = lead_hook;
 	f = source_open(&src);
+	no_temp_dir(FROM_PIPE_AS_IS, 1);
 	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), 0, "%s", err.msg);
+	no_temp_dir(FROM_PIPE_AS_IS, 0);
 	fclose(f);
 	cr_assert_eq(l.n, 400000);
 	cr_assert_eq(st.input_bytes, total);
@@ -875,17 +900,19 @@ static void fetched_frames(struct buf *x, size_t n)
 	op(x, '.');
 }
 
-static size_t load_frames(int from_pipe, struct frames_seen *fs, size_t *slots)
+static size_t load_frames(enum from from, struct frames_seen *fs, size_t *slots)
 {
 	struct mp_pickle_stream st = {.item = frames_hook, .ctx = fs};
 	struct mp_pickle *doc = NULL;
 	struct mp_error err = {0};
 	struct pipe_src src;
-	FILE *f = from_pipe ? pipe_open(&src, &b) : fmemopen(b.b, b.n, "rb");
+	FILE *f = from != FROM_FILE ? pipe_open(&src, &b) : fmemopen(b.b, b.n, "rb");
 
 	cr_assert_not_null(f);
 	memset(fs, 0, sizeof(*fs));
+	no_temp_dir(from, 1);
 	cr_assert_eq(mp_pickle_load_stream(&doc, f, "t.pkl", &st, &err), 0, "%s", err.msg);
+	no_temp_dir(from, 0);
 	fclose(f);
 	*slots = mp_pickle_n_slots(doc);
 	mp_pickle_free(doc);
@@ -893,22 +920,25 @@ static size_t load_frames(int from_pipe, struct frames_seen *fs, size_t *slots)
 }
 
 /* A frames list fetched again is freed when its last holder is released,
- * read from a pipe or a file; from a file the memo keeps only the entries a
- * fetch is still to come for, and the strings never fetched are released. */
-Test(pickle_stream, a_file_keeps_only_the_memo_entries_fetched_again)
+ * counted or not; counted (a file, or a pipe through its copy) the memo
+ * keeps only the entries a fetch is still to come for, and the strings
+ * never fetched are released. */
+Test(pickle_stream, a_counted_input_keeps_only_the_memo_entries_fetched_again)
 {
 	struct frames_seen fs;
 	size_t slots, held;
 
 	fetched_frames(&b, 20000);
-	held = load_frames(0, &fs, &slots);
-	cr_assert_eq(fs.n, 20000);
-	cr_assert_eq(fs.wrong, 0);
-	cr_assert_lt(held, 16, "%zu memo entries held", held);
-	/* 20000 entries of three keys and three values would be 140000 values */
-	cr_assert_lt(slots, 10000, "%zu slots", slots);
+	for (enum from from = FROM_FILE; from <= FROM_PIPE; from++) {
+		held = load_frames(from, &fs, &slots);
+		cr_assert_eq(fs.n, 20000);
+		cr_assert_eq(fs.wrong, 0);
+		cr_assert_lt(held, 16, "%zu memo entries held (from %d)", held, (int)from);
+		/* 20000 entries of three keys and three values would be 140000 values */
+		cr_assert_lt(slots, 10000, "%zu slots (from %d)", slots, (int)from);
+	}
 
-	held = load_frames(1, &fs, &slots);
+	held = load_frames(FROM_PIPE_AS_IS, &fs, &slots);
 	cr_assert_eq(fs.n, 20000);
 	cr_assert_eq(fs.wrong, 0);
 	cr_assert_geq(held, 50000, "every memo entry, a tag or a tombstone: %zu", held);

@@ -1,0 +1,172 @@
+/*
+ * util/pipe_tee.c - a stream read twice through an unlinked temporary file:
+ * the first reader's bytes are written there as they come; the second reads
+ * the file from its start, then whatever the first read but could not keep,
+ * then the stream itself.
+ */
+#include "util/pipe_tee.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK (256u << 10) /* the most the first reader takes from in at once */
+
+struct mp_pipe_tee {
+	FILE *in;
+	int fd;              /* the kept bytes */
+	FILE *kept;          /* fd, read by the second reader; NULL once read */
+	int unkept;          /* a write failed: the first reader ends there */
+	int lost;            /* the kept bytes cannot be read back from their start */
+	unsigned char *held; /* read but not kept: held[at, n) */
+	size_t at, n;
+	FILE *first, *again;
+};
+
+/* Write all of b[0, n) to fd: how many bytes were written. */
+static size_t write_all(int fd, const char *b, size_t n)
+{
+	size_t done = 0;
+	ssize_t k;
+
+	while (done < n) {
+		k = write(fd, b + done, n - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		done += (size_t)k;
+	}
+	return done;
+}
+
+static ssize_t first_read(void *cookie, char *out, size_t size)
+{
+	struct mp_pipe_tee *t = cookie;
+	size_t k, w;
+
+	if (t->unkept)
+		return -1;
+	k = fread(out, 1, size < CHUNK ? size : CHUNK, t->in);
+	if (k == 0)
+		return ferror(t->in) ? -1 : 0;
+	if ((w = write_all(t->fd, out, k)) < k) {
+		memcpy(t->held, out + w, k - w); /* for the second reader */
+		t->n = k - w;
+		t->unkept = 1;
+		errno = ENOSPC;
+		return -1;
+	}
+	return (ssize_t)k;
+}
+
+static ssize_t again_read(void *cookie, char *out, size_t size)
+{
+	struct mp_pipe_tee *t = cookie;
+	size_t k;
+
+	if (t->lost) {
+		errno = EIO;
+		return -1;
+	}
+	if (t->kept) {
+		k = fread(out, 1, size, t->kept);
+		if (k > 0)
+			return (ssize_t)k;
+		if (ferror(t->kept))
+			return -1;
+		fclose(t->kept); /* closes fd */
+		t->kept = NULL;
+	}
+	if (t->at < t->n) {
+		k = t->n - t->at < size ? t->n - t->at : size;
+		memcpy(out, t->held + t->at, k);
+		t->at += k;
+		return (ssize_t)k;
+	}
+	k = fread(out, 1, size, t->in);
+	return k == 0 && ferror(t->in) ? -1 : (ssize_t)k;
+}
+
+static int first_close(void *cookie)
+{
+	(void)cookie; /* the tee lives on for the second reader */
+	return 0;
+}
+
+static int again_close(void *cookie)
+{
+	struct mp_pipe_tee *t = cookie;
+
+	if (t->first)
+		fclose(t->first);
+	if (t->kept)
+		fclose(t->kept);
+	free(t->held);
+	free(t);
+	return 0;
+}
+
+/* An unlinked file in $TMPDIR (else /tmp): its descriptor, or -1. */
+static int temp_fd(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/memprof-pipe-XXXXXX", dir && *dir ? dir : "/tmp") >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) >= 0)
+		unlink(path);
+	return fd;
+}
+
+struct mp_pipe_tee *mp_pipe_tee_open(FILE *in)
+{
+	static const cookie_io_functions_t first_io = {first_read, NULL, NULL, first_close};
+	static const cookie_io_functions_t again_io = {again_read, NULL, NULL, again_close};
+	struct mp_pipe_tee *t = calloc(1, sizeof(*t));
+	int e;
+
+	if (!t)
+		return NULL;
+	t->in = in;
+	t->fd = -1;
+	if (!(t->held = malloc(CHUNK)) || (t->fd = temp_fd()) < 0 ||
+	    !(t->kept = fdopen(t->fd, "rb")) || !(t->first = fopencookie(t, "rb", first_io)) ||
+	    !(t->again = fopencookie(t, "rb", again_io))) {
+		e = errno;
+		if (t->first)
+			fclose(t->first);
+		if (t->kept)
+			fclose(t->kept);
+		else if (t->fd >= 0)
+			close(t->fd);
+		free(t->held);
+		free(t);
+		errno = e;
+		return NULL;
+	}
+	return t;
+}
+
+FILE *mp_pipe_tee_first(struct mp_pipe_tee *t)
+{
+	return t->first;
+}
+
+FILE *mp_pipe_tee_again(struct mp_pipe_tee *t)
+{
+	if (t->first) {
+		fclose(t->first);
+		t->first = NULL;
+	}
+	/* kept was never read through its FILE, so moving fd moves it too */
+	t->lost = lseek(t->fd, 0, SEEK_SET) != 0;
+	return t->again;
+}
