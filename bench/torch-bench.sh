@@ -3,7 +3,8 @@
 # ../shared/datasets/torch-snapshots against the floor for any Python tool,
 # loading the same file with pickle.load, side by side in one run; then the
 # same on a snapshot of about BIG_MIB MiB that bench/make_big_snapshot.py
-# builds by repeating the largest real one, shifted in time and address.
+# builds by repeating the largest real one, shifted in time and address,
+# read from the file and then from a pipe (cat FILE |, on both sides).
 # Prints medians of REPEAT alternating runs: CPU time (user + system, the
 # figure that holds on a shared machine), wall time, their ratios
 # (memprof / pickle.load) and peak RSS.  Run from the build directory
@@ -40,17 +41,25 @@ run() {
 [ -d "$DATASETS/torch-snapshots" ] || die "no snapshots in '$DATASETS/torch-snapshots'"
 mkdir -p "$OUT" || die "cannot create $OUT"
 
-# one FILE REPEAT: alternate memprof import and pickle.load REPEAT times; one line
+# one FILE REPEAT [pipe]: alternate memprof import and pickle.load REPEAT
+# times, from the file or, with 'pipe', from cat FILE | on both sides; one line
 one() {
 	f=$1
-	name=$(basename "$f" .pickle)
+	name=$(basename "$f" .pickle)${3:+-$3}
 	mlog=$OUT/torch-$name.memprof.log
 	plog=$OUT/torch-$name.pickle.log
 	rm -f "$mlog" "$plog"
 	i=0
 	while [ "$i" -lt "$2" ]; do # alternate, so drift hits both alike
-		run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f" 2>>"$OUT/torch-warnings.txt"
-		run "$plog" "$PYTHON" -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
+		if [ "${3:-}" = pipe ]; then
+			run "$mlog" sh -c 'cat "$1" | "$2" import -q -f -o "$3" -' sh "$f" "$MEMPROF" \
+				"$OUT/torch.db" 2>>"$OUT/torch-warnings.txt"
+			run "$plog" sh -c 'cat "$1" | "$2" -c "import pickle, sys; pickle.load(sys.stdin.buffer)"' \
+				sh "$f" "$PYTHON"
+		else
+			run "$mlog" "$MEMPROF" import -q -f -o "$OUT/torch.db" "$f" 2>>"$OUT/torch-warnings.txt"
+			run "$plog" "$PYTHON" -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
+		fi
 		i=$((i + 1))
 	done
 	events=$("$MEMPROF" info --json "$OUT/torch.db" |
@@ -84,9 +93,11 @@ if [ "$BIG_MIB" != 0 ]; then
 	[ -s "$big" ] || "$PYTHON" "$top_srcdir/bench/make_big_snapshot.py" "$src" "$big" "$BIG_MIB" \
 		>/dev/null || die "cannot build '$big'"
 	one "$big" "$BIG_REPEAT"
+	one "$big" "$BIG_REPEAT" pipe
 	[ -n "${KEEP:-}" ] || rm -f "$big"
 fi
 rm -f "$OUT/torch.db"
 echo "x_cpu, x_wall, x_rss = memprof import (parse, rebuild the window, write SQLite) / pickle.load alone"
+echo "-pipe: read from 'cat FILE |' (memprof counts the memo through a copy in \$TMPDIR; cat's time counted on both sides)"
 echo "x_file = memprof's peak RSS / the file's size (on a large file: the blocks live at each moment, the final state and the stacks)"
 echo "(below 1: memprof is faster or smaller); $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg)."
