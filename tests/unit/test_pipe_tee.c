@@ -76,6 +76,31 @@ static unsigned char *read_all(FILE *f, size_t *n, int *failed)
 	return b;
 }
 
+/* A tee over a pipe of data[0, N_BYTES) that fails once fail_at is read. */
+static struct mp_pipe_tee *tee_over(struct src *p, FILE **in, size_t fail_at)
+{
+	struct mp_pipe_tee *t;
+
+	fill();
+	*in = src_open(p, N_BYTES, fail_at);
+	t = mp_pipe_tee_open(*in);
+	cr_assert_not_null(t, "%s", strerror(errno));
+	return t;
+}
+
+/* Read t's first reader to its end: the bytes read (data's first ones). */
+static size_t read_first(struct mp_pipe_tee *t, int *failed)
+{
+	size_t n;
+	unsigned char *b = read_all(mp_pipe_tee_first(t), &n, failed);
+
+	cr_assert(memcmp(b, data, n) == 0, "the bytes read first differ");
+	free(b);
+	return n;
+}
+
+/* Read t's second reader to its end: want bytes, all data's, then an error
+ * or not as want_failed says. */
 static void read_again(struct mp_pipe_tee *t, size_t want, int want_failed)
 {
 	FILE *again = mp_pipe_tee_again(t);
@@ -94,19 +119,11 @@ Test(pipe_tee, the_second_reader_gets_every_byte_the_first_read)
 {
 	struct src p;
 	FILE *in;
-	struct mp_pipe_tee *t;
-	size_t n;
+	struct mp_pipe_tee *t = tee_over(&p, &in, SIZE_MAX);
 	int failed;
 
-	fill();
-	in = src_open(&p, N_BYTES, SIZE_MAX);
-	t = mp_pipe_tee_open(in);
-	cr_assert_not_null(t, "%s", strerror(errno));
-	unsigned char *b = read_all(mp_pipe_tee_first(t), &n, &failed);
-	cr_assert_eq(n, N_BYTES);
+	cr_assert_eq(read_first(t, &failed), N_BYTES);
 	cr_assert_not(failed);
-	cr_assert(memcmp(b, data, n) == 0);
-	free(b);
 	read_again(t, N_BYTES, 0);
 	fclose(in);
 }
@@ -116,12 +133,8 @@ Test(pipe_tee, what_the_first_left_unread_comes_from_the_stream)
 	static char part[1000];
 	struct src p;
 	FILE *in;
-	struct mp_pipe_tee *t;
+	struct mp_pipe_tee *t = tee_over(&p, &in, SIZE_MAX);
 
-	fill();
-	in = src_open(&p, N_BYTES, SIZE_MAX);
-	t = mp_pipe_tee_open(in);
-	cr_assert_not_null(t);
 	cr_assert_eq(fread(part, 1, sizeof(part), mp_pipe_tee_first(t)), sizeof(part));
 	cr_assert_lt(p.at, N_BYTES, "the first reader took only what it asked for, and a chunk");
 	read_again(t, N_BYTES, 0);
@@ -134,19 +147,13 @@ Test(pipe_tee, a_byte_that_cannot_be_kept_ends_the_first_reader_not_the_second)
 	struct src p;
 	FILE *in;
 	struct mp_pipe_tee *t;
-	size_t n;
 	int failed;
 
-	fill();
 	signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG */
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	in = src_open(&p, N_BYTES, SIZE_MAX);
-	t = mp_pipe_tee_open(in);
-	cr_assert_not_null(t);
-	unsigned char *b = read_all(mp_pipe_tee_first(t), &n, &failed);
+	t = tee_over(&p, &in, SIZE_MAX);
+	cr_assert_leq(read_first(t, &failed), 1u << 20);
 	cr_assert(failed, "the first reader is told");
-	cr_assert_leq(n, 1u << 20);
-	free(b);
 	read_again(t, N_BYTES, 0);
 	fclose(in);
 }
@@ -155,18 +162,11 @@ Test(pipe_tee, a_read_error_of_the_stream_is_met_again_at_the_same_byte)
 {
 	struct src p;
 	FILE *in;
-	struct mp_pipe_tee *t;
-	size_t n;
+	struct mp_pipe_tee *t = tee_over(&p, &in, 700000);
 	int failed;
 
-	fill();
-	in = src_open(&p, N_BYTES, 700000);
-	t = mp_pipe_tee_open(in);
-	cr_assert_not_null(t);
-	unsigned char *b = read_all(mp_pipe_tee_first(t), &n, &failed);
-	cr_assert_eq(n, 700000);
+	cr_assert_eq(read_first(t, &failed), 700000);
 	cr_assert(failed);
-	free(b);
 	read_again(t, 700000, 1);
 	fclose(in);
 }
