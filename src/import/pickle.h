@@ -76,7 +76,7 @@ int mp_pickle_load(struct mp_pickle **out, FILE *in, const char *name, struct mp
  * fetched go with their item, so the memo follows what is still to be
  * shared, not the file.  A pipe is counted the same way through a
  * temporary copy of what the count read (util/pipe_tee.h); where no
- * temporary file can be made it is not counted: every memo entry stays (8
+ * temporary file can be made (or only in a tmpfs) it is not counted: every memo entry stays (8
  * bytes each) and a later memo reference to a released item is an error.  The hook
  * returns 0 or a negative error code (with err set).
  * input_bytes is the bytes of input read so far (up to the item's end) at

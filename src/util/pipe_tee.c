@@ -8,8 +8,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define CHUNK (256u << 10) /* the most the first reader takes from in at once */
@@ -109,7 +111,18 @@ static int again_close(void *cookie)
 	return 0;
 }
 
-/* An unlinked file in $TMPDIR (else /tmp): its descriptor, or -1. */
+/* Whether fd's file system keeps its files in memory (tmpfs, ramfs). */
+static int in_memory(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 &&
+	       ((unsigned long)sf.f_type == TMPFS_MAGIC || (unsigned long)sf.f_type == RAMFS_MAGIC);
+}
+
+/* An unlinked file in $TMPDIR (else /tmp) on a disk: its descriptor, or -1
+ * (EXDEV when the directory is a tmpfs: a copy there would take more
+ * memory than it saves). */
 static int temp_fd(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -121,8 +134,14 @@ static int temp_fd(void)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((fd = mkstemp(path)) >= 0)
-		unlink(path);
+	if ((fd = mkstemp(path)) < 0)
+		return -1;
+	unlink(path);
+	if (in_memory(fd)) {
+		close(fd);
+		errno = EXDEV;
+		return -1;
+	}
 	return fd;
 }
 

@@ -6,7 +6,8 @@
  * (import/pickle_fetches.c), which must see the opcodes before the machine
  * runs them.  Only what the first reader read is kept, so a stream refused
  * at its first bytes costs no more than those.  The file is in $TMPDIR
- * (else /tmp) and goes away when the second reader is closed.
+ * (else /tmp), never in a tmpfs, and goes away when the second reader is
+ * closed.
  */
 #ifndef MP_UTIL_PIPE_TEE_H
 #define MP_UTIL_PIPE_TEE_H
@@ -17,7 +18,8 @@ struct mp_pipe_tee;
 
 /*
  * Start keeping what is read of in.  NULL (errno set) when no temporary
- * file could be made or no memory was left; nothing of in was read then.
+ * file could be made, when $TMPDIR is a tmpfs or ramfs (EXDEV: the copy
+ * would be memory), or no memory was left; nothing of in was read then.
  * Everything the tee needs is allocated here: nothing after can fail for
  * want of memory.
  */

@@ -3,7 +3,8 @@
  * seek read twice: the second reader gets every byte from the start whether
  * the first read it all, part of it, or stopped at a write that failed (a
  * file size limit standing in for a full disk); a read error of the stream
- * is met again; with no temporary file nothing of the stream is read.
+ * is met again; with no temporary file, or only one in a tmpfs (where the
+ * copy would be memory), nothing of the stream is read.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "util/pipe_tee.h"
@@ -184,5 +187,23 @@ Test(pipe_tee, with_no_temporary_file_nothing_of_the_stream_is_read)
 	cr_assert_eq(errno, ENOENT, "%s", strerror(errno));
 	cr_assert_eq(p.at, 0);
 	cr_assert_eq(fgetc(in), data[0]);
+	fclose(in);
+}
+
+Test(pipe_tee, a_temporary_file_in_a_tmpfs_is_not_used)
+{
+	struct statfs sf;
+	struct src p;
+	FILE *in;
+
+	if (statfs("/dev/shm", &sf) != 0 || (unsigned long)sf.f_type != TMPFS_MAGIC)
+		cr_skip_test("/dev/shm is not a tmpfs here");
+	fill();
+	setenv("TMPDIR", "/dev/shm", 1);
+	in = src_open(&p, N_BYTES, SIZE_MAX);
+	errno = 0;
+	cr_assert_null(mp_pipe_tee_open(in));
+	cr_assert_eq(errno, EXDEV, "%s", strerror(errno));
+	cr_assert_eq(p.at, 0);
 	fclose(in);
 }
