@@ -89,6 +89,7 @@ struct replay {
 	FILE *in;
 	char head[4096];
 	size_t len, pos;
+	char buf[256 << 10]; /* the stream's: reads of 256 KiB, not stdio's 8 */
 };
 
 static ssize_t replay_read(void *cookie, char *buf, size_t size)
@@ -154,6 +155,7 @@ static const struct mp_importer *detect(FILE **in, const char *path, struct mp_e
 		free(r);
 		return NULL;
 	}
+	setvbuf(f, r->buf, _IOFBF, sizeof(r->buf));
 	*in = f; /* the caller closes it; the original stays open */
 	return found;
 }

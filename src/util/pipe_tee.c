@@ -7,6 +7,7 @@
 #include "util/pipe_tee.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdlib.h>
@@ -15,14 +16,19 @@
 #include <unistd.h>
 
 #define CHUNK (256u << 10) /* the most the first reader takes from in at once */
+#define ROOM_EVERY ((uint64_t)64 << 20) /* bytes kept between two looks at the room left */
+#define RESERVE ((uint64_t)1 << 30)     /* free bytes the copy leaves on its disk, at least */
 
 struct mp_pipe_tee {
 	FILE *in;
-	int fd;              /* the kept bytes */
-	FILE *kept;          /* fd, read by the second reader; NULL once read */
-	int unkept;          /* a write failed: the first reader ends there */
+	int fd;              /* the kept bytes; -1 once the second reader read them */
+	int unkept;          /* a write failed, or the disk is near full: the first reader ends there */
+	uint64_t kept;       /* bytes written to fd */
+	uint64_t room_until; /* kept may reach this before the room left is looked at again */
+	uint64_t reserve;    /* free bytes the copy leaves on its disk */
 	int lost;            /* the kept bytes cannot be read back from their start */
-	unsigned char *held; /* read but not kept: held[at, n) */
+	unsigned char *held; /* read but not kept: held[at, n); then the buffers */
+	unsigned char *first_buf, *again_buf; /* the streams' (stdio's own read 8 KiB) */
 	size_t at, n;
 	FILE *first, *again;
 };
@@ -44,17 +50,42 @@ static size_t write_all(int fd, const char *b, size_t n)
 	return done;
 }
 
+/* Whether the file system of fd keeps more than reserve bytes free after
+ * n more are written; a file system that cannot say is taken to. */
+static int room_for(int fd, uint64_t n, uint64_t reserve)
+{
+	struct statfs sf;
+	uint64_t unit, total, avail;
+
+	if (fstatfs(fd, &sf) != 0)
+		return 1;
+	unit = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+	total = (uint64_t)sf.f_blocks * unit;
+	avail = (uint64_t)sf.f_bavail * unit;
+	if (reserve < total / 20)
+		reserve = total / 20; /* and never the last 5% of the disk */
+	return avail > reserve && avail - reserve > n;
+}
+
 static ssize_t first_read(void *cookie, char *out, size_t size)
 {
 	struct mp_pipe_tee *t = cookie;
-	size_t k, w;
+	size_t k, w = 0;
 
 	if (t->unkept)
 		return -1;
 	k = fread(out, 1, size < CHUNK ? size : CHUNK, t->in);
 	if (k == 0)
 		return ferror(t->in) ? -1 : 0;
-	if ((w = write_all(t->fd, out, k)) < k) {
+	/* the room left is looked at before the copy passes each mark, every
+	 * ROOM_EVERY bytes: none left, and nothing more is written */
+	if (t->kept + k > t->room_until && room_for(t->fd, ROOM_EVERY, t->reserve))
+		t->room_until = t->kept + ROOM_EVERY;
+	if (t->kept + k <= t->room_until) {
+		w = write_all(t->fd, out, k);
+		t->kept += w;
+	}
+	if (w < k) {
 		memcpy(t->held, out + w, k - w); /* for the second reader */
 		t->n = k - w;
 		t->unkept = 1;
@@ -73,14 +104,16 @@ static ssize_t again_read(void *cookie, char *out, size_t size)
 		errno = EIO;
 		return -1;
 	}
-	if (t->kept) {
-		k = fread(out, 1, size, t->kept);
-		if (k > 0)
-			return (ssize_t)k;
-		if (ferror(t->kept))
-			return -1;
-		fclose(t->kept); /* closes fd */
-		t->kept = NULL;
+	if (t->fd >= 0) {
+		ssize_t got;
+
+		do
+			got = read(t->fd, out, size);
+		while (got < 0 && errno == EINTR);
+		if (got != 0)
+			return got; /* the bytes, or -1 */
+		close(t->fd);
+		t->fd = -1;
 	}
 	if (t->at < t->n) {
 		k = t->n - t->at < size ? t->n - t->at : size;
@@ -104,8 +137,8 @@ static int again_close(void *cookie)
 
 	if (t->first)
 		fclose(t->first);
-	if (t->kept)
-		fclose(t->kept);
+	if (t->fd >= 0)
+		close(t->fd);
 	free(t->held);
 	free(t);
 	return 0;
@@ -147,6 +180,11 @@ static int temp_fd(void)
 
 struct mp_pipe_tee *mp_pipe_tee_open(FILE *in)
 {
+	return mp_pipe_tee_open_leaving(in, RESERVE);
+}
+
+struct mp_pipe_tee *mp_pipe_tee_open_leaving(FILE *in, uint64_t reserve)
+{
 	static const cookie_io_functions_t first_io = {first_read, NULL, NULL, first_close};
 	static const cookie_io_functions_t again_io = {again_read, NULL, NULL, again_close};
 	struct mp_pipe_tee *t = calloc(1, sizeof(*t));
@@ -156,21 +194,25 @@ struct mp_pipe_tee *mp_pipe_tee_open(FILE *in)
 		return NULL;
 	t->in = in;
 	t->fd = -1;
-	if (!(t->held = malloc(CHUNK)) || (t->fd = temp_fd()) < 0 ||
-	    !(t->kept = fdopen(t->fd, "rb")) || !(t->first = fopencookie(t, "rb", first_io)) ||
+	t->reserve = reserve;
+	if (!(t->held = malloc(3 * (size_t)CHUNK)) || (t->fd = temp_fd()) < 0 ||
+	    !(t->first = fopencookie(t, "rb", first_io)) ||
 	    !(t->again = fopencookie(t, "rb", again_io))) {
 		e = errno;
 		if (t->first)
 			fclose(t->first);
-		if (t->kept)
-			fclose(t->kept);
-		else if (t->fd >= 0)
+		if (t->fd >= 0)
 			close(t->fd);
 		free(t->held);
 		free(t);
 		errno = e;
 		return NULL;
 	}
+	t->first_buf = t->held + CHUNK;
+	t->again_buf = t->held + 2 * (size_t)CHUNK;
+	/* reads of a chunk, not of stdio's 8 KiB */
+	setvbuf(t->first, (char *)t->first_buf, _IOFBF, CHUNK);
+	setvbuf(t->again, (char *)t->again_buf, _IOFBF, CHUNK);
 	return t;
 }
 
@@ -185,7 +227,6 @@ FILE *mp_pipe_tee_again(struct mp_pipe_tee *t)
 		fclose(t->first);
 		t->first = NULL;
 	}
-	/* kept was never read through its FILE, so moving fd moves it too */
 	t->lost = lseek(t->fd, 0, SEEK_SET) != 0;
 	return t->again;
 }

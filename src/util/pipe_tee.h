@@ -12,6 +12,7 @@
 #ifndef MP_UTIL_PIPE_TEE_H
 #define MP_UTIL_PIPE_TEE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct mp_pipe_tee;
@@ -24,11 +25,18 @@ struct mp_pipe_tee;
  * want of memory.
  */
 struct mp_pipe_tee *mp_pipe_tee_open(FILE *in);
+/*
+ * The same, the copy stopping (as at a full disk, below) before it leaves
+ * fewer than reserve bytes free on its file system, or 5% of it
+ * (mp_pipe_tee_open: 1 GiB), looked at every 64 MiB: a pipe's copy never
+ * fills the disk that others write to.
+ */
+struct mp_pipe_tee *mp_pipe_tee_open_leaving(FILE *in, uint64_t reserve);
 
 /*
  * The first reader's stream: in's bytes, each kept as it is read.  A byte
- * that could not be kept (a full disk) ends this stream with a read error;
- * the second reader still gets it.
+ * that could not be kept (a full disk, or one near its reserve) ends this
+ * stream with a read error; the second reader still gets it.
  */
 FILE *mp_pipe_tee_first(struct mp_pipe_tee *t);
 

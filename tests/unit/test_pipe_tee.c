@@ -207,3 +207,22 @@ Test(pipe_tee, a_temporary_file_in_a_tmpfs_is_not_used)
 	cr_assert_eq(p.at, 0);
 	fclose(in);
 }
+
+/* A disk with less room than the reserve: the first reader is stopped
+ * before anything is written, the second still reads every byte. */
+Test(pipe_tee, the_copy_stops_before_the_disk_is_near_full)
+{
+	struct src p;
+	FILE *in;
+	struct mp_pipe_tee *t;
+	int failed;
+
+	fill();
+	in = src_open(&p, N_BYTES, SIZE_MAX);
+	t = mp_pipe_tee_open_leaving(in, UINT64_MAX / 2);
+	cr_assert_not_null(t);
+	cr_assert_eq(read_first(t, &failed), 0);
+	cr_assert(failed, "the first reader is told");
+	read_again(t, N_BYTES, 0);
+	fclose(in);
+}
