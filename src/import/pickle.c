@@ -12,6 +12,7 @@
 #include "import/pickle_fetches.h"
 #include "util/intmap.h"
 #include "util/array.h"
+#include "util/mem_budget.h"
 #include "util/pipe_tee.h"
 
 #include <errno.h>
@@ -77,7 +78,14 @@ struct vm {
 	int counted;
 	struct mp_pickle_stream *stream;
 	struct mp_intmap streamed; /* streamed list -> items handed to the hook */
+	uint64_t budget;           /* bytes the process may hold (0: no limit) */
+	const char *budget_why;    /* where the budget comes from, for the message */
+	unsigned ops_to_check;     /* opcodes run before the memory is looked at again */
 };
+
+/* Opcodes between two looks at the memory held: at most a few tens of MB
+ * of values can be made in between. */
+#define MEMORY_CHECK_EVERY (1u << 18)
 
 static int oom(struct vm *m)
 {
@@ -929,12 +937,34 @@ static int run_scalar(struct vm *m, int op)
 	return refuse(m, op);
 }
 
+/* A crafted pickle can ask for more memory than the machine has (its
+ * values outside the streamed entries are held whole): stop with an error
+ * before the process is killed for it. */
+static int check_memory(struct vm *m)
+{
+	uint64_t held;
+
+	m->ops_to_check = MEMORY_CHECK_EVERY;
+	if (!m->budget || (held = mp_mem_resident()) <= m->budget)
+		return 0;
+	return mp_err(m->err, MP_ENOMEM,
+	              "pickle '%s' at byte %zu holds more than this import may take: %.2f GiB "
+	              "in memory, over its budget of %.2f GiB (%s); refused before memory "
+	              "runs out",
+	              m->name, m->op_pos, (double)held / (1 << 30),
+	              (double)m->budget / (1 << 30), m->budget_why);
+}
+
 static int run(struct vm *m)
 {
 	int rc, op;
 
+	m->budget = mp_mem_budget(&m->budget_why);
+	m->ops_to_check = MEMORY_CHECK_EVERY;
 	while ((rc = fill(m, 1)) == 0) {
 		m->op_pos = m->pos;
+		if (--m->ops_to_check == 0 && (rc = check_memory(m)) < 0)
+			return rc;
 		op = *at(m);
 		m->pos++;
 		if (op == '.') { /* STOP */

@@ -165,4 +165,15 @@ mp import --format=torch -o out-p0.db protocol-0.pickle
 expect_status 1
 expect_stderr_contains "protocol 0"
 
+# A crafted pickle whose values would take far more memory than the file
+# (48 MB of None opcodes: more than 2 GB of values) is refused at the
+# memory budget, here 200 MiB, rather than run until memory runs out.
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x80\x04" + b"N" * 48000000)' >nones.pickle ||
+	die "cannot write nones.pickle"
+MEMPROF_MAX_MEMORY=200M
+export MEMPROF_MAX_MEMORY
+bad nones "pickle 'nones.pickle' at byte" "holds more than this import may take" \
+	"(MEMPROF_MAX_MEMORY); refused before memory runs out"
+unset MEMPROF_MAX_MEMORY
+
 finish

@@ -2,8 +2,9 @@
  * tests/unit/test_pickle.c - src/import/pickle.c: every opcode it reads,
  * byte by byte and in Python's own pickles of protocols 2 to 5
  * (pickle_fixtures.h), and the exact wording and byte offset of every
- * refusal: code-loading opcodes, truncation, absurd lengths, bad stacks;
- * each read both from a buffer and from a file (read in chunks), alike.
+ * refusal: code-loading opcodes, truncation, absurd lengths, bad stacks,
+ * values past the memory budget; each read both from a buffer and from a
+ * file (read in chunks), alike.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #include "import/pickle.h"
 #include "pickle_fixtures.h"
+#include "util/mem_budget.h"
 
 /* Opcodes by their names in Python's pickletools. */
 enum {
@@ -266,6 +268,35 @@ Test(pickle, from_a_stream)
 	cr_assert_str_eq(err.msg, "truncated pickle 's.pkl' at byte 0: no STOP opcode");
 	cr_assert_null(doc);
 	fclose(f);
+}
+
+/* A pickle that asks for more memory than the budget (here 64 MiB more than
+ * the process holds) is refused with the byte it got to, not run until
+ * memory runs out: 32 M None values would take more than a GiB. */
+Test(pickle, values_past_the_memory_budget_are_refused)
+{
+	size_t n = 32u << 20;
+	unsigned char *b = malloc(n + 2);
+	char limit[32];
+	unsigned long long at = 0;
+
+	cr_assert_not_null(b);
+	b[0] = 0x80;
+	b[1] = 4;
+	memset(b + 2, 'N', n);
+	snprintf(limit, sizeof(limit), "%llu",
+	         (unsigned long long)(mp_mem_resident() + ((uint64_t)64 << 20)));
+	setenv("MEMPROF_MAX_MEMORY", limit, 1);
+	cr_assert_eq(mp_pickle_load_buffer(&doc, b, n + 2, "big.pkl", &err), MP_ENOMEM);
+	unsetenv("MEMPROF_MAX_MEMORY");
+	cr_assert_null(doc);
+	cr_assert_eq(sscanf(err.msg, "pickle 'big.pkl' at byte %llu holds more than this import", &at),
+	             1, "%s", err.msg);
+	cr_assert_gt(at, 2);
+	cr_assert_lt(at, n, "%s", err.msg);
+	cr_assert(strstr(err.msg, "(MEMPROF_MAX_MEMORY); refused before memory runs out"), "%s",
+	          err.msg);
+	free(b);
 }
 
 /* Every prefix of a good pickle is refused, with a message. */
