@@ -1,7 +1,8 @@
 /*
  * util/mem_budget.c - the memory budget of a reader of untrusted input:
- * MEMPROF_MAX_MEMORY, else 80% of physical memory or of the cgroup's
- * memory.max, whichever is smaller; and the process's resident bytes.
+ * MEMPROF_MAX_MEMORY, else the smallest of 80% of physical memory, 80% of
+ * the cgroup's memory.max and 90% of the memory available now (plus what
+ * the process holds); and the process's resident bytes.
  */
 #include "util/mem_budget.h"
 
@@ -61,10 +62,26 @@ static uint64_t cgroup_max(void)
 	return v;
 }
 
+/* MemAvailable of /proc/meminfo: bytes, 0 when unknown. */
+static uint64_t available(void)
+{
+	char line[256];
+	unsigned long long kib = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib << 10;
+}
+
 uint64_t mp_mem_budget(const char **why)
 {
 	const char *set = getenv("MEMPROF_MAX_MEMORY"), *unused;
-	uint64_t v = set && *set ? parse_bytes(set) : 0, cg;
+	uint64_t v = set && *set ? parse_bytes(set) : 0, cg, avail;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 
 	if (!why)
@@ -72,14 +89,22 @@ uint64_t mp_mem_budget(const char **why)
 	*why = "MEMPROF_MAX_MEMORY";
 	if (v)
 		return v;
-	v = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+	v = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 5 * 4 : 0;
 	*why = "80% of this machine's memory";
-	cg = cgroup_max();
+	cg = cgroup_max() / 5 * 4;
 	if (cg && (!v || cg < v)) {
 		v = cg;
 		*why = "80% of its cgroup's memory.max";
 	}
-	return v / 5 * 4;
+	avail = available();
+	if (avail) {
+		avail = avail / 10 * 9 + mp_mem_resident();
+		if (!v || avail < v) {
+			v = avail;
+			*why = "90% of the memory available when it started, and what it held then";
+		}
+	}
+	return v;
 }
 
 uint64_t mp_mem_resident(void)

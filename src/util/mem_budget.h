@@ -12,9 +12,10 @@
 
 /*
  * The budget in bytes: MEMPROF_MAX_MEMORY when set (bytes, or with a K, M
- * or G suffix: powers of 1024), else 80% of the smaller of the machine's
- * physical memory and the memory.max of this process's cgroup (v2) where
- * one is set.  0 when none can be known (no limit then); a malformed
+ * or G suffix: powers of 1024), else the smallest of 80% of the machine's
+ * physical memory, 80% of the memory.max of this process's cgroup (v2)
+ * where one is set, and 90% of the memory available now (MemAvailable)
+ * plus what the process holds already: the OOM killer acts on the last.  0 when none can be known (no limit then); a malformed
  * MEMPROF_MAX_MEMORY is taken as unset.  *why (when why is not NULL) says
  * which, for messages.
  */
