@@ -79,7 +79,7 @@ struct vm {
 	struct mp_pickle_stream *stream;
 	struct mp_intmap streamed; /* streamed list -> items handed to the hook */
 	uint64_t budget;           /* bytes the process may hold (0: no limit) */
-	const char *budget_why;    /* where the budget comes from, for the message */
+	const char *budget_why;    /* where the budget comes from; NULL: not yet known */
 	unsigned ops_to_check;     /* opcodes run before the memory is looked at again */
 };
 
@@ -945,6 +945,8 @@ static int check_memory(struct vm *m)
 	uint64_t held;
 
 	m->ops_to_check = MEMORY_CHECK_EVERY;
+	if (!m->budget_why) /* at the first look: a small pickle never asks */
+		m->budget = mp_mem_budget(&m->budget_why);
 	if (!m->budget || (held = mp_mem_resident()) <= m->budget)
 		return 0;
 	return mp_err(m->err, MP_ENOMEM,
@@ -959,7 +961,6 @@ static int run(struct vm *m)
 {
 	int rc, op;
 
-	m->budget = mp_mem_budget(&m->budget_why);
 	m->ops_to_check = MEMORY_CHECK_EVERY;
 	while ((rc = fill(m, 1)) == 0) {
 		m->op_pos = m->pos;
